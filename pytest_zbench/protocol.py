@@ -1,0 +1,478 @@
+"""Runner protocol, version 1: the contract between the host and any runner on a device.
+
+Both sides import this module: the reference runner writes with it, the host reads and validates with it.
+Third-party runners (Zinc's own) implement the same files from the description in DESIGN.md §3, so the
+reader here never trusts what it is given: every bad cell, row, column or key becomes an `Issue` that
+travels into run.json, and the values it could not trust are dropped, never kept silently.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+PROTOCOL_VERSION = 1
+
+FRAME_COLUMNS: tuple[str, ...] = (
+    "frame",
+    "phase",
+    "t_start_ns",
+    "cpu_ms",
+    "gpu_ms",
+    "gpu_source",
+    "present_interval_ms",
+    "complexity",
+    "draw_calls",
+    "texture_upload_bytes",
+    "disjoint",
+    "gl_error",
+)
+# Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.
+TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
+COUNTER_COLUMNS = ("complexity", "draw_calls", "texture_upload_bytes")
+FLAG_COLUMNS = ("disjoint", "gl_error")
+
+Phase = Literal["warmup", "measure"]
+Mode = Literal["paced", "uncapped"]
+GpuSource = Literal["timer_query", "cmdbuf_time", "finish_bracket", "readback", "none"]
+GPU_SOURCES: tuple[str, ...] = ("timer_query", "cmdbuf_time", "finish_bracket", "readback", "none")
+MODES: tuple[str, ...] = ("paced", "uncapped")
+PHASES: tuple[str, ...] = ("warmup", "measure")
+# Kinds a runner reports in result.json, plus the ones the host adds when it rejects what it was given.
+RUNNER_ISSUE_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "timer_invalid")
+HOST_ISSUE_KINDS = ("protocol", "exit", "timeout", "partial", "capture_missing")
+
+# A frame time above this is not a slow frame but a broken clock (an hour); such cells are dropped.
+ABSURD_MS = 3_600_000.0
+ABSURD_COUNT = 1e15
+
+
+class ProtocolError(ValueError):
+    """A runner's output (probe, job, result) cannot be understood at all."""
+
+
+@dataclass(frozen=True)
+class Issue:
+    kind: str
+    detail: str
+    frame: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"frame": self.frame, "kind": self.kind, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> "Issue":
+        frame = raw.get("frame")
+        return cls(
+            kind=str(raw.get("kind", "unknown")),
+            detail=str(raw.get("detail", "")),
+            frame=frame if isinstance(frame, int) and not isinstance(frame, bool) else None,
+        )
+
+
+# ---------------------------------------------------------------------------------------------- job
+
+
+@dataclass(frozen=True)
+class Job:
+    backend: str
+    mode: str
+    refresh_hz: float
+    warmup_frames: int
+    frames: int
+    capture: tuple[int, ...]
+    seed: int
+    scene: dict[str, Any]
+    complexity: tuple[float, ...] | None = None
+    protocol: int = PROTOCOL_VERSION
+
+    @property
+    def total_frames(self) -> int:
+        return self.warmup_frames + self.frames
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["capture"] = list(self.capture)
+        out["complexity"] = list(self.complexity) if self.complexity is not None else None
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> "Job":
+        def need(key: str, kind: type | tuple[type, ...]) -> Any:
+            if key not in raw:
+                raise ProtocolError(f"job: missing key {key!r}")
+            value = raw[key]
+            if not isinstance(value, kind) or isinstance(value, bool):
+                raise ProtocolError(f"job: key {key!r} has {value!r}, expected {kind}")
+            return value
+
+        if raw.get("protocol") != PROTOCOL_VERSION:
+            raise ProtocolError(f"job: protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}")
+        mode = need("mode", str)
+        if mode not in MODES:
+            raise ProtocolError(f"job: mode {mode!r} is not one of {MODES}")
+        scene = need("scene", dict)
+        for key in ("id", "width", "height", "ops"):
+            if key not in scene:
+                raise ProtocolError(f"job: scene is missing key {key!r}")
+        warmup = need("warmup_frames", int)
+        frames = need("frames", int)
+        if warmup < 0 or frames < 1:
+            raise ProtocolError(f"job: warmup_frames={warmup} frames={frames}: need warmup >= 0 and frames >= 1")
+        capture = tuple(need("capture", list))
+        # Captures are rendered after the measured frames, so any frame index can be asked for: animation is a
+        # function of the index, and goldens stay valid whatever the run length.
+        if any(not isinstance(c, int) or isinstance(c, bool) or c < 0 for c in capture):
+            raise ProtocolError(f"job: capture {list(capture)} must list non-negative frame indices")
+        complexity = raw.get("complexity")
+        if complexity is not None:
+            if not isinstance(complexity, list) or len(complexity) != warmup + frames:
+                raise ProtocolError("job: complexity must be null or one number per frame, warmup included")
+            complexity = tuple(float(c) for c in complexity)
+        refresh = need("refresh_hz", (int, float))
+        if not refresh > 0:
+            raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
+        return cls(
+            backend=need("backend", str),
+            mode=mode,
+            refresh_hz=float(refresh),
+            warmup_frames=warmup,
+            frames=frames,
+            capture=capture,
+            seed=need("seed", int),
+            scene=scene,
+            complexity=complexity,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Job":
+        try:
+            raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ProtocolError(f"job file {path}: {exc}") from exc
+        if not isinstance(raw, dict):
+            raise ProtocolError(f"job file {path}: not a JSON object")
+        return cls.from_dict(raw)
+
+
+# -------------------------------------------------------------------------------------------- probe
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    features: frozenset[str]
+    timer_sources: tuple[str, ...]
+    info: dict[str, Any]  # gl_vendor, gl_renderer, ..., max_texture_size and whatever else the runner says
+
+
+@dataclass(frozen=True)
+class Probe:
+    runner_name: str
+    runner_version: str
+    backends: dict[str, BackendInfo]
+    display: dict[str, Any] | None
+    raw: dict[str, Any]
+
+
+def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
+    """Validate a runner's `probe` answer; raise ProtocolError naming the bad key."""
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{source}: expected one JSON object, got {type(raw).__name__}")
+    if raw.get("protocol") != PROTOCOL_VERSION:
+        raise ProtocolError(f"{source}: protocol {raw.get('protocol')!r}; this host speaks {PROTOCOL_VERSION}")
+    runner = raw.get("runner")
+    if not isinstance(runner, dict) or not isinstance(runner.get("name"), str):
+        raise ProtocolError(f"{source}: key 'runner' must be an object with a string 'name'")
+    backends_raw = raw.get("backends")
+    if not isinstance(backends_raw, dict) or not backends_raw:
+        raise ProtocolError(f"{source}: key 'backends' must be a non-empty object")
+    backends: dict[str, BackendInfo] = {}
+    for name, entry in backends_raw.items():
+        if not isinstance(entry, dict):
+            raise ProtocolError(f"{source}: backends.{name} must be an object")
+        features = entry.get("features")
+        if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+            raise ProtocolError(f"{source}: backends.{name}.features must be a list of strings")
+        timers = entry.get("timer_sources", ["none"])
+        if not isinstance(timers, list) or any(t not in GPU_SOURCES for t in timers):
+            raise ProtocolError(f"{source}: backends.{name}.timer_sources must be a list drawn from {GPU_SOURCES}")
+        info = {k: v for k, v in entry.items() if k not in ("features", "timer_sources")}
+        backends[name] = BackendInfo(frozenset(features), tuple(timers), info)
+    display = raw.get("display")
+    if display is not None and not isinstance(display, dict):
+        raise ProtocolError(f"{source}: key 'display' must be an object when present")
+    return Probe(
+        runner_name=runner["name"],
+        runner_version=str(runner.get("version", "")),
+        backends=backends,
+        display=display,
+        raw=raw,
+    )
+
+
+def parse_probe_output(stdout: str, *, source: str = "probe") -> Probe:
+    """The probe prints one JSON object; tolerate log lines around it but not two objects."""
+    text = stdout.strip()
+    try:
+        return parse_probe(json.loads(text), source=source)
+    except json.JSONDecodeError:
+        pass
+    objects = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                objects.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    if len(objects) != 1:
+        raise ProtocolError(f"{source}: expected one JSON object on stdout, found {len(objects)}: {text[:200]!r}")
+    return parse_probe(objects[0], source=source)
+
+
+def parse_progress(line: str) -> tuple[int, int] | None:
+    """A progress line `{"frame": 120, "of": 660}`; anything else is log output."""
+    line = line.strip()
+    if not (line.startswith("{") and '"frame"' in line):
+        return None
+    try:
+        obj = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    frame, of = obj.get("frame"), obj.get("of")
+    if isinstance(frame, int) and isinstance(of, int) and set(obj) <= {"frame", "of"}:
+        return frame, of
+    return None
+
+
+def progress_line(frame: int, of: int) -> str:
+    return json.dumps({"frame": frame, "of": of})
+
+
+# --------------------------------------------------------------------------------------- frames.csv
+
+
+@dataclass
+class FrameTable:
+    """The validated rows of one launch's frames.csv. Unknown or rejected cells are None."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    counter_columns: tuple[str, ...] = ()
+    issues: list[Issue] = field(default_factory=list)
+
+    def column(self, name: str, phase: str | None = "measure") -> list[float | None]:
+        return [r.get(name) for r in self.rows if phase is None or r["phase"] == phase]
+
+    def count(self, phase: str) -> int:
+        return sum(1 for r in self.rows if r["phase"] == phase)
+
+
+def _number(cell: str, column: str, frame: int | None, issues: list[Issue], *, limit: float) -> float | None:
+    cell = cell.strip()
+    if cell == "":
+        return None
+    try:
+        value = float(cell)
+    except ValueError:
+        issues.append(Issue("protocol", f"frames.csv column {column!r}: {cell!r} is not a number; dropped", frame))
+        return None
+    if math.isnan(value) or math.isinf(value):
+        issues.append(Issue("nan", f"frames.csv column {column!r}: {cell!r}; dropped", frame))
+        return None
+    if value < 0 or value > limit:
+        issues.append(
+            Issue("protocol", f"frames.csv column {column!r}: {cell!r} is outside 0..{limit:g}; dropped", frame)
+        )
+        return None
+    return value
+
+
+def read_frames_csv(path: str | Path) -> FrameTable:
+    """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too."""
+    table = FrameTable()
+    issues = table.issues
+    try:
+        handle = open(path, newline="", encoding="utf-8")
+    except OSError as exc:
+        issues.append(Issue("protocol", f"frames.csv could not be read: {exc.strerror or exc}"))
+        return table
+    with handle:
+        reader = csv.reader(handle)
+        try:
+            header = [h.strip() for h in next(reader)]
+        except StopIteration:
+            issues.append(Issue("protocol", "frames.csv is empty: no header row"))
+            return table
+        except (csv.Error, UnicodeDecodeError) as exc:
+            issues.append(Issue("protocol", f"frames.csv header unreadable: {exc}"))
+            return table
+        missing = [c for c in FRAME_COLUMNS if c not in header]
+        if missing:
+            issues.append(Issue("protocol", f"frames.csv lacks columns {missing}; their values are unknown"))
+        if "frame" not in header or "phase" not in header:
+            issues.append(Issue("protocol", "frames.csv has no 'frame' or 'phase' column: no row can be used"))
+            return table
+        extras = tuple(c for c in header if c not in FRAME_COLUMNS and c)
+        table.counter_columns = extras
+        last_frame = -1
+        line_no = 1
+        while True:
+            try:
+                cells = next(reader)
+            except StopIteration:
+                break
+            except (csv.Error, UnicodeDecodeError) as exc:
+                issues.append(Issue("protocol", f"frames.csv line {line_no + 1}: unreadable ({exc}); reading stopped"))
+                break
+            line_no += 1
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if len(cells) != len(header):
+                issues.append(
+                    Issue("protocol", f"frames.csv line {line_no}: {len(cells)} cells, header has {len(header)}; row dropped")
+                )
+                continue
+            raw = dict(zip(header, cells))
+            try:
+                frame = int(raw["frame"])
+            except ValueError:
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {raw['frame']!r} is not an integer; row dropped"))
+                continue
+            if frame <= last_frame:
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {frame} out of order; row dropped", frame))
+                continue
+            phase = raw["phase"].strip()
+            if phase not in PHASES:
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: phase {phase!r} not in {PHASES}; row dropped", frame))
+                continue
+            last_frame = frame
+            row: dict[str, Any] = {"frame": frame, "phase": phase}
+            for column in TIMING_COLUMNS:
+                row[column] = _number(raw.get(column, ""), column, frame, issues, limit=ABSURD_MS)
+            t_start = raw.get("t_start_ns", "").strip()
+            row["t_start_ns"] = int(t_start) if t_start.lstrip("-").isdigit() else None
+            source = raw.get("gpu_source", "").strip() or None
+            if source is not None and source not in GPU_SOURCES:
+                issues.append(Issue("protocol", f"frames.csv: gpu_source {source!r} not in {GPU_SOURCES}; gpu_ms dropped", frame))
+                source, row["gpu_ms"] = None, None
+            row["gpu_source"] = source
+            for column in COUNTER_COLUMNS + extras:
+                row[column] = _number(raw.get(column, ""), column, frame, issues, limit=ABSURD_COUNT)
+            for column in FLAG_COLUMNS:
+                cell = raw.get(column, "").strip()
+                row[column] = None if cell == "" else cell not in ("0", "false", "False")
+            table.rows.append(row)
+    return table
+
+
+class FramesWriter:
+    """Runner side: writes frames.csv row by row, flushing so that a killed runner leaves its frames."""
+
+    def __init__(self, path: str | Path, extra_columns: Iterable[str] = ()) -> None:
+        self.columns = FRAME_COLUMNS + tuple(extra_columns)
+        self._handle = open(path, "w", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._handle)
+        self._writer.writerow(self.columns)
+        self._handle.flush()
+
+    def write(self, **values: Any) -> None:
+        self._writer.writerow([_cell(values.get(c)) for c in self.columns])
+        self._handle.flush()
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "FramesWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:.6f}".rstrip("0").rstrip(".") if math.isfinite(value) else str(value)
+    return str(value)
+
+
+# --------------------------------------------------------------------------------------- result.json
+
+
+@dataclass
+class RunResult:
+    backend: str | None = None
+    timer_source: str | None = None
+    present_source: str | None = None
+    gpu: dict[str, Any] = field(default_factory=dict)
+    issues: list[Issue] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def read_result_json(path: str | Path) -> RunResult:
+    """Read result.json. A missing or malformed file is recorded as an issue, not raised."""
+    result = RunResult()
+    try:
+        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        result.issues.append(Issue("protocol", "result.json was not written"))
+        return result
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        result.issues.append(Issue("protocol", f"result.json unreadable: {exc}"))
+        return result
+    if not isinstance(raw, dict):
+        result.issues.append(Issue("protocol", "result.json is not a JSON object"))
+        return result
+    if raw.get("protocol") != PROTOCOL_VERSION:
+        result.issues.append(Issue("protocol", f"result.json protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}"))
+    for key in ("backend", "timer_source", "present_source"):
+        value = raw.get(key)
+        if value is not None and not isinstance(value, str):
+            result.issues.append(Issue("protocol", f"result.json key {key!r} is not a string; ignored"))
+            value = None
+        setattr(result, key, value)
+    if result.timer_source is not None and result.timer_source not in GPU_SOURCES:
+        result.issues.append(Issue("protocol", f"result.json timer_source {result.timer_source!r} not in {GPU_SOURCES}"))
+        result.timer_source = None
+    gpu = raw.get("gpu", {})
+    result.gpu = gpu if isinstance(gpu, dict) else {}
+    issues = raw.get("issues", [])
+    if not isinstance(issues, list):
+        result.issues.append(Issue("protocol", "result.json key 'issues' is not a list; ignored"))
+        issues = []
+    for entry in issues:
+        if isinstance(entry, dict):
+            result.issues.append(Issue.from_dict(entry))
+        else:
+            result.issues.append(Issue("protocol", f"result.json issue {entry!r} is not an object"))
+    known = {"protocol", "backend", "timer_source", "present_source", "gpu", "issues"}
+    result.extra = {k: v for k, v in raw.items() if k not in known}
+    return result
+
+
+def write_result_json(path: str | Path, *, backend: str, timer_source: str, present_source: str,
+                      gpu: Mapping[str, Any], issues: Iterable[Issue], **extra: Any) -> None:
+    payload = {
+        "protocol": PROTOCOL_VERSION,
+        "backend": backend,
+        "timer_source": timer_source,
+        "present_source": present_source,
+        "gpu": dict(gpu),
+        "issues": [i.to_dict() for i in issues],
+        **extra,
+    }
+    Path(path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def capture_name(frame: int) -> str:
+    return f"capture-{frame}.png"
