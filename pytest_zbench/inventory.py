@@ -1,0 +1,199 @@
+"""The device inventory (devices.yaml): what each device is and how to reach it.
+
+Validated once at configure time; a mistake is a UsageError naming the file, the device and the key, and
+nothing here is ever joined into a shell command (transports pass argv lists).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import InventoryError
+
+TRANSPORTS = ("local", "ssh", "adb", "command")
+PLATFORMS = ("linux", "raspberrypi", "android", "macos", "ios", "webos")
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "display", "workdir", "description",
+               "env", "timeout_s"}
+TRANSPORT_KEYS: dict[str, set[str]] = {
+    "local": set(),
+    "ssh": {"host", "port", "user", "identity_file", "known_hosts", "connect_timeout_s", "keepalive_s"},
+    "adb": {"serial", "adb_host", "adb_port"},
+    # Host-side scripts for devices reachable by neither ssh nor adb (docs/command-transport.md).
+    "command": {"push", "pull", "exec", "kill"},
+}
+REQUIRED_KEYS: dict[str, tuple[str, ...]] = {
+    "local": (),
+    "ssh": ("host", "user"),
+    "adb": ("serial",),
+    "command": ("push", "pull", "exec"),
+}
+
+
+@dataclass(frozen=True)
+class Display:
+    width: int
+    height: int
+    refresh_hz: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"width": self.width, "height": self.height, "refresh_hz": self.refresh_hz}
+
+
+@dataclass(frozen=True)
+class DeviceSpec:
+    name: str
+    transport: str
+    backend: str
+    runner: tuple[str, ...]
+    platform: str
+    device_class: str
+    display: Display | None
+    workdir: str | None
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_s: float | None = None
+    # Transport-specific keys (host, port, serial, ...), validated against TRANSPORT_KEYS.
+    options: Mapping[str, Any] = field(default_factory=dict)
+    source: Path | None = None
+
+    def option(self, key: str, default: Any = None) -> Any:
+        return self.options.get(key, default)
+
+    def public_dict(self) -> dict[str, Any]:
+        """What may go into artifacts: no identity files, no known_hosts paths, no environment values."""
+        return {
+            "id": self.name,
+            "transport": self.transport,
+            "backend": self.backend,
+            "platform": self.platform,
+            "device_class": self.device_class,
+            "display": self.display.to_dict() if self.display else None,
+        }
+
+
+@dataclass(frozen=True)
+class Inventory:
+    path: Path
+    devices: Mapping[str, DeviceSpec]
+
+    def get(self, name: str) -> DeviceSpec:
+        try:
+            return self.devices[name]
+        except KeyError:
+            known = ", ".join(sorted(self.devices)) or "(none)"
+            raise InventoryError(
+                f"unknown device {name!r}: {self.path} defines {known}. "
+                f"Pick one of those with --zbench-device, or add an entry to the inventory."
+            ) from None
+
+
+def load_inventory(path: str | Path) -> Inventory:
+    path = Path(path)
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InventoryError(f"{path}: inventory not found; point --zbench-devices at a devices.yaml") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise InventoryError(f"{path}: cannot read the inventory: {exc}") from exc
+    if not isinstance(raw, dict) or not isinstance(raw.get("devices"), dict):
+        raise InventoryError(f"{path}: expected a mapping with a 'devices' mapping at the top")
+    unknown_top = set(raw) - {"devices"}
+    if unknown_top:
+        raise InventoryError(f"{path}: unknown top-level keys {sorted(unknown_top)}; only 'devices' is allowed")
+    devices = {name: _device(path, str(name), entry) for name, entry in raw["devices"].items()}
+    return Inventory(path=path, devices=devices)
+
+
+def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
+    def fail(key: str | None, message: str) -> InventoryError:
+        where = f"{path}, device {name!r}" + (f", key {key!r}" if key else "")
+        return InventoryError(f"{where}: {message}")
+
+    if not NAME_RE.match(name):
+        raise fail(None, "device names use letters, digits, '.', '_' and '-' only")
+    if not isinstance(entry, dict):
+        raise fail(None, "each device is a mapping of keys")
+    transport = entry.get("transport")
+    if transport not in TRANSPORTS:
+        raise fail("transport", f"{transport!r} is not one of {', '.join(TRANSPORTS)}")
+    allowed = COMMON_KEYS | TRANSPORT_KEYS[transport]
+    unknown = sorted(set(entry) - allowed)
+    if unknown:
+        raise fail(unknown[0], f"not a key of a {transport} device; allowed: {', '.join(sorted(allowed))}")
+    for key in REQUIRED_KEYS[transport]:
+        if key not in entry:
+            raise fail(key, f"a {transport} device needs it")
+
+    def string(key: str, default: str | None = None) -> str | None:
+        value = entry.get(key, default)
+        if value is not None and (not isinstance(value, str) or not value):
+            raise fail(key, f"expected a non-empty string, got {value!r}")
+        return value
+
+    backend = string("backend", "software")
+    runner = entry.get("runner", ["python", "-m", "pytest_zbench.runner"])
+    if isinstance(runner, str) or not isinstance(runner, list) or not runner or not all(
+        isinstance(a, (str, int, float)) for a in runner
+    ):
+        raise fail("runner", "expected an argv list such as [python, -m, pytest_zbench.runner]")
+    platform = string("platform", "linux")
+    if platform not in PLATFORMS:
+        raise fail("platform", f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+    display = None
+    if "display" in entry:
+        display = _display(entry["display"], lambda msg: fail("display", msg))
+    env = entry.get("env", {})
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()):
+        raise fail("env", "expected a mapping of environment variable names to values")
+    timeout = entry.get("timeout_s")
+    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+        raise fail("timeout_s", "expected a positive number of seconds")
+    options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
+    for key in ("host", "user", "serial", "adb_host"):
+        if key in options:
+            string(key)
+    for key in ("port", "adb_port"):
+        if key in options and (not isinstance(options[key], int) or not 0 < options[key] < 65536):
+            raise fail(key, f"expected a TCP port number, got {options[key]!r}")
+    for key in ("identity_file", "known_hosts"):
+        if key in options:
+            options[key] = str(Path(os.path.expanduser(string(key) or "")))
+    if transport == "command":
+        for key in ("push", "pull", "exec", "kill"):
+            if key in options and (isinstance(options[key], str) or not isinstance(options[key], list) or not options[key]):
+                raise fail(key, "expected an argv list (see docs/command-transport.md)")
+    return DeviceSpec(
+        name=name,
+        transport=transport,
+        backend=backend or "software",
+        runner=tuple(str(a) for a in runner),
+        platform=platform or "linux",
+        device_class=string("device_class", name) or name,
+        display=display,
+        workdir=string("workdir"),
+        env={k: str(v) for k, v in env.items()},
+        timeout_s=float(timeout) if timeout is not None else None,
+        options=options,
+        source=path,
+    )
+
+
+def _display(raw: Any, fail: Any) -> Display:
+    if not isinstance(raw, dict):
+        raise fail("expected {width, height, refresh_hz}")
+    unknown = set(raw) - {"width", "height", "refresh_hz"}
+    if unknown:
+        raise fail(f"unknown keys {sorted(unknown)}; allowed: width, height, refresh_hz")
+    width, height, hz = raw.get("width"), raw.get("height"), raw.get("refresh_hz", 60.0)
+    if not isinstance(width, int) or not isinstance(height, int) or width <= 0 or height <= 0:
+        raise fail("width and height must be positive integers")
+    if not isinstance(hz, (int, float)) or not 1 <= hz <= 1000:
+        raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
+    return Display(width, height, float(hz))

@@ -1,0 +1,60 @@
+"""The transport interface: move files to and from a device and run argv lists there, under a deadline.
+
+Device-side paths are POSIX strings. A transport never builds a shell command from unquoted input: argv
+lists go to the device as lists (or are quoted element by element where the wire only carries a string).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Protocol, Sequence
+
+LineCallback = Callable[[str], None]
+
+# After a deadline the process gets SIGTERM (so a runner can write what it has), then SIGKILL after this.
+KILL_GRACE_S = 2.0
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    argv: tuple[str, ...]
+    exit_code: int | None  # None when the process was killed at the deadline or the connection was lost
+    stdout: str
+    stderr: str
+    timed_out: bool
+    wall_s: float
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+
+class Transport(Protocol):
+    """One device connection. Implementations: local, ssh, adb, command."""
+
+    name: str
+
+    def open(self) -> None: ...
+
+    def close(self) -> None: ...
+
+    def workdir(self) -> str:
+        """The device-side folder this host may use (created by `open`)."""
+
+    def mkdir(self, path: str) -> None: ...
+
+    def remove_tree(self, path: str) -> None: ...
+
+    def push(self, local: Path, remote: str) -> None: ...
+
+    def pull_dir(self, remote: str, local: Path) -> list[Path]:
+        """Copy the regular files of a device folder (not recursive) into `local`; return their paths."""
+
+    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
+        """Run argv on the device; stream stdout lines to on_line; kill it on the device at the deadline."""
+
+
+def device_join(*parts: str) -> str:
+    return posixpath.join(*parts)
