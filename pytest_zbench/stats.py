@@ -1,0 +1,378 @@
+"""Frame-time statistics: summarise each launch, then summarise across launches.
+
+Frames inside one runner launch are correlated (thermal state, caches, the same shader binaries), so
+the launch is the unit of independence: every cross-launch figure is a statistic *of launch
+statistics* (median of per-launch p50s, ...), never a statistic of pooled frames. Pure numpy; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+# Log-ish buckets from the research notes (§1); bucket i is [edge i, edge i+1), as np.histogram counts.
+HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
+PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p999", 99.9))
+METRICS: tuple[str, ...] = ("cpu_ms", "gpu_ms", "interval_ms", "frame_ms")
+MAD_TO_SIGMA = 1.4826  # makes the MAD a consistent estimator of a normal sigma
+MS_DIGITS = 4
+SHARE_DIGITS = 6  # a jank share of 1 frame in 10,000 must not round to zero
+
+Mode = Literal["paced", "uncapped"]
+
+
+def _finite(values: ArrayLike) -> np.ndarray:
+    # dtype=float turns None into NaN; inf is no measurement either and would break JSON.
+    arr = np.asarray(values, dtype=float).ravel()
+    return arr[np.isfinite(arr)]
+
+
+def _rounded(value: Any, digits: int = MS_DIGITS) -> Any:
+    """JSON-safe copy: NaN/inf become None, floats are rounded, numpy scalars become Python ones."""
+    if isinstance(value, Mapping):
+        return {str(k): _rounded(v, digits) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_rounded(v, digits) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return round(float(value), digits) if math.isfinite(value) else None
+    return value
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """Distribution of one metric; `hist` counts values per HIST_EDGES_MS bucket (negatives in none)."""
+
+    n: int
+    p50: float
+    p90: float
+    p95: float
+    p99: float
+    p999: float
+    max: float
+    min: float
+    mean: float
+    stddev: float
+    mad: float
+    hist: tuple[int, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return _rounded(
+            {"n": self.n, **{name: getattr(self, name) for name, _ in PERCENTILES},
+             "max": self.max, "min": self.min, "mean": self.mean, "stddev": self.stddev, "mad": self.mad,
+             "hist": self.hist}
+        )
+
+
+def histogram(values: np.ndarray) -> tuple[int, ...]:
+    edges = np.asarray(HIST_EDGES_MS)
+    bucket = np.searchsorted(edges, values, side="right") - 1
+    inside = (bucket >= 0) & (bucket < len(edges) - 1)
+    return tuple(int(c) for c in np.bincount(bucket[inside], minlength=len(edges) - 1))
+
+
+def distribution(values: ArrayLike) -> Distribution | None:
+    """Summary of the known values (NaN, None and inf dropped); None when no value is known."""
+    x = _finite(values)
+    if x.size == 0:
+        return None
+    pct = np.percentile(x, [q for _, q in PERCENTILES], method="linear")
+    median = float(np.median(x))
+    return Distribution(
+        n=int(x.size),
+        **{name: float(v) for (name, _), v in zip(PERCENTILES, pct)},
+        max=float(x.max()),
+        min=float(x.min()),
+        mean=float(x.mean()),
+        stddev=float(x.std(ddof=1)) if x.size > 1 else 0.0,
+        mad=float(np.median(np.abs(x - median))),
+        hist=histogram(x),
+    )
+
+
+def _frozen_floats(values: ArrayLike) -> np.ndarray:
+    arr = np.array(values, dtype=float).ravel()  # a copy, so freezing it cannot touch the caller's data
+    arr.setflags(write=False)
+    return arr
+
+
+@dataclass(frozen=True, eq=False)  # eq=False: dataclass equality on arrays is ambiguous
+class LaunchSamples:
+    """One runner launch's samples; all per-frame arrays cover the measured frames, NaN = unknown."""
+
+    cpu_ms: np.ndarray
+    gpu_ms: np.ndarray
+    gpu_source: str | None
+    interval_ms: np.ndarray
+    warmup_cpu_ms: np.ndarray
+    counters: Mapping[str, np.ndarray]
+    mode: Mode
+    partial: bool = False
+
+    def __post_init__(self) -> None:
+        for name in ("cpu_ms", "gpu_ms", "interval_ms", "warmup_cpu_ms"):
+            object.__setattr__(self, name, _frozen_floats(getattr(self, name)))
+        object.__setattr__(self, "counters", {k: _frozen_floats(v) for k, v in self.counters.items()})
+        if self.mode not in ("paced", "uncapped"):
+            raise ValueError(f"mode must be 'paced' or 'uncapped', not {self.mode!r}")
+        n = self.cpu_ms.size
+        per_frame = {"gpu_ms": self.gpu_ms, "interval_ms": self.interval_ms, **self.counters}
+        wrong = {k: v.size for k, v in per_frame.items() if v.size != n}
+        if wrong:
+            raise ValueError(f"per-frame arrays must have one value per measured frame ({n}); got {wrong}")
+        # Unlabelled gpu_ms could later be pooled with another source's numbers (§9): refuse it here.
+        if self.gpu_source is None and np.isfinite(self.gpu_ms).any():
+            raise ValueError("gpu_ms has values but gpu_source is None")
+
+
+def frame_times(samples: LaunchSamples) -> np.ndarray:
+    """The series jank is judged on.
+
+    Paced: the present interval, which is what the user sees. Uncapped: the present interval only shows
+    how fast frames were pushed, so the frame's cost is its slower side, max(cpu_ms, gpu_ms), with
+    cpu_ms alone where the GPU time is unknown (§1: use GPU and CPU time when vsync hides headroom).
+    """
+    if samples.mode == "paced":
+        return samples.interval_ms.copy()
+    return np.fmax(samples.cpu_ms, samples.gpu_ms)  # fmax ignores a NaN on either side
+
+
+@dataclass(frozen=True)
+class LaunchSummary:
+    """One launch: distributions of the measured frames, jank against the budget, cold-start cost."""
+
+    n_frames: int
+    cpu_ms: Distribution | None
+    gpu_ms: Distribution | None
+    gpu_source: str | None
+    interval_ms: Distribution | None
+    frame_ms: Distribution | None
+    jank: int
+    severe_jank: int
+    jank_share: float | None  # None when no frame time is known: 0.0 would claim a smooth launch
+    longest_stall_ms: float | None  # likewise
+    first_frame_ms: float | None
+    warmup_ms: float | None
+    counters: dict[str, float]  # mean per measured frame, over frames where the counter is known
+    partial: bool
+    mode: Mode
+    budget_ms: float
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"n_frames": self.n_frames}
+        for name in METRICS:
+            dist = getattr(self, name)
+            out[name] = dist.to_dict() if dist is not None else None
+        out.update(_rounded({
+            "gpu_source": self.gpu_source, "jank": self.jank, "severe_jank": self.severe_jank,
+            "longest_stall_ms": self.longest_stall_ms, "first_frame_ms": self.first_frame_ms,
+            "warmup_ms": self.warmup_ms, "counters": self.counters, "partial": self.partial,
+            "mode": self.mode, "budget_ms": self.budget_ms,
+        }))
+        out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
+        return out
+
+
+def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None, float | None]:
+    known = _finite(frames)
+    if known.size == 0:
+        return 0, 0, None, None
+    jank = int(np.count_nonzero(known > budget_ms))  # a frame of exactly the budget made its deadline
+    severe = int(np.count_nonzero(known > 2 * budget_ms))
+    return jank, severe, jank / known.size, float(known.max())
+
+
+def _check_budget(budget_ms: float) -> None:
+    if not (math.isfinite(budget_ms) and budget_ms > 0):
+        raise ValueError(f"budget_ms must be a positive number of milliseconds, not {budget_ms!r}")
+
+
+def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
+    _check_budget(budget_ms)
+    frames = frame_times(samples)
+    jank, severe, share, stall = _jank(frames, budget_ms)
+    warmup = samples.warmup_cpu_ms
+    first = warmup if warmup.size else samples.cpu_ms  # the first frame rendered, warmup or not
+    first_frame = float(first[0]) if first.size and math.isfinite(first[0]) else None
+    # A sum over the known warmup frames would undercount and look like an improvement: all or nothing.
+    warmup_ms = float(warmup.sum()) if warmup.size and np.isfinite(warmup).all() else None
+    known_counters = {k: _finite(v) for k, v in samples.counters.items()}
+    counters = {k: float(v.mean()) for k, v in known_counters.items() if v.size}
+    return LaunchSummary(
+        n_frames=int(samples.cpu_ms.size),
+        cpu_ms=distribution(samples.cpu_ms),
+        gpu_ms=distribution(samples.gpu_ms),
+        gpu_source=samples.gpu_source,
+        interval_ms=distribution(samples.interval_ms),
+        frame_ms=distribution(frames),
+        jank=jank,
+        severe_jank=severe,
+        jank_share=share,
+        longest_stall_ms=stall,
+        first_frame_ms=first_frame,
+        warmup_ms=warmup_ms,
+        counters=counters,
+        partial=samples.partial,
+        mode=samples.mode,
+        budget_ms=float(budget_ms),
+    )
+
+
+def noise_floor(per_run_medians: Sequence[float | None]) -> float:
+    """Relative robust spread of per-launch medians: 1.4826 * MAD / median (None/NaN ignored).
+
+    Raises ValueError when it cannot be estimated (fewer than two known launches, or a zero median),
+    so that a regression gate never silently compares against a made-up noise level.
+    """
+    x = _finite([np.nan if v is None else v for v in per_run_medians])
+    if x.size < 2:
+        raise ValueError(f"a noise floor needs at least 2 launches with a value, got {x.size}")
+    median = float(np.median(x))
+    if median == 0:
+        raise ValueError("a noise floor relative to a zero median is undefined")
+    return MAD_TO_SIGMA * float(np.median(np.abs(x - median))) / abs(median)
+
+
+@dataclass(frozen=True)
+class SceneSummary:
+    """Across launches. metrics[m] holds, per statistic, the median over launches of that launch
+    statistic (p50..p999, mean, stddev, mad), plus min/max over launches, summed hist, total n, the
+    number of launches that had the metric, and noise_floor of the per-launch p50s (None if < 2)."""
+
+    runs: int
+    partial_runs: int
+    budget_ms: float
+    metrics: dict[str, dict[str, Any]]
+    jank: int
+    severe_jank: int
+    jank_share: float | None  # jank frames / known frame times, over all launches
+    longest_stall_ms: float | None
+    per_run_medians: dict[str, list[float | None]]  # None where that launch lacks the metric
+    per_run: list[dict[str, Any]]
+    cold: dict[str, dict[str, float | None]]
+    counters: dict[str, float]  # median over launches of the per-frame mean
+    gpu_source: str | None
+    notes: list[str] = field(default_factory=list)
+    mode: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _rounded({
+            "runs": self.runs, "partial_runs": self.partial_runs, "budget_ms": self.budget_ms,
+            "mode": self.mode, "metrics": self.metrics, "jank": self.jank, "severe_jank": self.severe_jank,
+            "longest_stall_ms": self.longest_stall_ms, "per_run_medians": self.per_run_medians,
+            "per_run": self.per_run, "cold": self.cold, "counters": self.counters,
+            "gpu_source": self.gpu_source, "notes": self.notes,
+        })
+        out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
+        return out
+
+
+def _across(dists: Sequence[Distribution | None]) -> dict[str, Any] | None:
+    present = [d for d in dists if d is not None]
+    if not present:
+        return None
+    col = {name: np.array([getattr(d, name) for d in present]) for name in Distribution.__dataclass_fields__}
+    medians = [d.p50 if d is not None else None for d in dists]
+    return {
+        "n": int(col["n"].sum()),
+        "runs": len(present),
+        **{name: float(np.median(col[name])) for name, _ in PERCENTILES},
+        "max": float(col["max"].max()),
+        "min": float(col["min"].min()),
+        **{name: float(np.median(col[name])) for name in ("mean", "stddev", "mad")},
+        "hist": [int(c) for c in np.sum([d.hist for d in present], axis=0)],
+        "noise_floor": _noise_or_none(medians),
+    }
+
+
+def _noise_or_none(per_run_medians: Sequence[float | None]) -> float | None:
+    try:
+        return noise_floor(per_run_medians)
+    except ValueError:  # one launch or a zero median: the gate must treat the noise as unknown
+        return None
+
+
+def _median_max(values: Sequence[float | None]) -> dict[str, float | None]:
+    known = _finite([np.nan if v is None else v for v in values])
+    if known.size == 0:
+        return {"median": None, "max": None}
+    return {"median": float(np.median(known)), "max": float(known.max())}
+
+
+def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> SceneSummary:
+    _check_budget(budget_ms)
+    launches = list(launches)
+    for i, launch in enumerate(launches):
+        if not math.isclose(launch.budget_ms, budget_ms, rel_tol=1e-9):
+            raise ValueError(f"run {i} was summarised against {launch.budget_ms} ms, not {budget_ms} ms")
+    modes = sorted({launch.mode for launch in launches})
+    if len(modes) > 1:
+        # frame_ms and jank mean different things in paced and uncapped launches.
+        raise ValueError(f"launches of one scene mix modes: {modes}")
+    notes: list[str] = []
+
+    partial = [i for i, launch in enumerate(launches) if launch.partial]
+    if partial:
+        notes.append(f"{len(partial)} of {len(launches)} runs partial (runs {', '.join(map(str, partial))}); "
+                     "their frames are included")
+    if not launches:
+        notes.append("no runs")
+
+    sources: dict[str, list[int]] = {}
+    for i, launch in enumerate(launches):
+        if launch.gpu_ms is not None:
+            sources.setdefault(str(launch.gpu_source), []).append(i)
+    dropped: set[str] = set()
+    gpu_source = next(iter(sources)) if len(sources) == 1 else None
+    if len(sources) > 1:
+        which = "; ".join(f"{src} in runs {', '.join(map(str, runs))}" for src, runs in sorted(sources.items()))
+        notes.append(f"gpu_ms omitted: runs disagree on gpu_source ({which}); never compared across sources")
+        dropped.add("gpu_ms")
+        if modes == ["uncapped"]:
+            # Uncapped frame_ms is max(cpu_ms, gpu_ms), so it carries the same mix of timers.
+            notes.append("frame_ms omitted: uncapped frame times include gpu_ms from different sources; "
+                         "jank counts are per run and still summed")
+            dropped.add("frame_ms")
+
+    metrics: dict[str, dict[str, Any]] = {}
+    per_run_medians: dict[str, list[float | None]] = {}
+    for name in METRICS:
+        dists = [getattr(launch, name) for launch in launches]
+        summary = None if name in dropped else _across(dists)
+        if summary is not None:
+            metrics[name] = summary
+            per_run_medians[name] = [d.p50 if d is not None else None for d in dists]
+
+    known_frames = sum(launch.frame_ms.n for launch in launches if launch.frame_ms is not None)
+    jank = sum(launch.jank for launch in launches)
+    stalls = [launch.longest_stall_ms for launch in launches if launch.longest_stall_ms is not None]
+    counter_names = sorted({k for launch in launches for k in launch.counters})
+    return SceneSummary(
+        runs=len(launches),
+        partial_runs=len(partial),
+        budget_ms=float(budget_ms),
+        metrics=metrics,
+        jank=jank,
+        severe_jank=sum(launch.severe_jank for launch in launches),
+        jank_share=jank / known_frames if known_frames else None,
+        longest_stall_ms=max(stalls) if stalls else None,
+        per_run_medians=per_run_medians,
+        per_run=[launch.to_dict() for launch in launches],
+        cold={
+            "first_frame_ms": _median_max([launch.first_frame_ms for launch in launches]),
+            "warmup_ms": _median_max([launch.warmup_ms for launch in launches]),
+        },
+        counters={k: float(np.median([launch.counters[k] for launch in launches if k in launch.counters]))
+                  for k in counter_names},
+        gpu_source=gpu_source,
+        notes=notes,
+        mode=modes[0] if modes else None,
+    )
