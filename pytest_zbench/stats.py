@@ -128,7 +128,7 @@ class LaunchSamples:
         wrong = {k: v.size for k, v in per_frame.items() if v.size != n}
         if wrong:
             raise ValueError(f"per-frame arrays must have one value per measured frame ({n}); got {wrong}")
-        # Unlabelled gpu_ms could later be pooled with another source's numbers (§9): refuse it here.
+        # Unlabelled gpu_ms could later be pooled with another source's numbers (research notes §9): refuse it here.
         if self.gpu_source is None and np.isfinite(self.gpu_ms).any():
             raise ValueError("gpu_ms has values but gpu_source is None")
 
