@@ -1,0 +1,689 @@
+"""Scene files (scenes/*.yaml): one family per file, expanded into the SceneCases the plugin parametrises.
+
+The file format is documented in docs/scenes.md and the ops it produces in docs/display-list.md. Everything
+that can be checked without a device is checked here, at load time, so that a typo in a scene is a
+SceneError naming the file, the scene and the key instead of a runner failing on a device an hour later.
+Lengths stay symbolic (units.Length) until `SceneCase.job_scene` is given the surface size.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+import yaml
+
+from .errors import SceneError
+from .units import Axis, Length, parse_length
+
+ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+PARAM_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?$")
+# Left in text for the runner, which fills them per frame and per repetition (docs/display-list.md).
+RUNNER_PLACEHOLDERS = frozenset({"frame", "i"})
+
+FILE_KEYS = ("family", "description", "defaults", "scenes")
+SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance")
+DEFAULTS_KEYS = (*SETTING_KEYS, "params")
+SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
+MODES = ("paced", "uncapped")
+# `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
+MAX_UNROLL = 64
+MAX_COUNT = 100_000
+MAX_TEXTURE = 16_384
+
+# op -> (keys the display list requires, keys it allows besides); docs/display-list.md.
+OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "rect": (("x", "y", "w", "h", "color"), ()),
+    "rrect": (("x", "y", "w", "h", "radius", "color"), ()),
+    "border": (("x", "y", "w", "h", "radius", "width", "color"), ()),
+    "linear_gradient": (("x", "y", "w", "h", "x0", "y0", "x1", "y1", "stops"), ()),
+    "radial_gradient": (("x", "y", "w", "h", "cx", "cy", "r", "stops"), ()),
+    "shadow": (("x", "y", "w", "h", "radius", "blur", "dx", "dy", "color"), ()),
+    "backdrop_blur": (("x", "y", "w", "h", "blur"), ()),
+    "text": (("x", "y", "size", "color", "text"), ("max_width", "line_height")),
+    "image": (("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"), ()),
+    "path": (("points", "closed", "color"), ("stroke_width",)),
+    "clip": (("shape", "ops"), ()),
+    "layer": (("opacity", "ops"), ()),
+    "group": (("dx", "dy", "ops"), ()),
+    "repeat": (("count", "dx", "dy", "ops"), ("columns",)),
+}
+# Required keys a scene file may leave out; filled in so that a runner always receives every required key.
+OP_DEFAULTS: dict[str, dict[str, Any]] = {
+    "image": {"seed": 0, "upload": "once", "filter": "linear"},
+    "path": {"closed": True},
+    "group": {"dx": 0, "dy": 0},
+    "repeat": {"dx": 0, "dy": 0},
+}
+CLIP_SHAPES: dict[str, tuple[str, ...]] = {
+    "rect": ("x", "y", "w", "h"),
+    "rrect": ("x", "y", "w", "h", "radius"),
+    "path": ("points",),
+}
+# anim -> (keys holding values of the animated key, key holding a frame count).
+ANIMS: dict[str, tuple[tuple[str, ...], str]] = {
+    "linear": (("from", "to"), "period"),
+    "sine": (("center", "amplitude"), "period"),
+    "step": (("values",), "every"),
+}
+
+
+@dataclass(frozen=True)
+class SceneCase:
+    """One expanded scene: what the plugin turns into a perf test and a golden test."""
+
+    id: str
+    family: str
+    source: Path
+    params: Mapping[str, Any]
+    features: frozenset[str]
+    budget_ms: float | None
+    mode: str | None
+    capture: tuple[int, ...]
+    tolerance: Mapping[str, Any]
+    description: str
+    # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
+    ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+
+    def __hash__(self) -> int:
+        # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
+        return hash((self.id, self.source))
+
+    @property
+    def adaptive(self) -> bool:
+        """True when a `repeat` counts "complexity", i.e. the job must carry a per-frame complexity."""
+        return any(op["op"] == "repeat" and op["count"] == "complexity" for op in _walk(self.ops))
+
+    def job_scene(self, width: int, height: int) -> dict[str, Any]:
+        """The job's `scene` object (DESIGN.md §3) with every length resolved to pixels of this surface."""
+        if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, height)):
+            raise ValueError(f"surface size must be positive integers, got {width!r} x {height!r}")
+        return {
+            "id": self.id,
+            "params": dict(self.params),
+            "width": width,
+            "height": height,
+            "features": sorted(self.features),
+            "ops": [_resolve(op, width, height) for op in self.ops],
+        }
+
+
+def load_scene_file(path: Path) -> list[SceneCase]:
+    """Every case of one family file, in file order; raises SceneError naming the file, scene and key."""
+    path = Path(path)
+    doc = _read_yaml(path)
+    where = _Where(path)
+    if doc is None:
+        raise where.error("the file is empty; a scene file needs a 'scenes' list (docs/scenes.md)")
+    if not isinstance(doc, dict):
+        raise where.error("the top level must be a mapping with 'scenes' (and optionally "
+                          "'family', 'description', 'defaults')")
+    _check_keys(doc, FILE_KEYS, ("scenes",), where, "a scene file")
+    family = doc.get("family", path.stem)
+    if not isinstance(family, str) or not FAMILY_RE.match(family):
+        raise where.at("family").error(f"family {family!r} must match {FAMILY_RE.pattern} (it starts every id); "
+                                       "set 'family:' or rename the file")
+    file_description = _string(doc.get("description", ""), where.at("description"))
+    defaults_raw = _mapping(doc.get("defaults", {}), where.at("defaults"))
+    _check_keys(defaults_raw, DEFAULTS_KEYS, (), where.at("defaults"), "defaults")
+    defaults = _settings(defaults_raw, _Settings(), where.at("defaults"))
+    default_params = _params(defaults_raw.get("params", {}), where.at("defaults").at("params"))
+
+    scenes = doc["scenes"]
+    if not isinstance(scenes, list) or not scenes:
+        raise where.at("scenes").error("'scenes' must be a non-empty list of scenes")
+    cases: list[SceneCase] = []
+    for index, raw in enumerate(scenes):
+        cases.extend(_expand_scene(raw, index, path, family, file_description, defaults, default_params))
+    _check_unique(cases, path)
+    return cases
+
+
+def load_corpus(directory: Path) -> tuple[list[SceneCase], list[SceneError]]:
+    """Every case of every *.yaml in `directory` (sorted by name), and the errors of the files that failed.
+
+    A bad file does not stop the others: the suite still runs what it can and reports the rest. A case whose
+    id another file already uses is an error and is dropped, since ids name golden images.
+    """
+    directory = Path(directory)
+    if not directory.is_dir():
+        return [], [SceneError(directory, "is not a directory of scene files")]
+    cases: list[SceneCase] = []
+    errors: list[SceneError] = []
+    owner: dict[str, Path] = {}
+    for path in sorted(directory.glob("*.yaml")):
+        try:
+            file_cases = load_scene_file(path)
+        except SceneError as error:
+            errors.append(error)
+            continue
+        for case in file_cases:
+            if case.id in owner:
+                errors.append(SceneError(path, f"id {case.id!r} is already used in {owner[case.id]}; ids name "
+                                               "golden images, so they must be unique across files: rename one",
+                                         scene=case.id, key="id"))
+                continue
+            owner[case.id] = path
+            cases.append(case)
+    return cases, errors
+
+
+# --- reading -------------------------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """yaml.safe_load's loader, except that a key given twice is an error instead of silently the last one."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if not isinstance(key, (str, int, float, bool)):
+            continue  # unhashable keys are left to SafeLoader, which rejects them
+        if key in seen:
+            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SceneError(path, f"cannot read the file: {exc}") from exc
+    try:
+        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
+    except yaml.YAMLError as exc:
+        raise SceneError(path, f"not valid YAML: {exc}") from exc
+
+
+# --- errors --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Where in the file a value sits, so that every error can name the file, the scene and the key path."""
+
+    path: Path
+    scene: str | None = None
+    key: str | None = None
+
+    def at(self, key: str | int) -> _Where:
+        if isinstance(key, int):
+            return replace(self, key=f"{self.key or ''}[{key}]")
+        return replace(self, key=f"{self.key}.{key}" if self.key else str(key))
+
+    def error(self, message: str) -> SceneError:
+        return SceneError(self.path, message, scene=self.scene, key=self.key)
+
+
+def _check_keys(raw: Mapping, allowed: tuple[str, ...] | set[str], required: tuple[str, ...], where: _Where,
+                what: str) -> None:
+    for key in raw:
+        if key not in allowed:
+            raise where.at(str(key)).error(f"unknown key {key!r} in {what}; allowed: {', '.join(sorted(allowed))}")
+    for key in required:
+        if key not in raw:
+            raise where.at(key).error(f"{what} needs {key!r}")
+
+
+# --- scenes and sweeps ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Settings:
+    budget_ms: float | None = None
+    mode: str | None = None
+    capture: tuple[int, ...] | None = None  # None: chosen from the scene's animations (_auto_capture)
+    tolerance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+def _expand_scene(raw: Any, index: int, path: Path, family: str, file_description: str, defaults: _Settings,
+                  default_params: Mapping[str, Any]) -> list[SceneCase]:
+    template = raw.get("id") if isinstance(raw, dict) else None
+    where = _Where(path, scene=template if isinstance(template, str) else f"#{index + 1}")
+    if not isinstance(raw, dict):
+        raise where.error("each scene must be a mapping with 'id' and 'ops'")
+    _check_keys(raw, SCENE_KEYS, ("id", "ops"), where, "a scene")
+    if not isinstance(template, str):
+        raise where.at("id").error("the id must be a string such as 'fill.alpha.x{layers}'")
+    settings = _settings(raw, defaults, where)
+    params = {**default_params, **_params(raw.get("params", {}), where.at("params"))}
+    combinations = _combinations(raw.get("sweep"), where.at("sweep"))
+    swept = set(combinations[0])
+    for name in PLACEHOLDER_RE.findall(template):
+        if name not in swept:
+            raise where.at("id").error(f"the id template uses {{{name}}} but the scene does not sweep {name!r}; "
+                                       f"add {name!r} to 'sweep' or take it out of the id")
+    description = _string(raw.get("description", file_description), where.at("description"))
+
+    cases: list[SceneCase] = []
+    for combination in combinations:
+        case_id = _case_id(template, combination, family, where.at("id"))
+        values = {**params, **combination}
+        case_where = replace(where, scene=case_id)
+        ops = tuple(_ops(_substitute(raw["ops"], values, case_where.at("ops")), case_where.at("ops")))
+        cases.append(SceneCase(
+            id=case_id,
+            family=family,
+            source=path,
+            params=MappingProxyType(dict(combination)),
+            features=frozenset(op["op"] for op in _walk(ops)),
+            budget_ms=settings.budget_ms,
+            mode=settings.mode,
+            capture=settings.capture if settings.capture is not None else _auto_capture(ops),
+            tolerance=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in settings.tolerance.items()}),
+            description=_substitute(description, values, case_where.at("description")),
+            ops=ops,
+        ))
+    return cases
+
+
+def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:
+    """The sweep as a list of param -> value dicts: the product of a mapping, or an explicit list of cases."""
+    if sweep is None:
+        return [{}]
+    if isinstance(sweep, dict) and sweep:
+        for name, values in sweep.items():
+            _param_name(name, where.at(str(name)))
+            if not isinstance(values, list) or not values:
+                raise where.at(str(name)).error("a swept param needs a non-empty list of values, e.g. [1, 2, 4, 8]")
+        names = list(sweep)
+        return [dict(zip(names, values)) for values in itertools.product(*(sweep[n] for n in names))]
+    if isinstance(sweep, list) and sweep and all(isinstance(case, dict) and case for case in sweep):
+        names = set(sweep[0])
+        for position, case in enumerate(sweep):
+            if set(case) != names:
+                raise where.at(position).error(f"every case of a list sweep must set the same params "
+                                               f"({', '.join(sorted(map(str, names)))}); this one sets "
+                                               f"{', '.join(sorted(map(str, case)))}")
+            for name in case:
+                _param_name(name, where.at(position).at(str(name)))
+        return [dict(case) for case in sweep]
+    raise where.error("'sweep' must map each param to a list of values (one case per combination), or be a "
+                      "list of mappings (one case each)")
+
+
+def _case_id(template: str, combination: Mapping[str, Any], family: str, where: _Where) -> str:
+    def value(match: re.Match) -> str:
+        swept = combination[match.group(1)]
+        if isinstance(swept, bool) or not isinstance(swept, (str, int, float)):
+            raise where.error(f"{{{match.group(1)}}} is {swept!r}; only strings and numbers can go into an id")
+        return str(swept)
+
+    case_id = PLACEHOLDER_RE.sub(value, template)
+    # Ids become golden file names: nothing may climb out of, or into another, folder.
+    if "/" in case_id or "\\" in case_id or ".." in case_id:
+        raise where.error(f"id {case_id!r} contains '/', '\\' or '..'; ids become file names and must stay "
+                          "inside their folder")
+    if not ID_RE.match(case_id):
+        raise where.error(f"id {case_id!r} must match {ID_RE.pattern} (lower case, digits, '_', '.', '-')")
+    if not case_id.startswith(family + "."):
+        raise where.error(f"id {case_id!r} must start with the family name, '{family}.'")
+    return case_id
+
+
+def _check_unique(cases: list[SceneCase], path: Path) -> None:
+    seen: set[str] = set()
+    for case in cases:
+        if case.id in seen:
+            raise SceneError(path, f"two cases get the id {case.id!r}; put every param that tells cases apart "
+                                   "into the id template", scene=case.id, key="id")
+        seen.add(case.id)
+
+
+def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settings:
+    """`base` overridden by whatever `raw` sets; tolerances merge per backend so a scene can adjust one."""
+    settings = base
+    if "budget_ms" in raw:
+        budget = raw["budget_ms"]
+        if budget is not None and not _positive_number(budget):
+            raise where.at("budget_ms").error(f"budget_ms must be a positive number of milliseconds or null "
+                                              f"(null: one refresh interval of the device), got {budget!r}")
+        settings = replace(settings, budget_ms=None if budget is None else float(budget))
+    if "mode" in raw:
+        if raw["mode"] is not None and raw["mode"] not in MODES:
+            raise where.at("mode").error(f"mode must be one of {', '.join(MODES)} or null (null: the command "
+                                         f"line's mode), got {raw['mode']!r}")
+        settings = replace(settings, mode=raw["mode"])
+    if "capture" in raw:
+        settings = replace(settings, capture=_capture(raw["capture"], where.at("capture")))
+    if "tolerance" in raw:
+        tolerance = dict(settings.tolerance)
+        for backend, values in _mapping(raw["tolerance"], where.at("tolerance")).items():
+            if not isinstance(backend, str) or not isinstance(values, dict):
+                raise where.at("tolerance").at(str(backend)).error(
+                    "tolerance maps a backend name to its settings, e.g. {software: {max_delta: 0}}")
+            tolerance[backend] = {**tolerance.get(backend, {}), **values}
+        settings = replace(settings, tolerance=tolerance)
+    return settings
+
+
+def _capture(raw: Any, where: _Where) -> tuple[int, ...]:
+    if not isinstance(raw, list) or not raw or not all(_whole(f) and f >= 0 for f in raw):
+        raise where.error(f"capture must be a non-empty list of frame indexes (whole numbers >= 0), got {raw!r}")
+    return tuple(sorted(set(raw)))
+
+
+def _auto_capture(ops: tuple[Mapping[str, Any], ...]) -> tuple[int, ...]:
+    """Frame 0, plus for animated scenes the first frame where the fastest animation has visibly moved.
+
+    A golden of frame 0 alone would pass even if a runner ignored animation entirely.
+    """
+    later: list[int] = []
+    for value in _walk_values(ops):
+        if isinstance(value, dict) and "anim" in value:
+            frames = value["every"] if value["anim"] == "step" else value["period"] / 4
+            later.append(max(1, int(frames)))
+        elif isinstance(value, str) and "{frame}" in value:
+            later.append(1)
+    return (0, min(later)) if later else (0,)
+
+
+def _params(raw: Any, where: _Where) -> dict[str, Any]:
+    params = _mapping(raw, where)
+    for name in params:
+        _param_name(name, where.at(str(name)))
+    return params
+
+
+def _param_name(name: Any, where: _Where) -> None:
+    if not isinstance(name, str) or not PARAM_RE.match(name):
+        raise where.error(f"param name {name!r} must match {PARAM_RE.pattern}")
+    if name in RUNNER_PLACEHOLDERS:
+        raise where.error(f"{{{name}}} is filled in by the runner; choose another param name")
+
+
+# --- substitution --------------------------------------------------------------------------------------------
+
+
+def _substitute(value: Any, params: Mapping[str, Any], where: _Where) -> Any:
+    """Params put into every string of `value`: "{layers}" alone becomes the value itself (a number stays a
+    number), inside longer text it is formatted in, and {frame} / {i} are left for the runner."""
+    if isinstance(value, str):
+        return _substitute_text(value, params, where)
+    if isinstance(value, list):
+        return [_substitute(item, params, where.at(i)) for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        return {key: _substitute(item, params, where.at(str(key))) for key, item in value.items()}
+    return value
+
+
+def _substitute_text(text: str, params: Mapping[str, Any], where: _Where) -> Any:
+    alone = PLACEHOLDER_RE.fullmatch(text)
+    if alone and alone.group(1) in params:
+        return params[alone.group(1)]
+
+    def one(match: re.Match) -> str:
+        name = match.group(1)
+        if name in params:
+            return str(params[name])
+        if name in RUNNER_PLACEHOLDERS:
+            return match.group(0)
+        known = ", ".join(sorted(params)) or "none"
+        raise where.error(f"unknown param {{{name}}} (params here: {known}); define it under 'params' or 'sweep'")
+
+    return PLACEHOLDER_RE.sub(one, text)
+
+
+# --- ops -----------------------------------------------------------------------------------------------------
+
+
+def _ops(raw: Any, where: _Where) -> list[dict[str, Any]]:
+    if not isinstance(raw, list) or not raw:
+        raise where.error("'ops' must be a non-empty list of ops")
+    ops: list[dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        if isinstance(item, dict) and "unroll" in item:
+            ops.extend(_unroll(item, where.at(index)))
+        else:
+            ops.append(_op(item, where.at(index)))
+    return ops
+
+
+def _unroll(raw: dict[str, Any], where: _Where) -> list[dict[str, Any]]:
+    """`{unroll: N, ops: [...]}`: the ops written out N times, so the runner sees only the ops themselves
+    (overdraw stacks stay plain `rect` ops, drawable by a runner whose probe lists nothing else)."""
+    _check_keys(raw, ("unroll", "ops"), ("unroll", "ops"), where, "an unroll block")
+    count = _integer(1, MAX_UNROLL)(raw["unroll"], where.at("unroll"))
+    body = _ops(raw["ops"], where.at("ops"))
+    return [op for _ in range(count) for op in body]
+
+
+def _op(raw: Any, where: _Where) -> dict[str, Any]:
+    if not isinstance(raw, dict) or "op" not in raw:
+        raise where.error("each op must be a mapping with an 'op' key, or an 'unroll' block")
+    name = raw["op"]
+    if name not in OPS:
+        raise where.at("op").error(f"unknown op {name!r}; known ops: {', '.join(OPS)} (docs/display-list.md)")
+    required, optional = OPS[name]
+    given = {**OP_DEFAULTS.get(name, {}), **raw}
+    _check_keys(given, {"op", *required, *optional}, required, where, f"op {name!r}")
+    return {"op": name, **{key: VALUES[key](given[key], where.at(key)) for key in (*required, *optional)
+                           if key in given}}
+
+
+def _shape(raw: Any, where: _Where) -> dict[str, Any]:
+    kind = raw.get("kind") if isinstance(raw, dict) else None
+    if kind not in CLIP_SHAPES:
+        raise where.error(f"a clip shape is a mapping whose 'kind' is one of {', '.join(CLIP_SHAPES)}")
+    keys = ("kind", *CLIP_SHAPES[kind])
+    _check_keys(raw, keys, keys, where, f"clip shape {kind!r}")
+    return {"kind": kind, **{key: VALUES[key](raw[key], where.at(key)) for key in CLIP_SHAPES[kind]}}
+
+
+# --- values --------------------------------------------------------------------------------------------------
+
+Validator = Callable[[Any, _Where], Any]
+
+
+def _length(axis: Axis) -> Validator:
+    def check(raw: Any, where: _Where) -> Any:
+        return _animated(raw, where, lambda value, at: _static_length(value, at, axis))
+
+    return check
+
+
+def _static_length(raw: Any, where: _Where, axis: Axis) -> Length:
+    try:
+        return parse_length(raw, axis)
+    except ValueError as exc:
+        raise where.error(str(exc)) from None
+
+
+def _animated(raw: Any, where: _Where, leaf: Validator) -> Any:
+    """A plain value checked by `leaf`, or an animation whose values are each checked by `leaf`."""
+    if not isinstance(raw, dict):
+        return leaf(raw, where)
+    kind = raw.get("anim")
+    if kind not in ANIMS:
+        raise where.error(f"an animation is a mapping whose 'anim' is one of {', '.join(ANIMS)} "
+                          "(docs/display-list.md)")
+    value_keys, frames_key = ANIMS[kind]
+    keys = ("anim", *value_keys, frames_key)
+    _check_keys(raw, keys, keys, where, f"anim {kind!r}")
+    anim: dict[str, Any] = {"anim": kind}
+    for key in value_keys:
+        if key == "values":
+            if not isinstance(raw[key], list) or not raw[key]:
+                raise where.at(key).error("a step animation needs a non-empty list of values")
+            anim[key] = [leaf(item, where.at(key).at(i)) for i, item in enumerate(raw[key])]
+        else:
+            anim[key] = leaf(raw[key], where.at(key))
+    frames = raw[frames_key]
+    if frames_key == "every" and not (_whole(frames) and frames >= 1):
+        raise where.at(frames_key).error(f"'every' is a whole number of frames >= 1, got {frames!r}")
+    if not _positive_number(frames):
+        raise where.at(frames_key).error(f"'period' is a positive number of frames, got {frames!r}")
+    anim[frames_key] = frames
+    return anim
+
+
+def _opacity(raw: Any, where: _Where) -> Any:
+    def leaf(value: Any, at: _Where) -> float:
+        if not _number(value) or not 0 <= value <= 1:
+            raise at.error(f"opacity is a number from 0 to 1, got {value!r}")
+        return value
+
+    return _animated(raw, where, leaf)
+
+
+def _color(raw: Any, where: _Where) -> str:
+    if raw is None:
+        raise where.error("no colour: an unquoted # starts a YAML comment; quote it, e.g. color: \"#3366CC\"")
+    if not isinstance(raw, str) or not COLOR_RE.match(raw):
+        raise where.error(f"colour must be \"#RRGGBB\" or \"#RRGGBBAA\", got {raw!r}")
+    # One spelling in jobs, so identical scenes produce identical job files.
+    return (raw if len(raw) == 9 else raw + "FF").upper()
+
+
+def _stops(raw: Any, where: _Where) -> list[list[Any]]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise where.error("stops must be a list of at least two [position, colour] pairs")
+    stops: list[list[Any]] = []
+    for index, stop in enumerate(raw):
+        at = where.at(index)
+        if not isinstance(stop, list) or len(stop) != 2 or not _number(stop[0]) or not 0 <= stop[0] <= 1:
+            raise at.error(f"a stop is [position, colour] with position from 0 to 1, got {stop!r}")
+        if stops and stop[0] < stops[-1][0]:
+            raise at.error("stop positions must not decrease")
+        stops.append([stop[0], _color(stop[1], at)])
+    return stops
+
+
+def _points(raw: Any, where: _Where) -> list[list[Any]]:
+    if not isinstance(raw, list) or len(raw) < 2:
+        raise where.error("points must be a list of at least two [x, y] pairs")
+    points: list[list[Any]] = []
+    for index, point in enumerate(raw):
+        if not isinstance(point, list) or len(point) != 2:
+            raise where.at(index).error(f"a point is [x, y], got {point!r}")
+        points.append([_length("x")(point[0], where.at(index).at(0)),
+                       _length("y")(point[1], where.at(index).at(1))])
+    return points
+
+
+def _text(raw: Any, where: _Where) -> str:
+    if not isinstance(raw, str):
+        raise where.error(f"text must be a string (quote it), got {raw!r}")
+    return raw
+
+
+def _count(raw: Any, where: _Where) -> int | str:
+    # "complexity": the runner takes the count per frame from the job (adaptive scenes).
+    return raw if raw == "complexity" else _integer(1, MAX_COUNT)(raw, where)
+
+
+def _integer(low: int, high: int) -> Validator:
+    def check(raw: Any, where: _Where) -> int:
+        if not _whole(raw) or not low <= raw <= high:
+            raise where.error(f"expected a whole number from {low} to {high}, got {raw!r}")
+        return raw
+
+    return check
+
+
+def _choice(*allowed: str) -> Validator:
+    def check(raw: Any, where: _Where) -> str:
+        if raw not in allowed:
+            raise where.error(f"expected one of {', '.join(allowed)}, got {raw!r}")
+        return raw
+
+    return check
+
+
+def _boolean(raw: Any, where: _Where) -> bool:
+    if not isinstance(raw, bool):
+        raise where.error(f"expected true or false, got {raw!r}")
+    return raw
+
+
+VALUES: dict[str, Validator] = {
+    **{key: _length("x") for key in ("x", "w", "dx", "x0", "x1", "cx", "max_width")},
+    **{key: _length("y") for key in ("y", "h", "dy", "y0", "y1", "cy")},
+    # Neither horizontal nor vertical: "%" is refused, vw / vh / vmin / vmax say what is meant.
+    **{key: _length(None) for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
+    "color": _color,
+    "stops": _stops,
+    "points": _points,
+    "text": _text,
+    "opacity": _opacity,
+    "count": _count,
+    "columns": _integer(1, MAX_COUNT),
+    "tex_w": _integer(1, MAX_TEXTURE),
+    "tex_h": _integer(1, MAX_TEXTURE),
+    "seed": _integer(0, 2**31 - 1),
+    "pattern": _choice("checker", "noise"),
+    "upload": _choice("once", "every_frame"),
+    "filter": _choice("nearest", "linear"),
+    "closed": _boolean,
+    "shape": _shape,
+    "ops": _ops,
+}
+
+
+# --- small helpers -------------------------------------------------------------------------------------------
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _positive_number(value: Any) -> bool:
+    return _number(value) and value > 0
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _mapping(raw: Any, where: _Where) -> dict:
+    if not isinstance(raw, dict):
+        raise where.error(f"expected a mapping, got {raw!r}")
+    return raw
+
+
+def _string(raw: Any, where: _Where) -> str:
+    if not isinstance(raw, str):
+        raise where.error(f"expected a string, got {raw!r}")
+    return raw
+
+
+def _walk(ops: Any):
+    """Every op, nested ones included."""
+    for op in ops:
+        yield op
+        if "ops" in op:
+            yield from _walk(op["ops"])
+
+
+def _walk_values(value: Any):
+    """Every mapping, list and scalar inside `value`, depth first."""
+    yield value
+    children = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
+    for child in children:
+        yield from _walk_values(child)
+
+
+def _resolve(value: Any, width: int, height: int) -> Any:
+    if isinstance(value, Length):
+        return value.resolve(width, height)
+    if isinstance(value, Mapping):
+        return {key: _resolve(item, width, height) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_resolve(item, width, height) for item in value]
+    return value
