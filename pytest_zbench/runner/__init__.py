@@ -1,0 +1,19 @@
+"""The reference runner: `python -m pytest_zbench.runner probe | run JOB OUTDIR` (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import time
+
+# Taken at import, before anything heavy (skia, numpy) loads: result.json's wall_ms counts from here.
+STARTED = time.perf_counter()
+
+RUNNER_NAME = "zbench-reference"
+
+
+def runner_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-zbench")
+    except PackageNotFoundError:  # running from a source tree
+        return "0.1.0"

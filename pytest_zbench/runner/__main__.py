@@ -1,0 +1,38 @@
+"""Command line: `python -m pytest_zbench.runner [--cpu-burn-ms MS] probe | run JOB OUTDIR`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from pytest_zbench.runner.run import EXIT_OK, probe, run
+
+
+def _non_negative(text: str) -> float:
+    value = float(text)
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number of milliseconds")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m pytest_zbench.runner",
+        description="Reference runner of the zbench runner protocol, version 1.")
+    parser.add_argument("--cpu-burn-ms", type=_non_negative, default=0.0, metavar="MS",
+                        help="busy-wait MS milliseconds inside every frame's timed section (a known slowdown)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("probe", help="print this runner's backends and features as one JSON object")
+    run_parser = commands.add_parser("run", help="render a job; write frames.csv, captures and result.json")
+    run_parser.add_argument("job", help="path of the job file (JSON)")
+    run_parser.add_argument("outdir", help="existing, empty directory for the results")
+    args = parser.parse_args(argv)
+    if args.command == "probe":
+        print(json.dumps(probe(), sort_keys=True), flush=True)
+        return EXIT_OK
+    return run(args.job, args.outdir, cpu_burn_ms=args.cpu_burn_ms)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

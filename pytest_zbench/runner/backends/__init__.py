@@ -1,0 +1,116 @@
+"""The seam between the scene interpreter and a rasteriser.
+
+A backend owns the drawing surface and the clocks around a frame. The runner drives it like this, once per
+launch:
+
+    backend = open_backend("software")
+    surface = backend.make_surface(width, height)
+    for each frame:
+        backend.begin_frame()                   # start the clocks
+        ... interpreter draws on surface.getCanvas() ...
+        timing = backend.end_frame()            # flush/submit, stop the clocks
+    pixels = backend.read_rgba(surface)         # captures only, after all measured frames
+    backend.close()
+
+Everything the interpreter draws is plain skia-python, so a GPU backend (Ganesh on EGL) only differs in how
+it makes the surface, flushes, times and reads back.
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import skia
+
+from pytest_zbench.protocol import Issue
+
+
+@dataclass(frozen=True)
+class FrameTiming:
+    """What a backend measured around one frame; becomes that frame's row of frames.csv."""
+
+    cpu_ms: float
+    gpu_ms: float | None = None
+    gpu_source: str = "none"  # one of protocol.GPU_SOURCES
+    disjoint: bool | None = None  # None: the backend cannot tell
+    gl_error: bool | None = None
+    # Problems seen in this frame (an invalid timer value, a GL error code); the runner stamps the frame index.
+    issues: tuple[Issue, ...] = ()
+
+
+class BackendUnavailable(RuntimeError):
+    """The backend cannot run on this device (no library, no GL context); the message says why."""
+
+
+class Backend(ABC):
+    """One rasteriser. Subclasses set `name` and `timer_source` and implement the abstract methods."""
+
+    name: str = ""
+    # The gpu_source this backend's frames carry; result.json's timer_source.
+    timer_source: str = "none"
+
+    @abstractmethod
+    def probe_info(self) -> dict[str, Any]:
+        """The probe entry: features, timer_sources, gl_vendor, gl_renderer, gl_version, glsl_version,
+        max_texture_size. The same keys (minus features) go into result.json's `gpu`."""
+
+    @property
+    def features(self) -> frozenset[str]:
+        return frozenset(self.probe_info()["features"])
+
+    @abstractmethod
+    def make_surface(self, width: int, height: int) -> skia.Surface:
+        """A surface of width x height, 8-bit RGBA, that the interpreter draws on."""
+
+    def upload_image(self, image: skia.Image) -> skia.Image:
+        """Turn a raster image into whatever this backend draws fastest (a GPU backend returns a texture-backed
+        image). Called before frame 0 for images uploaded `once`; never inside the timed section."""
+        return image
+
+    @abstractmethod
+    def begin_frame(self) -> None:
+        """Start this frame's clocks (and GPU queries)."""
+
+    @abstractmethod
+    def end_frame(self) -> FrameTiming:
+        """Flush and submit the frame, stop the clocks, return what was measured."""
+
+    @abstractmethod
+    def read_rgba(self, surface: skia.Surface) -> np.ndarray:
+        """The surface's pixels as a height x width x 4 uint8 array, RGBA, unpremultiplied."""
+
+    def close(self) -> None:
+        """Release contexts and surfaces; the default has nothing to release."""
+
+
+# Backends by name. Modules are imported on demand: a device without EGL must still run `software`, and a
+# backend whose module or libraries are missing simply does not appear in the probe.
+BACKENDS: dict[str, str] = {
+    "software": "pytest_zbench.runner.backends.software:SoftwareBackend",
+    "gles2": "pytest_zbench.runner.backends.gles2:Gles2Backend",
+}
+
+
+def open_backend(name: str) -> Backend:
+    """Create the backend called `name`; raise KeyError for an unknown name, BackendUnavailable otherwise."""
+    target = BACKENDS[name]
+    module_name, _, class_name = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise BackendUnavailable(f"backend {name!r} cannot be loaded: {exc}") from exc
+    return getattr(module, class_name)()
+
+
+def read_surface_rgba(surface: skia.Surface) -> np.ndarray:
+    """Unpremultiplied RGBA readback shared by backends whose surfaces Skia can read directly."""
+    info = skia.ImageInfo.Make(surface.width(), surface.height(), skia.kRGBA_8888_ColorType,
+                               skia.kUnpremul_AlphaType)
+    out = np.empty((surface.height(), surface.width(), 4), dtype=np.uint8)
+    if not surface.readPixels(info, out, surface.width() * 4, 0, 0):
+        raise RuntimeError("reading the surface's pixels failed")
+    return out

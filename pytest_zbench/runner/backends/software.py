@@ -1,0 +1,56 @@
+"""Skia's CPU rasteriser: the deterministic reference. Its captures are byte-exact goldens and its cpu_ms is
+the whole cost of a frame (there is no GPU to time)."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import skia
+
+from pytest_zbench.runner.backends import Backend, FrameTiming, read_surface_rgba
+from pytest_zbench.runner.interpreter import FEATURES
+
+
+class SoftwareBackend(Backend):
+    name = "software"
+    timer_source = "none"
+
+    def __init__(self) -> None:
+        self._surface: skia.Surface | None = None
+        self._t0 = 0.0
+
+    def probe_info(self) -> dict[str, Any]:
+        return {
+            "features": sorted(FEATURES),
+            "timer_sources": ["none"],
+            "gl_vendor": "",
+            "gl_renderer": "Skia raster",
+            "gl_version": "",
+            "glsl_version": "",
+            "max_texture_size": 0,
+        }
+
+    def make_surface(self, width: int, height: int) -> skia.Surface:
+        # No colour space: Skia's legacy mode does no colour conversion, so "#RRGGBB" lands in the pixels as
+        # written (sRGB bytes) and captures are bit-for-bit reproducible.
+        info = skia.ImageInfo.Make(width, height, skia.kRGBA_8888_ColorType, skia.kPremul_AlphaType)
+        surface = skia.Surface.MakeRaster(info)
+        if surface is None:
+            raise RuntimeError(f"cannot allocate a {width}x{height} raster surface")
+        self._surface = surface
+        return surface
+
+    def begin_frame(self) -> None:
+        self._t0 = time.perf_counter()
+
+    def end_frame(self) -> FrameTiming:
+        # Raster drawing happens inside each draw call; the flush is kept so the bracket means the same
+        # thing as on a GPU backend (everything the frame asked for is done).
+        if self._surface is not None:
+            self._surface.flushAndSubmit()
+        return FrameTiming(cpu_ms=(time.perf_counter() - self._t0) * 1000.0)
+
+    def read_rgba(self, surface: skia.Surface) -> np.ndarray:
+        return read_surface_rgba(surface)

@@ -1,0 +1,712 @@
+"""The display list of docs/display-list.md, drawn on any skia.Canvas.
+
+`compile_scene` validates the whole list once and turns it into a tree of small closures ("nodes"). Everything
+that does not depend on the frame index (rects, paints, shaders, text blobs, images uploaded once) is built
+there, before frame 0, so the frame loop measures drawing and not Python setup. An op with an animated number
+is rebuilt from its resolved values in every frame, as an engine animating that property would.
+
+The interpreter knows nothing of backends: it draws on the canvas it is given and asks its caller to upload
+images, so the software and GPU backends render the same calls.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import skia
+
+from pytest_zbench.protocol import Issue
+
+FEATURES = frozenset({
+    "rect", "rrect", "border", "linear_gradient", "radial_gradient", "shadow", "backdrop_blur", "text",
+    "image", "path", "clip", "layer", "group", "repeat",
+})
+
+# DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
+FONT_PATHS = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSans.ttf",
+    "/usr/share/fonts/TTF/DejaVuSans.ttf",
+)
+CHECKER_CELL = 8  # texels per checker square, whatever the texture size
+CHECKER_COLORS = ((0x20, 0x50, 0xA0, 0xFF), (0xF0, 0xC0, 0x40, 0xFF))
+WHITE = 0xFFFFFFFF
+
+
+class DisplayListError(ValueError):
+    """The display list breaks the contract; the message names the op path and key."""
+
+
+@dataclass
+class FrameState:
+    """Per-frame values the nodes read and the counters they bump; one instance is reused for every frame."""
+
+    frame: int = 0
+    complexity: float | None = None
+    i: int = 0  # index of the innermost enclosing repeat
+    draw_calls: int = 0
+    upload_bytes: int = 0
+
+
+Node = Callable[[skia.Canvas, FrameState], None]
+Draw = Callable[[skia.Canvas, FrameState], None]
+
+
+# ------------------------------------------------------------------------------------------- animations
+
+
+class Anim:
+    """A number that is a function of the frame index (never of wall time)."""
+
+    def __call__(self, f: int) -> float:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class Linear(Anim):
+    start: float
+    end: float
+    period: float
+
+    def __call__(self, f: int) -> float:
+        return self.start + (self.end - self.start) * ((f % self.period) / self.period)
+
+
+@dataclass(frozen=True, slots=True)
+class Sine(Anim):
+    center: float
+    amplitude: float
+    period: float
+
+    def __call__(self, f: int) -> float:
+        return self.center + self.amplitude * math.sin(2.0 * math.pi * f / self.period)
+
+
+@dataclass(frozen=True, slots=True)
+class Step(Anim):
+    values: tuple[float, ...]
+    every: int
+
+    def __call__(self, f: int) -> float:
+        return self.values[(f // self.every) % len(self.values)]
+
+
+def _is_dynamic(value: Any) -> bool:
+    if isinstance(value, Anim):
+        return True
+    if isinstance(value, dict):
+        return any(_is_dynamic(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_is_dynamic(v) for v in value)
+    return False
+
+
+def _resolve(value: Any, f: int) -> Any:
+    if isinstance(value, Anim):
+        return value(f)
+    if isinstance(value, dict):
+        return {k: _resolve(v, f) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_resolve(v, f) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------------------- value parsing
+
+
+def _plain_number(raw: Any, where: str) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        raise DisplayListError(f"{where}: {raw!r} is not a number")
+    if not math.isfinite(raw):
+        raise DisplayListError(f"{where}: {raw!r} is not a finite number")
+    return float(raw)
+
+
+def _positive_int(raw: Any, where: str) -> int:
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < 1:
+        raise DisplayListError(f"{where}: {raw!r} is not a positive integer")
+    return raw
+
+
+def _anim(raw: dict[str, Any], where: str) -> Anim:
+    kind = raw.get("anim")
+    keys = {"linear": ("from", "to", "period"), "sine": ("center", "amplitude", "period"),
+            "step": ("values", "every")}.get(kind)  # type: ignore[arg-type]
+    if keys is None:
+        raise DisplayListError(f"{where}: animation {raw!r} needs 'anim' to be linear, sine or step")
+    missing = [k for k in keys if k not in raw]
+    extra = sorted(set(raw) - set(keys) - {"anim"})
+    if missing or extra:
+        raise DisplayListError(f"{where}: {kind} animation takes keys {', '.join(keys)}"
+                               + (f"; missing {missing}" if missing else "") + (f"; unknown {extra}" if extra else ""))
+    if kind == "step":
+        values = raw["values"]
+        if not isinstance(values, list) or not values:
+            raise DisplayListError(f"{where}: step animation 'values' must be a non-empty list of numbers")
+        return Step(tuple(_plain_number(v, f"{where} values[{n}]") for n, v in enumerate(values)),
+                    _positive_int(raw["every"], f"{where} every"))
+    period = _plain_number(raw["period"], f"{where} period")
+    if period <= 0:
+        raise DisplayListError(f"{where}: animation period {period:g} must be positive")
+    if kind == "linear":
+        return Linear(_plain_number(raw["from"], f"{where} from"), _plain_number(raw["to"], f"{where} to"), period)
+    return Sine(_plain_number(raw["center"], f"{where} center"),
+                _plain_number(raw["amplitude"], f"{where} amplitude"), period)
+
+
+def _number(raw: Any, where: str) -> float | Anim:
+    if isinstance(raw, dict):
+        return _anim(raw, where)
+    return _plain_number(raw, where)
+
+
+def _color(raw: Any, where: str) -> int:
+    """"#RRGGBB" or "#RRGGBBAA" → Skia's ARGB integer."""
+    if not isinstance(raw, str) or len(raw) not in (7, 9) or raw[0] != "#":
+        raise DisplayListError(f"{where}: {raw!r} is not a colour \"#RRGGBB\" or \"#RRGGBBAA\"")
+    try:
+        value = int(raw[1:], 16)
+    except ValueError:
+        raise DisplayListError(f"{where}: {raw!r} is not a colour \"#RRGGBB\" or \"#RRGGBBAA\"") from None
+    if len(raw) == 7:
+        return 0xFF000000 | value
+    return ((value & 0xFF) << 24) | (value >> 8)
+
+
+class _OpReader:
+    """Reads one op's keys, remembering which were asked for so unknown (misspelt) keys are reported too."""
+
+    def __init__(self, raw: dict[str, Any], path: str) -> None:
+        self.raw, self.path, self.name = raw, path, raw["op"]
+        self.known: set[str] = {"op"}
+
+    def where(self, key: str) -> str:
+        return f"{self.path} key {key!r}"
+
+    def get(self, key: str, *, optional: bool = False) -> Any:
+        self.known.add(key)
+        if key not in self.raw:
+            if optional:
+                return None
+            raise DisplayListError(f"{self.where(key)}: missing from this {self.name!r} op")
+        return self.raw[key]
+
+    def num(self, key: str, *, optional: bool = False) -> float | Anim | None:
+        raw = self.get(key, optional=optional)
+        return None if raw is None else _number(raw, self.where(key))
+
+    def nums(self, *keys: str) -> dict[str, float | Anim]:
+        return {k: self.num(k) for k in keys}  # type: ignore[misc]
+
+    def color(self, key: str) -> int:
+        return _color(self.get(key), self.where(key))
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        raw = self.get(key)
+        if raw not in choices:
+            raise DisplayListError(f"{self.where(key)}: {raw!r} is not one of {', '.join(choices)}")
+        return raw
+
+    def points(self, key: str, raw: Any | None = None, where: str | None = None) -> list[list[float | Anim]]:
+        raw = self.get(key) if raw is None else raw
+        where = where or self.where(key)
+        if not isinstance(raw, list) or len(raw) < 2:
+            raise DisplayListError(f"{where}: needs a list of at least two [x, y] points")
+        out = []
+        for n, point in enumerate(raw):
+            if not isinstance(point, list) or len(point) != 2:
+                raise DisplayListError(f"{where}[{n}]: {point!r} is not an [x, y] point")
+            out.append([_number(point[0], f"{where}[{n}][0]"), _number(point[1], f"{where}[{n}][1]")])
+        return out
+
+    def finish(self) -> None:
+        unknown = sorted(set(self.raw) - self.known)
+        if unknown:
+            raise DisplayListError(f"{self.where(unknown[0])}: unknown key for a {self.name!r} op "
+                                   f"(it takes {', '.join(sorted(self.known - {'op'}))})")
+
+
+# ----------------------------------------------------------------------------------------------- paints
+
+
+def _fill(color: int) -> skia.Paint:
+    return skia.Paint(Color=color, AntiAlias=True)
+
+
+def _rect(p: dict[str, Any]) -> skia.Rect:
+    return skia.Rect.MakeXYWH(p["x"], p["y"], p["w"], p["h"])
+
+
+def _rrect(p: dict[str, Any], radius: float) -> skia.RRect:
+    return skia.RRect.MakeRectXY(_rect(p), radius, radius)
+
+
+def _path(points: list[list[float]], closed: bool) -> skia.Path:
+    path = skia.Path()
+    path.moveTo(*points[0])
+    for x, y in points[1:]:
+        path.lineTo(x, y)
+    if closed:
+        path.close()
+    return path
+
+
+def _gradient_colors(reader: _OpReader) -> tuple[list[float | Anim], list[int]]:
+    raw = reader.get("stops")
+    where = reader.where("stops")
+    if not isinstance(raw, list) or not raw:
+        raise DisplayListError(f"{where}: needs a non-empty list of [pos, colour] stops")
+    positions, colors = [], []
+    for n, stop in enumerate(raw):
+        if not isinstance(stop, list) or len(stop) != 2:
+            raise DisplayListError(f"{where}[{n}]: {stop!r} is not a [pos, colour] stop")
+        positions.append(_number(stop[0], f"{where}[{n}][0]"))
+        colors.append(_color(stop[1], f"{where}[{n}][1]"))
+    return positions, colors
+
+
+def _wrap(text: str, font: skia.Font, max_width: float | None) -> list[str]:
+    """Greedy word wrap; a word wider than max_width gets a line of its own. Newlines always break."""
+    lines: list[str] = []
+    for paragraph in text.split("\n"):
+        if max_width is None:
+            lines.append(paragraph)
+            continue
+        line = ""
+        for word in paragraph.split(" "):
+            candidate = f"{line} {word}" if line else word
+            if line and font.measureText(candidate) > max_width:
+                lines.append(line)
+                line = word
+            else:
+                line = candidate
+        lines.append(line)
+    return lines
+
+
+def _substitute(text: str, st: FrameState) -> str:
+    # str.replace, not str.format: other braces in user text stay as they are.
+    return text.replace("{frame}", str(st.frame)).replace("{i}", str(st.i))
+
+
+def checker_pixels(width: int, height: int) -> np.ndarray:
+    ys, xs = np.indices((height, width))
+    odd = ((xs // CHECKER_CELL + ys // CHECKER_CELL) % 2).astype(bool)
+    out = np.empty((height, width, 4), dtype=np.uint8)
+    out[~odd] = CHECKER_COLORS[0]
+    out[odd] = CHECKER_COLORS[1]
+    return out
+
+
+def noise_pixels(width: int, height: int, seed: int) -> np.ndarray:
+    # Opaque noise: premultiplied and unpremultiplied are then the same bytes on every backend.
+    out = np.random.default_rng(seed).integers(0, 256, size=(height, width, 4), dtype=np.uint8)
+    out[..., 3] = 255
+    return out
+
+
+def _make_image(pixels: np.ndarray) -> skia.Image:
+    return skia.Image.fromarray(pixels, colorType=skia.kRGBA_8888_ColorType, alphaType=skia.kOpaque_AlphaType)
+
+
+# ---------------------------------------------------------------------------------------------- compiler
+
+# An op compiler reads the op's keys and returns (build, values): `values` holds the op's numbers (some may be
+# animations) and build(resolved values) returns the draw function. Static ops are built once.
+Build = Callable[[dict[str, Any]], Draw]
+
+
+def _leaf(build: Build, values: dict[str, Any]) -> Node:
+    if not _is_dynamic(values):
+        draw = build(values)
+
+        def static_node(canvas: skia.Canvas, st: FrameState) -> None:
+            st.draw_calls += 1
+            draw(canvas, st)
+
+        return static_node
+
+    def animated_node(canvas: skia.Canvas, st: FrameState) -> None:
+        st.draw_calls += 1
+        build(_resolve(values, st.frame))(canvas, st)
+
+    return animated_node
+
+
+def _getter(value: float | Anim) -> Callable[[int], float]:
+    if isinstance(value, Anim):
+        return value
+    return lambda f: value
+
+
+@dataclass
+class _Texture:
+    """An image op's pixels, made before frame 0; `once` images are also uploaded then."""
+
+    pixels: np.ndarray
+    image: skia.Image | None  # the uploaded image (upload=once), None for every_frame
+    nbytes: int
+    counted: bool = False  # a once image's bytes count in the first frame that draws it
+
+
+class _Compiler:
+    def __init__(self, has_complexity: bool, upload_image: Callable[[skia.Image], skia.Image]) -> None:
+        self.has_complexity = has_complexity
+        self.upload_image = upload_image
+        self.features: set[str] = set()
+        self.issues: list[Issue] = []
+        self._typeface: skia.Typeface | None = None
+        self._textures: dict[tuple[Any, ...], np.ndarray] = {}
+
+    # -- structure
+
+    def ops(self, raw: Any, path: str) -> list[Node]:
+        if not isinstance(raw, list):
+            raise DisplayListError(f"{path}: must be a list of ops, got {type(raw).__name__}")
+        return [self.op(op, f"{path}[{n}]") for n, op in enumerate(raw)]
+
+    def op(self, raw: Any, path: str) -> Node:
+        if not isinstance(raw, dict) or not isinstance(raw.get("op"), str):
+            raise DisplayListError(f"{path}: an op must be an object with a string key 'op'")
+        name = raw["op"]
+        compile_op = getattr(self, f"_op_{name}", None) if name in FEATURES else None
+        if compile_op is None:
+            raise DisplayListError(f"{path}: unknown op {name!r} (known: {', '.join(sorted(FEATURES))})")
+        self.features.add(name)
+        reader = _OpReader(raw, path)
+        node = compile_op(reader)
+        reader.finish()
+        return node
+
+    @property
+    def typeface(self) -> skia.Typeface:
+        if self._typeface is None:
+            for candidate in FONT_PATHS:
+                if Path(candidate).is_file():
+                    typeface = skia.Typeface.MakeFromFile(candidate)
+                    if typeface is not None:
+                        self._typeface = typeface
+                        return typeface
+            self._typeface = skia.Typeface.MakeDefault()
+            self.issues.append(Issue("font_fallback", "DejaVu Sans not found (looked in "
+                                     f"{', '.join(FONT_PATHS)}); text uses the default typeface"))
+        return self._typeface
+
+    # -- drawing ops (each counts as one draw call per execution)
+
+    def _op_rect(self, o: _OpReader) -> Node:
+        values, paint = o.nums("x", "y", "w", "h"), _fill(o.color("color"))
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            return lambda canvas, st: canvas.drawRect(rect, paint)
+
+        return _leaf(build, values)
+
+    def _op_rrect(self, o: _OpReader) -> Node:
+        values, paint = o.nums("x", "y", "w", "h", "radius"), _fill(o.color("color"))
+
+        def build(p: dict[str, Any]) -> Draw:
+            rrect = _rrect(p, p["radius"])
+            return lambda canvas, st: canvas.drawRRect(rrect, paint)
+
+        return _leaf(build, values)
+
+    def _op_border(self, o: _OpReader) -> Node:
+        values, color = o.nums("x", "y", "w", "h", "radius", "width"), o.color("color")
+
+        def build(p: dict[str, Any]) -> Draw:
+            rrect = _rrect(p, p["radius"])
+            paint = skia.Paint(Color=color, AntiAlias=True, Style=skia.Paint.kStroke_Style, StrokeWidth=p["width"])
+            return lambda canvas, st: canvas.drawRRect(rrect, paint)
+
+        return _leaf(build, values)
+
+    def _op_linear_gradient(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h", "x0", "y0", "x1", "y1")
+        values["stops"], colors = _gradient_colors(o)
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            shader = skia.GradientShader.MakeLinear(
+                [skia.Point(p["x0"], p["y0"]), skia.Point(p["x1"], p["y1"])], colors, p["stops"])
+            paint = skia.Paint(Shader=shader, AntiAlias=True)
+            return lambda canvas, st: canvas.drawRect(rect, paint)
+
+        return _leaf(build, values)
+
+    def _op_radial_gradient(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h", "cx", "cy", "r")
+        values["stops"], colors = _gradient_colors(o)
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            shader = skia.GradientShader.MakeRadial(skia.Point(p["cx"], p["cy"]), p["r"], colors, p["stops"])
+            paint = skia.Paint(Shader=shader, AntiAlias=True)
+            return lambda canvas, st: canvas.drawRect(rect, paint)
+
+        return _leaf(build, values)
+
+    def _op_shadow(self, o: _OpReader) -> Node:
+        values, color = o.nums("x", "y", "w", "h", "radius", "blur", "dx", "dy"), o.color("color")
+
+        def build(p: dict[str, Any]) -> Draw:
+            rrect = _rrect(p, p["radius"])
+            rrect.offset(p["dx"], p["dy"])
+            paint = _fill(color)
+            if p["blur"] > 0:  # CSS blur radius is twice the Gaussian sigma; Skia rejects sigma 0
+                paint.setMaskFilter(skia.MaskFilter.MakeBlur(skia.kNormal_BlurStyle, p["blur"] / 2.0))
+            return lambda canvas, st: canvas.drawRRect(rrect, paint)
+
+        return _leaf(build, values)
+
+    def _op_backdrop_blur(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h", "blur")
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            if p["blur"] <= 0:
+                return lambda canvas, st: None
+            sigma = p["blur"] / 2.0
+            # The rec keeps raw pointers to its filter and paint: hold them in this closure (skia-python
+            # crashes if they are collected first).
+            blur, paint = skia.ImageFilters.Blur(sigma, sigma), skia.Paint()
+            rec = skia.Canvas.SaveLayerRec(rect, paint, blur, 0)
+
+            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple = (blur, paint)) -> None:
+                canvas.save()
+                canvas.clipRect(rect, skia.ClipOp.kIntersect, True)
+                canvas.saveLayer(rec)  # the backdrop filter blurs what is under the layer into it
+                canvas.restore()
+                canvas.restore()
+
+            return draw
+
+        return _leaf(build, values)
+
+    def _op_text(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "size")
+        color, text = o.color("color"), o.get("text")
+        if not isinstance(text, str):
+            raise DisplayListError(f"{o.where('text')}: {text!r} is not a string")
+        values["max_width"] = o.num("max_width", optional=True)
+        values["line_height"] = o.num("line_height", optional=True)
+        typeface, paint = self.typeface, _fill(color)
+        templated = "{frame}" in text or "{i}" in text
+
+        def build(p: dict[str, Any]) -> Draw:
+            font = skia.Font(typeface, p["size"])
+            # Fixed rasterisation settings: no hinting and no LCD subpixel text, which depend on the device.
+            font.setEdging(skia.Font.Edging.kAntiAlias)
+            font.setHinting(skia.FontHinting.kNone)
+            font.setSubpixel(True)
+            x, y, max_width = p["x"], p["y"], p["max_width"]
+            step = p["line_height"] if p["line_height"] is not None else 1.2 * p["size"]
+            if not templated:
+                blobs = [(skia.TextBlob.MakeFromString(line, font), y + n * step)
+                         for n, line in enumerate(_wrap(text, font, max_width)) if line]
+
+                def draw_blobs(canvas: skia.Canvas, st: FrameState) -> None:
+                    for blob, line_y in blobs:
+                        canvas.drawTextBlob(blob, x, line_y, paint)
+
+                return draw_blobs
+
+            def draw_templated(canvas: skia.Canvas, st: FrameState) -> None:
+                for n, line in enumerate(_wrap(_substitute(text, st), font, max_width)):
+                    if line:
+                        canvas.drawString(line, x, y + n * step, font, paint)
+
+            return draw_templated
+
+        return _leaf(build, values)
+
+    def _op_image(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h")
+        tex_w = _positive_int(o.get("tex_w"), o.where("tex_w"))
+        tex_h = _positive_int(o.get("tex_h"), o.where("tex_h"))
+        pattern = o.choice("pattern", ("checker", "noise"))
+        seed = o.get("seed")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise DisplayListError(f"{o.where('seed')}: {seed!r} is not an integer")
+        upload = o.choice("upload", ("once", "every_frame"))
+        sampling = skia.SamplingOptions(
+            skia.FilterMode.kNearest if o.choice("filter", ("nearest", "linear")) == "nearest"
+            else skia.FilterMode.kLinear)
+        key = (pattern, tex_w, tex_h, seed if pattern == "noise" else None)
+        pixels = self._textures.get(key)
+        if pixels is None:
+            pixels = checker_pixels(tex_w, tex_h) if pattern == "checker" else noise_pixels(tex_w, tex_h, seed)
+            self._textures[key] = pixels
+        tex = _Texture(pixels, self.upload_image(_make_image(pixels)) if upload == "once" else None, pixels.nbytes)
+
+        def build(p: dict[str, Any]) -> Draw:
+            dst = _rect(p)
+            if tex.image is not None:
+                image = tex.image
+
+                def draw_once(canvas: skia.Canvas, st: FrameState) -> None:
+                    if not tex.counted:
+                        tex.counted = True
+                        st.upload_bytes += tex.nbytes
+                    canvas.drawImageRect(image, dst, sampling)
+
+                return draw_once
+
+            def draw_every_frame(canvas: skia.Canvas, st: FrameState) -> None:
+                # A fresh image (a copy of the pixels, with a new id) defeats every texture cache: a GPU
+                # backend must upload it again, the raster one pays the copy.
+                st.upload_bytes += tex.nbytes
+                canvas.drawImageRect(_make_image(tex.pixels), dst, sampling)
+
+            return draw_every_frame
+
+        return _leaf(build, values)
+
+    def _op_path(self, o: _OpReader) -> Node:
+        values: dict[str, Any] = {"points": o.points("points")}
+        closed = o.get("closed")
+        if not isinstance(closed, bool):
+            raise DisplayListError(f"{o.where('closed')}: {closed!r} is not true or false")
+        color = o.color("color")
+        values["stroke_width"] = o.num("stroke_width", optional=True)
+
+        def build(p: dict[str, Any]) -> Draw:
+            path = _path(p["points"], closed)
+            paint = _fill(color)
+            if p["stroke_width"] is not None:
+                paint.setStyle(skia.Paint.kStroke_Style)
+                paint.setStrokeWidth(p["stroke_width"])
+            return lambda canvas, st: canvas.drawPath(path, paint)
+
+        return _leaf(build, values)
+
+    # -- structural ops (not draw calls themselves)
+
+    def _op_clip(self, o: _OpReader) -> Node:
+        shape = o.get("shape")
+        where = o.where("shape")
+        if not isinstance(shape, dict):
+            raise DisplayListError(f"{where}: must be an object with 'kind' rect, rrect or path")
+        kind = shape.get("kind")
+        keys = {"rect": ("x", "y", "w", "h"), "rrect": ("x", "y", "w", "h", "radius"), "path": ("points",)}.get(kind)
+        if keys is None:
+            raise DisplayListError(f"{where} 'kind': {kind!r} is not one of rect, rrect, path")
+        for key in keys:
+            if key not in shape:
+                raise DisplayListError(f"{where} key {key!r}: missing from this {kind} clip shape")
+        extra = sorted(set(shape) - set(keys) - {"kind"})
+        if extra:
+            raise DisplayListError(f"{where} key {extra[0]!r}: unknown key for a {kind} clip shape")
+        if kind == "path":
+            values: dict[str, Any] = {"points": o.points("shape", shape["points"], f"{where} key 'points'")}
+        else:
+            values = {k: _number(shape[k], f"{where} key {k!r}") for k in keys}
+        children = self.ops(o.get("ops"), f"{o.path}.ops")
+
+        def build(p: dict[str, Any]) -> Callable[[skia.Canvas], None]:
+            if kind == "rect":
+                rect = _rect(p)
+                return lambda canvas: canvas.clipRect(rect, skia.ClipOp.kIntersect, True)
+            if kind == "rrect":
+                rrect = _rrect(p, p["radius"])
+                return lambda canvas: canvas.clipRRect(rrect, skia.ClipOp.kIntersect, True)
+            path = _path(p["points"], True)
+            return lambda canvas: canvas.clipPath(path, skia.ClipOp.kIntersect, True)
+
+        static_clip = None if _is_dynamic(values) else build(values)
+
+        def node(canvas: skia.Canvas, st: FrameState) -> None:
+            canvas.save()
+            (static_clip or build(_resolve(values, st.frame)))(canvas)
+            for child in children:
+                child(canvas, st)
+            canvas.restore()
+
+        return node
+
+    def _op_layer(self, o: _OpReader) -> Node:
+        opacity = _getter(o.num("opacity"))  # type: ignore[arg-type]
+        children = self.ops(o.get("ops"), f"{o.path}.ops")
+
+        def node(canvas: skia.Canvas, st: FrameState) -> None:
+            alpha = round(255 * min(1.0, max(0.0, opacity(st.frame))))
+            canvas.saveLayerAlpha(None, alpha)
+            for child in children:
+                child(canvas, st)
+            canvas.restore()
+
+        return node
+
+    def _op_group(self, o: _OpReader) -> Node:
+        dx, dy = _getter(o.num("dx")), _getter(o.num("dy"))  # type: ignore[arg-type]
+        children = self.ops(o.get("ops"), f"{o.path}.ops")
+
+        def node(canvas: skia.Canvas, st: FrameState) -> None:
+            canvas.save()
+            canvas.translate(dx(st.frame), dy(st.frame))
+            for child in children:
+                child(canvas, st)
+            canvas.restore()
+
+        return node
+
+    def _op_repeat(self, o: _OpReader) -> Node:
+        raw_count = o.get("count")
+        if raw_count == "complexity":
+            if not self.has_complexity:
+                raise DisplayListError(f"{o.where('count')}: 'complexity' but the job carries no complexity list")
+            count: Callable[[FrameState], int] = lambda st: max(0, round(st.complexity))  # type: ignore[arg-type]
+        else:
+            count_value = _getter(_number(raw_count, o.where("count")))
+            count = lambda st: max(0, round(count_value(st.frame)))
+        dx, dy = _getter(o.num("dx")), _getter(o.num("dy"))  # type: ignore[arg-type]
+        raw_columns = o.get("columns", optional=True)
+        columns = None if raw_columns is None else _positive_int(raw_columns, o.where("columns"))
+        children = self.ops(o.get("ops"), f"{o.path}.ops")
+
+        def node(canvas: skia.Canvas, st: FrameState) -> None:
+            outer_i, step_x, step_y = st.i, dx(st.frame), dy(st.frame)
+            for i in range(count(st)):
+                st.i = i
+                canvas.save()
+                if columns is None:
+                    canvas.translate(step_x * i, step_y * i)
+                else:
+                    canvas.translate(step_x * (i % columns), step_y * (i // columns))
+                for child in children:
+                    child(canvas, st)
+                canvas.restore()
+            st.i = outer_i
+
+        return node
+
+
+@dataclass
+class Program:
+    """A compiled scene: render(canvas, frame) draws frame `frame` and returns its counters."""
+
+    nodes: list[Node]
+    features: frozenset[str]  # op names used anywhere in the list
+    issues: list[Issue] = field(default_factory=list)  # found while compiling (font fallback)
+    _state: FrameState = field(default_factory=FrameState)
+
+    def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None) -> FrameState:
+        st = self._state
+        st.frame, st.complexity, st.i, st.draw_calls, st.upload_bytes = frame, complexity, 0, 0, 0
+        canvas.clear(WHITE)
+        for node in self.nodes:
+            node(canvas, st)
+        return st
+
+
+def compile_scene(ops: Any, *, has_complexity: bool = False,
+                  upload_image: Callable[[skia.Image], skia.Image] = lambda image: image) -> Program:
+    """Validate `ops` (a scene's display list) and precompute it; raise DisplayListError naming the op path."""
+    compiler = _Compiler(has_complexity, upload_image)
+    nodes = compiler.ops(ops, "ops")
+    return Program(nodes, frozenset(compiler.features), compiler.issues)

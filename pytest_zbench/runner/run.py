@@ -1,0 +1,239 @@
+"""`probe` and `run JOB OUTDIR`: the runner protocol of DESIGN.md §3 around the interpreter and a backend."""
+
+from __future__ import annotations
+
+import gc
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, TextIO
+
+import skia
+
+from pytest_zbench.protocol import (
+    PROTOCOL_VERSION, FramesWriter, Issue, Job, ProtocolError, capture_name, progress_line, write_result_json,
+)
+from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
+from pytest_zbench.runner.backends import BACKENDS, Backend, BackendUnavailable, open_backend
+from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
+from pytest_zbench.runner.pacing import make_pacer
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # the backend could not start or a frame raised
+EXIT_USAGE = 2  # bad arguments or job file
+EXIT_SKIPPED = 3  # the scene needs a feature this backend lacks
+MAX_SIDE = 16384
+PROGRESS_EVERY_S = 0.25
+
+
+class JobError(ValueError):
+    """A job the runner cannot accept; the message names the key."""
+
+
+def probe(err: TextIO = sys.stderr) -> dict[str, Any]:
+    backends = {}
+    for name in BACKENDS:
+        try:
+            backend = open_backend(name)
+            try:
+                backends[name] = backend.probe_info()
+            finally:
+                backend.close()
+        except BackendUnavailable as exc:
+            print(f"probe: {exc}", file=err)  # an absent backend is left out, not an error
+    return {"protocol": PROTOCOL_VERSION, "runner": {"name": RUNNER_NAME, "version": runner_version()},
+            "backends": backends}
+
+
+def _check_scene(job: Job) -> list[str]:
+    """Validate what Job.from_dict leaves to the runner; return the scene's declared features."""
+    scene = job.scene
+    for key in ("width", "height"):
+        value = scene[key]
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SIDE:
+            raise JobError(f"scene key {key!r}: {value!r} is not an integer in 1..{MAX_SIDE}")
+    features = scene.get("features", [])
+    if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
+        raise JobError(f"scene key 'features': {features!r} is not a list of feature names")
+    return features
+
+
+def _burn(seconds: float) -> None:
+    """Busy-wait: a known CPU cost inside the timed section, to check that regressions are detected."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+@dataclass
+class _Stop:
+    """Set by SIGTERM/SIGINT; the frame loop checks it between frames, so rows are never half-written."""
+
+    signum: int | None = None
+
+    def __call__(self, signum: int, _frame: Any) -> None:
+        self.signum = signum
+
+
+@dataclass
+class _Run:
+    job: Job
+    outdir: Path
+    backend: Backend
+    program: Program
+    cpu_burn_ms: float
+    out: TextIO
+    stop: _Stop
+    issues: list[Issue] = field(default_factory=list)
+    frames_rendered: int = 0
+
+    def complexity_at(self, frame: int) -> float | None:
+        values = self.job.complexity
+        if values is None:
+            return None
+        return values[frame] if frame < len(values) else values[-1]
+
+    def frames(self) -> None:
+        job, backend, program = self.job, self.backend, self.program
+        surface = backend.make_surface(job.scene["width"], job.scene["height"])
+        canvas = surface.getCanvas()
+        pacer = make_pacer(job.mode, job.refresh_hz)
+        total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
+        last_progress = 0.0
+        # Python's cyclic collector would add pauses that belong to this harness, not to the scene.
+        gc.collect()
+        gc.disable()
+        try:
+            with FramesWriter(self.outdir / "frames.csv") as writer:
+                for f in range(total):
+                    if self.stop.signum is not None:
+                        return
+                    complexity = self.complexity_at(f)
+                    t_start = pacer.begin()
+                    backend.begin_frame()
+                    counters = program.render(canvas, f, complexity)
+                    if burn_s:
+                        _burn(burn_s)
+                    timing = backend.end_frame()
+                    interval = pacer.end()
+                    writer.write(frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
+                                 cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
+                                 present_interval_ms=interval, complexity=complexity,
+                                 draw_calls=counters.draw_calls, texture_upload_bytes=counters.upload_bytes,
+                                 disjoint=timing.disjoint, gl_error=timing.gl_error)
+                    self.issues.extend(i if i.frame is not None else replace(i, frame=f) for i in timing.issues)
+                    self.frames_rendered = f + 1
+                    now = time.perf_counter()
+                    if now - last_progress >= PROGRESS_EVERY_S or f + 1 == total:
+                        last_progress = now
+                        print(progress_line(f + 1, total), file=self.out, flush=True)
+        finally:
+            gc.enable()
+        self.captures(surface, canvas)
+
+    def captures(self, surface: skia.Surface, canvas: skia.Canvas) -> None:
+        # After the measured frames, so readback never perturbs their timing; any frame index can be asked for.
+        for frame in sorted(set(self.job.capture)):
+            if self.stop.signum is not None:
+                return
+            self.backend.begin_frame()
+            self.program.render(canvas, frame, self.complexity_at(frame))
+            self.backend.end_frame()
+            pixels = self.backend.read_rgba(surface)
+            image = skia.Image.fromarray(pixels, colorType=skia.kRGBA_8888_ColorType,
+                                         alphaType=skia.kUnpremul_AlphaType)
+            (self.outdir / capture_name(frame)).write_bytes(bytes(image.encodeToData(skia.kPNG, 100)))
+
+    def write_result(self) -> None:
+        write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms)
+
+
+def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
+                 cpu_burn_ms: float) -> None:
+    info = backend.probe_info()
+    write_result_json(
+        outdir / "result.json",
+        backend=backend.name,
+        timer_source=backend.timer_source,
+        present_source="simulated_vsync" if job.mode == "paced" else "frame_delta",
+        gpu={k: v for k, v in info.items() if k != "features"},
+        issues=issues,
+        wall_ms=round((time.perf_counter() - STARTED) * 1000.0, 3),
+        frames_rendered=frames_rendered,
+        cpu_burn_ms=cpu_burn_ms,
+    )
+
+
+def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
+        out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    outdir = Path(outdir_path)
+    if not outdir.is_dir():
+        print(f"run: output directory {outdir} does not exist", file=err)
+        return EXIT_USAGE
+    try:
+        job = Job.load(job_path)
+        declared = _check_scene(job)
+    except (ProtocolError, JobError) as exc:
+        print(f"run: bad job {job_path}: {exc}", file=err)
+        return EXIT_USAGE
+    if job.backend not in BACKENDS:
+        print(f"run: bad job {job_path}: key 'backend': {job.backend!r} is not one of {sorted(BACKENDS)}", file=err)
+        return EXIT_USAGE
+    try:
+        backend = open_backend(job.backend)
+    except BackendUnavailable as exc:
+        print(f"run: {exc}", file=err)
+        return EXIT_FAILED
+
+    stop = _Stop()
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return _run_with(job, job_path, declared, outdir, backend, cpu_burn_ms, out, err, stop)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        backend.close()
+
+
+def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backend: Backend,
+              cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop) -> int:
+    supported = backend.features
+
+    def skipped(features: set[str]) -> int:
+        detail = f"backend {backend.name!r} lacks feature(s) {', '.join(sorted(features))}"
+        print(f"run: skipped: {detail}", file=err)
+        write_result(outdir, job, backend, [Issue("feature_skipped", detail)], 0, cpu_burn_ms)
+        return EXIT_SKIPPED
+
+    # Declared features first: a scene naming a feature this runner has never heard of is skipped, not failed.
+    if missing := set(declared) - supported:
+        return skipped(missing)
+    try:
+        program = compile_scene(job.scene["ops"], has_complexity=job.complexity is not None,
+                                upload_image=backend.upload_image)
+    except DisplayListError as exc:
+        print(f"run: bad job {job_path}: scene.{exc}", file=err)
+        return EXIT_USAGE
+    if missing := program.features - supported:
+        return skipped(missing)
+
+    state = _Run(job, outdir, backend, program, cpu_burn_ms, out, stop, issues=list(program.issues))
+    code = EXIT_OK
+    try:
+        state.frames()
+    except Exception as exc:  # a frame that raised: keep what was measured, say where it stopped
+        traceback.print_exc(file=err)
+        state.issues.append(Issue("error", f"{type(exc).__name__}: {exc}", state.frames_rendered))
+        code = EXIT_FAILED
+    if stop.signum is not None:
+        name = signal.Signals(stop.signum).name
+        state.issues.append(Issue("partial", f"stopped by {name} after {state.frames_rendered} of "
+                                  f"{job.total_frames} frames", state.frames_rendered))
+        code = 128 + stop.signum
+    elif code == EXIT_OK and state.frames_rendered < job.total_frames:
+        code = EXIT_FAILED
+    state.write_result()
+    return code
