@@ -383,7 +383,7 @@ class FramesWriter:
         self._handle.flush()
 
     def write(self, **values: Any) -> None:
-        self._writer.writerow([_cell(values.get(c)) for c in self.columns])
+        self._writer.writerow([format_cell(values.get(c)) for c in self.columns])
         self._handle.flush()
 
     def close(self) -> None:
@@ -396,7 +396,7 @@ class FramesWriter:
         self.close()
 
 
-def _cell(value: Any) -> str:
+def format_cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, bool):

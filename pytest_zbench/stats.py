@@ -21,7 +21,8 @@ PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 
 METRICS: tuple[str, ...] = ("cpu_ms", "gpu_ms", "interval_ms", "frame_ms")
 MAD_TO_SIGMA = 1.4826  # makes the MAD a consistent estimator of a normal sigma
 MS_DIGITS = 4
-SHARE_DIGITS = 6  # a jank share of 1 frame in 10,000 must not round to zero
+SHARE_DIGITS = 6
+ROUNDING_MS = 1e-5  # frames.csv carries milliseconds to 6 decimals: differences below this are rounding  # a jank share of 1 frame in 10,000 must not round to zero
 
 Mode = Literal["paced", "uncapped"]
 
@@ -185,8 +186,10 @@ def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None,
     known = _finite(frames)
     if known.size == 0:
         return 0, 0, None, None
-    jank = int(np.count_nonzero(known > budget_ms))  # a frame of exactly the budget made its deadline
-    severe = int(np.count_nonzero(known > 2 * budget_ms))
+    # A frame of exactly the budget made its deadline. Runners write ms with ns resolution, so a paced
+    # interval of one whole period reads 16.666667 against a budget of 16.6666...: allow that rounding.
+    jank = int(np.count_nonzero(known > budget_ms + ROUNDING_MS))
+    severe = int(np.count_nonzero(known > 2 * budget_ms + ROUNDING_MS))
     return jank, severe, jank / known.size, float(known.max())
 
 

@@ -1,0 +1,189 @@
+"""run.json (seed §8) and the per-test JUnit properties.
+
+Workers of pytest-xdist build the same JSON-safe pieces and send them to the controller, which merges them
+and alone writes run.json (written atomically, validated against the shipped schema before it is written).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..protocol import Issue
+from .measure import SceneMeasurement
+
+SCHEMA_VERSION = 1
+SUITE = "render"
+
+
+def load_schema() -> dict[str, Any]:
+    text = resources.files("pytest_zbench").joinpath("schema/run.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def validate_run(document: dict[str, Any]) -> list[str]:
+    """Every schema violation as 'path: message'; empty when valid."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(load_schema())
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in validator.iter_errors(document)]
+
+
+def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path) -> dict[str, Any]:
+    """One §8 `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error."""
+    job = m.job
+    summary = m.summary.to_dict() if m.summary else None
+    metrics: dict[str, Any] = {"interval_ms": {}, "cpu_ms": {}, "gpu_ms": {}, "frame_ms": {}}
+    if summary:
+        metrics.update(summary["metrics"])
+        metrics.update({
+            "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
+            "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
+        })
+    timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
+    present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})
+    return {
+        "id": m.case.id,
+        "family": m.case.family,
+        "device": m.device,
+        "backend": m.backend,
+        "params": dict(m.case.params),
+        "mode": job.mode if job else None,
+        "runs": len(m.launches),
+        "complete_runs": len(m.complete_launches),
+        "partial": m.partial,
+        "warmup_frames": job.warmup_frames if job else 0,
+        "measured_frames": job.frames if job else 0,
+        "budget_ms": round(m.budget_ms, 4) if m.budget_ms else None,
+        "surface": {"width": job.scene["width"], "height": job.scene["height"]} if job else None,
+        "metrics": metrics,
+        "per_run_medians": summary["per_run_medians"] if summary else {},
+        "per_run": summary["per_run"] if summary else [],
+        "cold": summary["cold"] if summary else {},
+        "gpu_source": summary["gpu_source"] if summary else None,
+        "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
+        "present_source": present_sources[0] if len(present_sources) == 1 else None,
+        "notes": summary["notes"] if summary else [],
+        "samples_file": _relative(m.samples_file, results_dir),
+        "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
+        "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
+        "outcome": outcome,
+        "skipped": m.skipped,
+        "correctness": None,
+        "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
+    }
+
+
+def junit_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
+    """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>)."""
+    props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
+                                       ("zbench_backend", m.backend), ("runs", len(m.launches))]
+    if m.job is not None:
+        props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
+    if m.summary is None:
+        return props
+    s = m.summary
+    for metric in ("frame_ms", "cpu_ms", "gpu_ms", "interval_ms"):
+        values = s.metrics.get(metric)
+        if values:
+            props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
+    props += [("jank", s.jank), ("severe_jank", s.severe_jank)]
+    if s.jank_share is not None:
+        props.append(("jank_share", round(s.jank_share, 6)))
+    if s.gpu_source:
+        props.append(("gpu_source", s.gpu_source))
+    if m.samples_file is not None:
+        props.append(("samples_file", str(m.samples_file)))
+    return props
+
+
+@dataclass
+class RunRecord:
+    """The pieces of run.json collected during a session, mergeable across xdist workers."""
+
+    run_id: str
+    started_utc: str
+    app: dict[str, Any]
+    suite_version: str
+    devices: dict[str, dict[str, Any]] = field(default_factory=dict)
+    scenes: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"devices": self.devices, "scenes": self.scenes}
+
+    def add_scene(self, entry: dict[str, Any]) -> None:
+        self.scenes.append(entry)
+        sections = self.devices.get(entry["device"])
+        if sections is None:
+            return
+        # The device's sources are the ones its runner actually used, reported with the first measured scene.
+        if entry.get("timer_source") and not sections["gpu"].get("timer_source_used"):
+            sections["gpu"]["timer_source"] = sections["gpu"]["timer_source_used"] = entry["timer_source"]
+        if entry.get("present_source") and sections["display"].get("present_source") is None:
+            sections["display"]["present_source"] = entry["present_source"]
+            sections["display"]["vsync"] = entry.get("mode") == "paced"
+
+    def merge(self, part: dict[str, Any]) -> None:
+        for name, section in part.get("devices", {}).items():
+            self.devices.setdefault(name, section)
+        for entry in part.get("scenes", []):
+            self.add_scene(entry)
+
+    def document(self, device_order: tuple[str, ...]) -> dict[str, Any]:
+        """The §8 document. Its top-level device/gpu/display/conditions describe the first device run;
+        `devices` holds every device's sections when one session measured several."""
+        names = [n for n in device_order if n in self.devices] or list(self.devices)
+        primary = self.devices[names[0]] if names else _empty_device()
+        scenes = sorted(self.scenes, key=lambda s: (names.index(s["device"]) if s["device"] in names else 99, s["id"]))
+        return {
+            "schema": SCHEMA_VERSION,
+            "run_id": self.run_id,
+            "started_utc": self.started_utc,
+            "suite": SUITE,
+            "suite_version": self.suite_version,
+            "app": self.app,
+            "device": primary["device"],
+            "gpu": primary["gpu"],
+            "display": primary["display"],
+            "conditions": primary["conditions"],
+            "devices": {n: self.devices[n] for n in names},
+            "scenes": scenes,
+        }
+
+
+def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(document, handle, indent=2, sort_keys=False, allow_nan=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def issue_lines(issues: list[Issue], limit: int = 6) -> str:
+    lines = [f"  - [{i.kind}]{'' if i.frame is None else f' frame {i.frame}'}: {i.detail}" for i in issues[:limit]]
+    if len(issues) > limit:
+        lines.append(f"  - ... and {len(issues) - limit} more (see run.json)")
+    return "\n".join(lines)
+
+
+def _relative(path: Path | None, base: Path) -> str | None:
+    if path is None:
+        return None
+    try:
+        return str(path.relative_to(base))
+    except ValueError:
+        return str(path)
+
+
+def _empty_device() -> dict[str, Any]:
+    return {"device": {"id": ""}, "gpu": {"backend": ""}, "display": {}, "conditions": {}}

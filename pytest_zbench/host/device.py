@@ -1,0 +1,181 @@
+"""A device as the host sees it: its inventory entry, an open transport, its runner's probe, and launches.
+
+One launch = one runner process = the unit of statistical independence (DESIGN.md §5). Whatever a launch
+wrote is pulled back and read even when the runner failed or was killed: partial samples are data.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import DeviceError
+from ..inventory import Display, DeviceSpec
+from ..protocol import (
+    FrameTable,
+    Issue,
+    Job,
+    Probe,
+    ProtocolError,
+    RunResult,
+    capture_name,
+    parse_probe_output,
+    parse_progress,
+    read_frames_csv,
+    read_result_json,
+)
+from ..transports import Transport, device_join
+
+PROBE_TIMEOUT_S = 120.0
+# Used when neither the inventory nor the probe says what the screen is.
+DEFAULT_DISPLAY = Display(width=800, height=480, refresh_hz=60.0)
+SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+ProgressCallback = Callable[[int, int], None]
+
+
+def safe_component(name: str) -> str:
+    """A scene id or run id used as a folder name, on the host or the device: never a path of its own."""
+    if not SAFE_COMPONENT.match(name) or ".." in name:
+        raise DeviceError(f"{name!r} cannot be used as a folder name (letters, digits, '.', '_', '-' only)")
+    return name
+
+
+@dataclass
+class LaunchOutcome:
+    index: int
+    exit_code: int | None
+    timed_out: bool
+    wall_s: float
+    frames: FrameTable
+    result: RunResult
+    captures: dict[int, Path]
+    local_dir: Path
+    issues: list[Issue] = field(default_factory=list)
+    stderr_tail: str = ""
+
+    @property
+    def complete(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out
+
+    @property
+    def partial(self) -> bool:
+        return not self.complete
+
+    @property
+    def runner_wall_ms(self) -> float | None:
+        value = self.result.extra.get("wall_ms")
+        return float(value) if isinstance(value, (int, float)) else None
+
+
+class Device:
+    """An open device: `probe()` once, then `launch(job)` as often as needed; `close()` at session end."""
+
+    def __init__(self, spec: DeviceSpec, transport: Transport) -> None:
+        self.spec = spec
+        self.transport = transport
+        self._probe: Probe | None = None
+        self._opened = False
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    def open(self) -> None:
+        if not self._opened:
+            self.transport.open()
+            self._opened = True
+
+    def close(self) -> None:
+        if self._opened:
+            self._opened = False
+            self.transport.close()
+
+    def probe(self) -> Probe:
+        if self._probe is None:
+            self.open()
+            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=PROBE_TIMEOUT_S)
+            runner = " ".join(self.spec.runner)
+            if not result.ok:
+                why = "timed out" if result.timed_out else f"exited with {result.exit_code}"
+                raise DeviceError(
+                    f"device {self.name}: runner probe `{runner} probe` {why}: {_tail(result.stderr)}\n"
+                    f"Check the 'runner' entry of device {self.name} in {self.spec.source}."
+                )
+            try:
+                self._probe = parse_probe_output(result.stdout, source=f"device {self.name}: `{runner} probe`")
+            except ProtocolError as exc:
+                raise DeviceError(str(exc)) from exc
+        return self._probe
+
+    def display(self) -> Display:
+        if self.spec.display is not None:
+            return self.spec.display
+        probed = self.probe().display or {}
+        try:
+            return Display(int(probed["width"]), int(probed["height"]), float(probed.get("refresh_hz", 60.0)))
+        except (KeyError, TypeError, ValueError):
+            return DEFAULT_DISPLAY
+
+    def launch(self, job: Job, index: int, local_dir: Path, *, timeout_s: float,
+               on_progress: ProgressCallback | None = None) -> LaunchOutcome:
+        """Run one launch of `job`, pull what it wrote into `local_dir`, and read it whatever happened."""
+        self.open()
+        scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
+        outdir = device_join(scene_dir, f"launch-{index}")
+        remote_job = device_join(scene_dir, f"launch-{index}.job.json")
+        local_dir.mkdir(parents=True, exist_ok=True)
+        self.transport.mkdir(outdir)
+        with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
+            job_file = Path(tmp) / "job.json"
+            job_file.write_text(job.to_json(), encoding="utf-8")
+            self.transport.push(job_file, remote_job)
+        (local_dir / "job.json").write_text(job.to_json(), encoding="utf-8")
+
+        def on_line(line: str) -> None:
+            progress = parse_progress(line)
+            if progress is not None and on_progress is not None:
+                on_progress(*progress)
+
+        result = self.transport.run([*self.spec.runner, "run", remote_job, outdir], timeout_s=timeout_s, on_line=on_line)
+        issues: list[Issue] = []
+        try:
+            self.transport.pull_dir(outdir, local_dir)
+        except (OSError, DeviceError) as exc:
+            issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}"))
+        finally:
+            self.transport.remove_tree(scene_dir)
+        frames = read_frames_csv(local_dir / "frames.csv")
+        run_result = read_result_json(local_dir / "result.json")
+        captures = {f: local_dir / capture_name(f) for f in job.capture if (local_dir / capture_name(f)).is_file()}
+        if result.timed_out:
+            issues.append(Issue("timeout", f"runner killed at its {timeout_s:.0f} s deadline on device {self.name}"))
+        elif result.exit_code != 0:
+            issues.append(Issue("exit", f"runner exited with {result.exit_code}: {_tail(result.stderr)}"))
+        rendered = len(frames.rows)
+        if rendered < job.total_frames:
+            issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
+        if result.ok:
+            missing = sorted(set(job.capture) - set(captures))
+            if missing:
+                issues.append(Issue("capture_missing", f"runner wrote no capture for frames {missing}"))
+        return LaunchOutcome(
+            index=index,
+            exit_code=result.exit_code,
+            timed_out=result.timed_out,
+            wall_s=result.wall_s,
+            frames=frames,
+            result=run_result,
+            captures=captures,
+            local_dir=local_dir,
+            issues=issues + frames.issues + run_result.issues,
+            stderr_tail=_tail(result.stderr),
+        )
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    kept = [line for line in text.strip().splitlines() if line.strip()][-lines:]
+    return "\n".join(kept) if kept else "(no output on stderr)"

@@ -1,0 +1,112 @@
+"""What the run was measured with: the build under test and the conditions of the machine (seed §8).
+
+Only facts that are cheap to read and safe to publish: no environment variables, no user names, no paths
+of credentials.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+from pathlib import Path
+from typing import Any
+
+
+def app_info(root: Path) -> dict[str, Any]:
+    """The build under test. ZBENCH_BUILD_HASH overrides git, for CI systems that build elsewhere."""
+    build = os.environ.get("ZBENCH_BUILD_HASH", "")
+    dirty: bool | None = None
+    if not build:
+        build = _git(root, "rev-parse", "HEAD") or ""
+        status = _git(root, "status", "--porcelain", "--untracked-files=no")
+        dirty = bool(status) if status is not None and build else None
+    return {
+        "build_hash": build,
+        "dirty": dirty,
+        "zinc_version": os.environ.get("ZBENCH_ZINC_VERSION", ""),
+        "build_type": os.environ.get("ZBENCH_BUILD_TYPE", ""),
+        "compiler": "",
+        "flags": "",
+    }
+
+
+def host_device_info() -> dict[str, Any]:
+    """The `device` section for a device that is this host (transport `local`)."""
+    uname = platform.uname()
+    return {
+        "model": uname.machine,
+        "soc": "",
+        "cpu": {"arch": uname.machine, "cores": os.cpu_count() or 0, "max_mhz": _max_mhz()},
+        "ram_mb": _ram_mb(),
+        "os": f"{uname.system} {_os_release()}".strip(),
+        "os_build": uname.version,
+        "kernel": uname.release,
+    }
+
+
+def host_conditions() -> dict[str, Any]:
+    """Conditions of this host now; a device's own platform probe replaces these for remote devices."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    return {
+        "power": _power(),
+        "battery_pct": None,
+        "governor": _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor") or "",
+        "low_power_mode": None,
+        "temp_c": _temp_c(),
+        "thermal_state": "",
+        "throttled": None,
+        "load_avg_1m": round(load[0], 2) if load else None,
+        "background_load_note": "",
+        "headless": not os.environ.get("DISPLAY"),
+    }
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() if out.returncode == 0 else None
+
+
+def _read(path: str) -> str | None:
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+
+
+def _max_mhz() -> int:
+    khz = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+    return int(khz) // 1000 if khz and khz.isdigit() else 0
+
+
+def _ram_mb() -> int:
+    meminfo = _read("/proc/meminfo") or ""
+    for line in meminfo.splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) // 1024
+    return 0
+
+
+def _os_release() -> str:
+    for line in (_read("/etc/os-release") or "").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return platform.release()
+
+
+def _temp_c() -> float | None:
+    raw = _read("/sys/class/thermal/thermal_zone0/temp")
+    return round(int(raw) / 1000.0, 1) if raw and raw.lstrip("-").isdigit() else None
+
+
+def _power() -> str:
+    supply = Path("/sys/class/power_supply")
+    if not supply.is_dir():
+        return "unknown"
+    for entry in supply.iterdir():
+        if _read(str(entry / "type")) == "Mains":
+            return "plugged" if _read(str(entry / "online")) == "1" else "battery"
+    return "unknown"

@@ -1,0 +1,179 @@
+"""Measure one scene on one device: build the job, run the launches, keep every sample, summarise.
+
+The per-scene CSV is written as soon as each launch is read, by whichever process measured the scene (one
+file per device and scene, so xdist workers never share one): a crash later in the session loses nothing.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, format_cell
+from ..scenes import SceneCase
+from ..settings import Settings
+from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
+from .device import Device, LaunchOutcome, safe_component
+
+# (scene id, launch index, launches, frame, frames) → None
+ProgressSink = Callable[[str, int, int, int, int], None]
+
+
+@dataclass
+class SceneMeasurement:
+    """Everything one scene produced on one device in this session, perf and golden tests alike."""
+
+    case: SceneCase
+    device: str
+    backend: str
+    job: Job | None
+    launches: list[LaunchOutcome] = field(default_factory=list)
+    summaries: list[LaunchSummary] = field(default_factory=list)
+    summary: SceneSummary | None = None
+    skipped: str | None = None  # the reason when the device cannot run the scene
+    samples_file: Path | None = None
+    wall_s: float = 0.0
+    budget_ms: float = 0.0
+
+    @property
+    def issues(self) -> list[Issue]:
+        return [issue for launch in self.launches for issue in launch.issues]
+
+    @property
+    def complete_launches(self) -> list[LaunchOutcome]:
+        return [launch for launch in self.launches if launch.complete]
+
+    @property
+    def partial(self) -> bool:
+        return any(launch.partial for launch in self.launches)
+
+
+def missing_features(device: Device, case: SceneCase) -> str | None:
+    """Why the device's runner cannot draw the scene, or None when it can."""
+    probe = device.probe()
+    backend = probe.backends.get(device.spec.backend)
+    if backend is None:
+        return (f"runner {probe.runner_name!r} on device {device.name} has no backend {device.spec.backend!r} "
+                f"(its probe lists {', '.join(sorted(probe.backends))})")
+    missing = sorted(case.features - backend.features)
+    if missing:
+        return (f"scene {case.id} needs feature(s) {', '.join(missing)}, which runner {probe.runner_name!r} "
+                f"({device.spec.backend}) on device {device.name} does not list in its probe")
+    return None
+
+
+def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
+    display = device.display()
+    return Job(
+        backend=device.spec.backend,
+        mode=case.mode or settings.mode,
+        refresh_hz=display.refresh_hz,
+        warmup_frames=settings.warmup,
+        frames=settings.frames,
+        capture=tuple(case.capture),
+        seed=settings.seed,
+        scene=case.job_scene(display.width, display.height),
+    )
+
+
+def measure_scene(device: Device, case: SceneCase, settings: Settings, results_dir: Path,
+                  progress: ProgressSink | None = None) -> SceneMeasurement:
+    started = time.monotonic()
+    measurement = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
+    measurement.skipped = missing_features(device, case)
+    if measurement.skipped:
+        return measurement
+    job = build_job(device, case, settings)
+    measurement.job = job
+    budget = case.budget_ms or 1000.0 / job.refresh_hz
+    measurement.budget_ms = budget
+    device_dir = results_dir / safe_component(device.name)
+    scene_dir = device_dir / safe_component(case.id)
+    csv_path = device_dir / f"{case.id}.frames.csv"
+    measurement.samples_file = csv_path
+    timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
+    writer = SamplesCsv(csv_path)
+    try:
+        for index in range(settings.runs):
+            def on_progress(frame: int, of: int, index: int = index) -> None:
+                if progress is not None:
+                    progress(case.id, index, settings.runs, frame, of)
+
+            if progress is not None:
+                progress(case.id, index, settings.runs, 0, job.total_frames)
+            outcome = device.launch(job, index, scene_dir / f"launch-{index}", timeout_s=timeout,
+                                    on_progress=on_progress)
+            measurement.launches.append(outcome)
+            writer.append(index, outcome.frames)
+            samples = launch_samples(outcome.frames, job.mode, partial=outcome.partial)
+            if samples is not None:
+                measurement.summaries.append(summarize_launch(samples, budget))
+    finally:
+        writer.close()
+        measurement.wall_s = time.monotonic() - started
+    if measurement.summaries:
+        measurement.summary = summarize_scene(measurement.summaries, budget)
+    return measurement
+
+
+def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamples | None:
+    """Turn validated frames.csv rows into the arrays the statistics take; None without measured frames."""
+    measured = [row for row in table.rows if row["phase"] == "measure"]
+    if not measured:
+        return None
+    warmup = [row for row in table.rows if row["phase"] == "warmup"]
+
+    def series(rows: list[dict[str, Any]], name: str) -> np.ndarray:
+        return np.array([np.nan if row.get(name) is None else row[name] for row in rows], dtype=float)
+
+    sources = {row["gpu_source"] for row in measured if row["gpu_source"] not in (None, "none")}
+    gpu = series(measured, "gpu_ms")
+    gpu_source: str | None = None
+    if len(sources) == 1:
+        gpu_source = sources.pop()
+        # Frames without the launch's source (or flagged disjoint) cannot be compared: drop their gpu_ms.
+        mask = np.array([row["gpu_source"] == gpu_source and not row.get("disjoint") for row in measured])
+        gpu = np.where(mask, gpu, np.nan)
+    else:
+        gpu = np.full(len(measured), np.nan)  # none, or several sources mixed in one launch: never pooled
+    counters = {name: series(measured, name) for name in ("draw_calls", "texture_upload_bytes", *table.counter_columns)}
+    return LaunchSamples(
+        cpu_ms=series(measured, "cpu_ms"),
+        gpu_ms=gpu,
+        gpu_source=gpu_source,
+        interval_ms=series(measured, "present_interval_ms"),
+        warmup_cpu_ms=series(warmup, "cpu_ms"),
+        counters=counters,
+        mode=mode,  # type: ignore[arg-type]
+        partial=partial,
+    )
+
+
+class SamplesCsv:
+    """All launches of one scene in one CSV: a `launch` column, then the frames.csv columns as validated."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = open(path, "w", newline="", encoding="utf-8")
+        self._writer = csv.writer(self._handle)
+        self._columns: list[str] | None = None
+
+    def append(self, launch: int, table: FrameTable) -> None:
+        if self._columns is None:
+            self._columns = [*FRAME_COLUMNS, *table.counter_columns]
+            self._writer.writerow(["launch", *self._columns])
+        for row in table.rows:
+            self._writer.writerow([launch, *(format_cell(row.get(c)) for c in self._columns)])
+        self._handle.flush()
+
+    def close(self) -> None:
+        if self._columns is None:
+            self._writer.writerow(["launch", *FRAME_COLUMNS])
+        self._handle.close()
+

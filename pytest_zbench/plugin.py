@@ -1,0 +1,331 @@
+"""The pytest entry point: options, collection of scene files, fixtures, reporting.
+
+Only this module knows pytest. Everything it calls takes plain values (Settings, SceneCase, Device, ...).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from .errors import DeviceError, SceneError, UsageError
+from .settings import OPTIONS, Option, Settings, build_settings
+
+SESSION_KEY = pytest.StashKey["ZbenchState"]()
+CASE_KEY = pytest.StashKey[Any]()  # SceneCase of a collected scene test
+DEVICE_KEY = pytest.StashKey[str]()
+MEASUREMENT_KEY = pytest.StashKey[Any]()  # SceneMeasurement, once the test has measured
+RECORDED_KEY = pytest.StashKey[bool]()
+
+
+# ------------------------------------------------------------------------------------------ options
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("zbench", "render benchmarks and golden images (pytest-zbench)")
+    for option in OPTIONS:
+        group.addoption(option.flag, dest=_dest(option), default=None, metavar=option.name.upper(), help=option.help)
+        parser.addini(option.ini, help=option.help, default=None)
+    group.addoption(
+        "--zbench-quick", action="store_true", default=False,
+        help="a first look: 2 launches of 5 warmup + 30 measured frames unless given explicitly (default: off)",
+    )
+    parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
+
+
+def _dest(option: Option) -> str:
+    return "zbench_" + option.name
+
+
+class ZbenchState:
+    """Session state in config.stash: settings, the host session (lazy), the terminal progress line."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        from .inventory import load_inventory
+
+        self.config = config
+        self.settings = settings
+        self.inventory = load_inventory(settings.inventory)
+        for name in settings.devices:
+            self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
+        self.is_worker = hasattr(config, "workerinput")
+        self._host: Any = None
+
+    @property
+    def host(self) -> Any:
+        if self._host is None:
+            from .host.session import HostSession
+
+            run = getattr(self.config, "workerinput", {}).get("zbench_run", {})
+            self._host = HostSession(self.settings, self.inventory, self.config.rootpath,
+                                     run_id=run.get("run_id"), started_utc=run.get("started_utc"))
+        return self._host
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "zbench_scene(scene_id): the scene the `scene` fixture gives a plain test")
+    config.addinivalue_line("markers", "zbench_device(name): the device the `device` fixture gives a plain test")
+    config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
+
+    def get(option: Option) -> Any:
+        value = config.getoption(_dest(option))
+        if value is not None:
+            if option.name in ("inventory", "scenes_dir", "results"):
+                value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd
+            return value
+        return config.getini(option.ini)
+
+    quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
+    try:
+        settings = build_settings(get, config.rootpath, quick=quick)
+        config.stash[SESSION_KEY] = ZbenchState(config, settings)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    state = config.stash.get(SESSION_KEY, None)
+    if state is not None and state._host is not None:
+        state.host.close()
+
+
+# ---------------------------------------------------------------------------------------- collection
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    state = parent.config.stash.get(SESSION_KEY, None)
+    if state is None or file_path.suffix not in (".yaml", ".yml"):
+        return None
+    if file_path.parent.resolve() != state.settings.scenes_dir.resolve():
+        return None
+    return SceneFile.from_parent(parent, path=file_path)
+
+
+class SceneFile(pytest.File):
+    """One scene file: a perf test per scene case and device."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from .scenes import load_scene_file
+
+        state = self.config.stash[SESSION_KEY]
+        for case in load_scene_file(self.path):
+            for device in state.settings.devices:
+                item = SceneTest.from_parent(self, name=f"perf[{case.id}-{device}]", callobj=perf_test)
+                item.stash[CASE_KEY] = case
+                item.stash[DEVICE_KEY] = device
+                item.add_marker(pytest.mark.zbench_perf)
+                yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SceneError):
+            return f"{excinfo.value}\nFix the scene file; the other scene files were still collected."
+        return super().repr_failure(excinfo)
+
+
+class SceneTest(pytest.Function):
+    """A test generated from a scene; reports the scene file as its location."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, self.name
+
+
+def perf_test(device: Any, scene: "Scene") -> None:
+    """The generated perf test: measure the scene on the device and judge the measurement."""
+    measurement = scene.measure(device)
+    scene.check_perf(measurement)
+
+
+# ------------------------------------------------------------------------------------------- fixtures
+
+
+@pytest.fixture(scope="session")
+def zbench_session(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The host session: devices opened on first use and closed at the end of the session."""
+    state = request.config.stash[SESSION_KEY]
+    state.host.progress = _terminal_progress(request.config)
+    yield state.host
+    state.host.close()
+
+
+@pytest.fixture
+def device(request: pytest.FixtureRequest, zbench_session: Any) -> Any:
+    """The device this test runs on, opened and probed once per session.
+
+    Example::
+
+        @pytest.mark.zbench_device("pi3b")
+        def test_runner_has_timer(device):
+            assert "timer_query" in device.probe().backends["gles2"].timer_sources
+    """
+    name = request.node.stash.get(DEVICE_KEY, None)
+    if name is None:
+        marker = request.node.get_closest_marker("zbench_device")
+        name = marker.args[0] if marker else zbench_session.settings.devices[0]
+    try:
+        return zbench_session.device(name)
+    except DeviceError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def scene(request: pytest.FixtureRequest, zbench_session: Any) -> "Scene":
+    """The scene of this test, with `measure(device)` and the perf checks.
+
+    Example::
+
+        @pytest.mark.zbench_scene("fill.alpha.x4")
+        def test_alpha_fill_has_no_severe_jank(device, scene):
+            measurement = scene.measure(device)
+            assert measurement.summary.severe_jank == 0
+    """
+    case = request.node.stash.get(CASE_KEY, None)
+    if case is None:
+        marker = request.node.get_closest_marker("zbench_scene")
+        if marker is None:
+            raise pytest.UsageError(f"{request.node.nodeid}: the `scene` fixture needs @pytest.mark.zbench_scene(ID)")
+        case = _find_case(zbench_session.settings.scenes_dir, marker.args[0])
+        request.node.stash[CASE_KEY] = case
+    return Scene(case, zbench_session, request.node)
+
+
+def _find_case(scenes_dir: Path, scene_id: str) -> Any:
+    from .scenes import load_corpus
+
+    cases, errors = load_corpus(scenes_dir)
+    for case in cases:
+        if case.id == scene_id:
+            return case
+    hint = f" ({len(errors)} scene file(s) failed to load)" if errors else ""
+    raise pytest.UsageError(f"no scene {scene_id!r} in {scenes_dir}{hint}")
+
+
+class Scene:
+    """One scene case bound to a test: measures it (once per session and device) and judges the result."""
+
+    def __init__(self, case: Any, host: Any, node: pytest.Item) -> None:
+        self.case = case
+        self._host = host
+        self._node = node
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    def measure(self, device: Any) -> Any:
+        measurement = self._host.measure(device.name, self.case)
+        self._node.stash[MEASUREMENT_KEY] = measurement
+        if measurement.skipped:
+            pytest.skip(measurement.skipped)
+        return measurement
+
+    def check_perf(self, measurement: Any) -> None:
+        """Fail when the launches did not all produce trustworthy samples; the samples are kept either way."""
+        __tracebackhide__ = True
+        from .host.artifacts import issue_lines, junit_properties
+
+        self._node.user_properties.extend(junit_properties(measurement))
+        blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan")]
+        if blocking or measurement.summary is None:
+            complete = len(measurement.complete_launches)
+            pytest.fail(
+                f"scene {self.case.id} on device {measurement.device}: {complete} of {len(measurement.launches)} "
+                f"launches complete; the runner's output was not trustworthy:\n{issue_lines(blocking)}\n"
+                f"Samples kept (partial launches marked) in {measurement.samples_file}",
+                pytrace=False,
+            )
+
+
+# ------------------------------------------------------------------------------------------ reporting
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    measurement = item.stash.get(MEASUREMENT_KEY, None)
+    if measurement is None or item.stash.get(RECORDED_KEY, False) or item.get_closest_marker("zbench_perf") is None:
+        return report
+    if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
+        from .host.artifacts import scene_entry
+
+        state = item.config.stash[SESSION_KEY]
+        outcome = "skipped" if report.skipped else report.outcome
+        state.host.record.add_scene(scene_entry(measurement, outcome, results_dir=state.settings.results))
+        item.stash[RECORDED_KEY] = True
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(SESSION_KEY, None)
+    if state is None or state._host is None:
+        return
+    if state.is_worker:
+        session.config.workeroutput["zbench"] = state.host.record.to_json()  # type: ignore[attr-defined]
+        return
+    _write_run_json(state)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist controller → worker: one run id and start time for the whole session."""
+    state = node.config.stash[SESSION_KEY]
+    node.workerinput["zbench_run"] = {"run_id": state.host.record.run_id, "started_utc": state.host.record.started_utc}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    state = node.config.stash[SESSION_KEY]
+    part = getattr(node, "workeroutput", {}).get("zbench")
+    if part:
+        state.host.record.merge(part)
+
+
+def _write_run_json(state: ZbenchState) -> None:
+    from .host.artifacts import validate_run, write_json_atomic
+
+    record = state.host.record
+    if not record.scenes:
+        return
+    document = record.document(state.settings.devices)
+    errors = validate_run(document)
+    if errors:  # a bug of ours, but the numbers are still worth keeping: write them beside, loudly
+        write_json_atomic(state.settings.results / "run.invalid.json", document)
+        raise UsageError("run.json does not match its schema:\n" + "\n".join(errors[:10]))
+    write_json_atomic(state.settings.results / "run.json", document)
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    state = config.stash.get(SESSION_KEY, None)
+    if state is None or state.is_worker or state._host is None or not state.host.record.scenes:
+        return
+    from .report import summary_lines
+
+    terminalreporter.write_sep("-", "zbench")
+    for line in summary_lines(state.host.record.scenes):
+        terminalreporter.write_line(line)
+    terminalreporter.write_line(f"artifacts: {state.settings.results / 'run.json'}")
+
+
+def _terminal_progress(config: pytest.Config) -> Any:
+    """A progress note (scene, launch, frame) after the test's dot, erased again; only on a terminal."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None or hasattr(config, "workerinput") or not reporter.isatty:
+        return None
+    shown = {"text": "", "at": 0.0}
+
+    def progress(scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
+        now = time.monotonic()
+        if now - shown["at"] < 0.25 and frame not in (0, of):
+            return
+        text = f" [{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}]"
+        width = len(shown["text"])
+        reporter.write("\b" * width + " " * width + "\b" * width + text, flush=True)
+        shown["text"], shown["at"] = text, now
+        if frame == of and launch + 1 == launches:
+            reporter.write("\b" * len(text) + " " * len(text) + "\b" * len(text), flush=True)
+            shown["text"] = ""
+
+    return progress

@@ -1,0 +1,29 @@
+"""The terminal summary table of a session, from run.json scene entries."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "outcome")
+
+
+def summary_lines(scenes: Iterable[dict[str, Any]]) -> list[str]:
+    rows = [COLUMNS]
+    for entry in sorted(scenes, key=lambda e: (e["device"], e["id"])):
+        metrics = entry.get("metrics") or {}
+        frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
+        share = metrics.get("jank_share")
+        runs = f"{entry.get('complete_runs', entry['runs'])}/{entry['runs']}"
+        rows.append((
+            entry["device"], entry["id"], runs,
+            _ms(frame.get("p50")), _ms(frame.get("p95")), _ms(frame.get("p99")),
+            _ms(cpu.get("p50")), _ms(gpu.get("p50")),
+            "-" if share is None else f"{metrics.get('jank', 0)} ({share:.1%})",
+            entry["outcome"] + (" (partial)" if entry.get("partial") else ""),
+        ))
+    widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
+    return ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _ms(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"

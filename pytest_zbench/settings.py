@@ -1,0 +1,128 @@
+"""One frozen settings object, built once from command line > ini > default and validated there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import UsageError
+from .protocol import MODES
+
+# Defaults follow the seed (§1): 60 warmup frames, 600 measured, 5 independent launches, vsync-paced.
+DEFAULT_WARMUP = 60
+DEFAULT_FRAMES = 600
+DEFAULT_RUNS = 5
+DEFAULT_MODE = "paced"
+
+# `--zbench-quick`: a first look in seconds, not a measurement to trust. Two launches so that spread exists.
+QUICK = {"runs": 2, "warmup": 5, "frames": 30}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A setting's command-line flag, ini key, type and default, declared once for the plugin to register."""
+
+    name: str
+    flag: str
+    ini: str
+    help: str
+    default: Any
+    parse: Callable[[str], Any] = str
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("devices", "--zbench-device", "zbench_device",
+           "device name(s) from the inventory, comma separated (default: local)", "local"),
+    Option("inventory", "--zbench-devices", "zbench_devices",
+           "path of the device inventory (default: devices.yaml beside the ini file)", "devices.yaml"),
+    Option("scenes_dir", "--zbench-scenes", "zbench_scenes",
+           "folder of scene files collected as tests (default: scenes)", "scenes"),
+    Option("results", "--zbench-results", "zbench_results",
+           "artifact folder for run.json, per-frame CSVs and images (default: zbench-results)", "zbench-results"),
+    Option("runs", "--zbench-runs", "zbench_runs",
+           f"independent runner launches per scene (default: {DEFAULT_RUNS})", DEFAULT_RUNS, int),
+    Option("frames", "--zbench-frames", "zbench_frames",
+           f"measured frames per launch (default: {DEFAULT_FRAMES})", DEFAULT_FRAMES, int),
+    Option("warmup", "--zbench-warmup", "zbench_warmup",
+           f"warmup frames per launch, discarded from the statistics (default: {DEFAULT_WARMUP})", DEFAULT_WARMUP, int),
+    Option("mode", "--zbench-mode", "zbench_mode",
+           f"frame pacing: paced (simulated vsync) or uncapped (default: {DEFAULT_MODE})", DEFAULT_MODE),
+    Option("timeout_s", "--zbench-timeout", "zbench_timeout",
+           "wall-clock limit of one runner launch in seconds (default: computed from the frame count)", None, float),
+    Option("seed", "--zbench-seed", "zbench_seed", "seed passed to the runner (default: 1)", 1, int),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    devices: tuple[str, ...]
+    inventory: Path
+    scenes_dir: Path
+    results: Path
+    runs: int
+    frames: int
+    warmup: int
+    mode: str
+    timeout_s: float | None
+    seed: int
+    quick: bool = False
+
+    def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
+        """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        if device_timeout is not None:
+            return device_timeout
+        return 60.0 + 20.0 * (self.warmup + self.frames) / refresh_hz
+
+
+def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool) -> Settings:
+    """`get(option)` returns the command-line value, else the ini value (a string), else None."""
+    values: dict[str, Any] = {}
+    for option in OPTIONS:
+        raw = get(option)
+        if raw is None or raw == "":
+            values[option.name] = option.default
+            continue
+        try:
+            values[option.name] = option.parse(raw) if isinstance(raw, str) else raw
+        except ValueError:
+            raise UsageError(f"{option.flag} (ini {option.ini}): {raw!r} is not a valid {option.parse.__name__}") from None
+    quick_overrides = {k: v for k, v in QUICK.items() if get(_option(k)) in (None, "")} if quick else {}
+    values.update(quick_overrides)
+    devices = tuple(d.strip() for d in str(values["devices"]).split(",") if d.strip())
+    if not devices:
+        raise UsageError("--zbench-device: give at least one device name")
+    if len(set(devices)) != len(devices):
+        raise UsageError(f"--zbench-device: {','.join(devices)} names a device twice")
+    for key, low in (("runs", 1), ("frames", 1), ("warmup", 0)):
+        if values[key] < low:
+            raise UsageError(f"{_option(key).flag}: {values[key]} must be at least {low}")
+    if values["mode"] not in MODES:
+        raise UsageError(f"--zbench-mode: {values['mode']!r} is not one of {', '.join(MODES)}")
+    if values["timeout_s"] is not None and values["timeout_s"] <= 0:
+        raise UsageError("--zbench-timeout: give a positive number of seconds")
+
+    def path(value: Any) -> Path:
+        p = Path(str(value)).expanduser()
+        return p if p.is_absolute() else rootdir / p
+
+    return Settings(
+        devices=devices,
+        inventory=path(values["inventory"]),
+        scenes_dir=path(values["scenes_dir"]),
+        results=path(values["results"]),
+        runs=values["runs"],
+        frames=values["frames"],
+        warmup=values["warmup"],
+        mode=values["mode"],
+        timeout_s=values["timeout_s"],
+        seed=values["seed"],
+        quick=quick,
+    )
+
+
+def _option(name: str) -> Option:
+    return next(o for o in OPTIONS if o.name == name)
+
