@@ -16,4 +16,6 @@ def runner_version() -> str:
     try:
         return version("pytest-zbench")
     except PackageNotFoundError:  # running from a source tree
-        return "0.1.0"
+        import pytest_zbench
+
+        return getattr(pytest_zbench, "__version__", "0.1.0")

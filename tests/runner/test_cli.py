@@ -1,0 +1,210 @@
+"""The runner as the host sees it: a subprocess speaking runner protocol v1 (DESIGN.md §3)."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import statistics
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from pytest_zbench.protocol import (
+    capture_name, parse_probe_output, parse_progress, read_frames_csv, read_result_json,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+# One op of every drawing kind plus every container, with animation, so the frame index shows in the pixels.
+ALL_OPS = [
+    {"op": "rect", "x": 0, "y": 0, "w": 12, "h": 12, "color": "#FF0000"},
+    {"op": "rrect", "x": 14, "y": 0, "w": 12, "h": 12, "radius": 3, "color": "#00FF0080"},
+    {"op": "border", "x": 28, "y": 0, "w": 12, "h": 12, "radius": 2, "width": 2, "color": "#0000FF"},
+    {"op": "linear_gradient", "x": 0, "y": 14, "w": 12, "h": 8, "x0": 0, "y0": 0, "x1": 12, "y1": 0,
+     "stops": [[0, "#000000"], [1, "#FF8000"]]},
+    {"op": "radial_gradient", "x": 14, "y": 14, "w": 8, "h": 8, "cx": 18, "cy": 18, "r": 4,
+     "stops": [[0, "#FF00FF"], [1, "#00FFFF"]]},
+    {"op": "shadow", "x": 26, "y": 16, "w": 6, "h": 6, "radius": 1, "blur": 4, "dx": 1, "dy": 1, "color": "#00000080"},
+    {"op": "backdrop_blur", "x": 0, "y": 8, "w": 16, "h": 8, "blur": 3},
+    {"op": "text", "x": 34, "y": 30, "size": 8, "color": "#000000", "text": "{frame}"},
+    {"op": "image", "x": 40, "y": 14, "w": 8, "h": 8, "tex_w": 8, "tex_h": 8, "pattern": "noise", "seed": 7,
+     "upload": "once", "filter": "linear"},
+    {"op": "clip", "shape": {"kind": "rect", "x": 0, "y": 24, "w": 10, "h": 8},
+     "ops": [{"op": "path", "points": [[0, 24], [16, 24], [0, 32]], "closed": True, "color": "#804000"}]},
+    {"op": "layer", "opacity": 0.5, "ops": [
+        {"op": "group", "dx": {"anim": "linear", "from": 0, "to": 10, "period": 10}, "dy": 0, "ops": [
+            {"op": "repeat", "count": 2, "dx": 3, "dy": 0, "ops": [
+                {"op": "rect", "x": 12, "y": 26, "w": 2, "h": 2, "color": "#000000"}]}]}]},
+]
+W, H = 48, 32
+
+
+@pytest.fixture(scope="module")
+def paced(launch, make_job):
+    """Two launches of the same paced job: determinism is checked between them."""
+    job = make_job(ALL_OPS, width=W, height=H, mode="paced", refresh_hz=120.0, warmup=2, frames=6,
+                   capture=(0, 5, 1000))
+    return job, launch(job), launch(job)
+
+
+def _doc_ops() -> set[str]:
+    text = (REPO / "docs" / "display-list.md").read_text(encoding="utf-8")
+    return set(re.findall(r"^\| `([a-z_]+)` \|", text, flags=re.MULTILINE))
+
+
+def test_probe_lists_software_with_every_documented_op(start_runner):
+    proc = start_runner("probe")
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stderr
+    probe = parse_probe_output(stdout)
+    assert probe.runner_name == "zbench-reference" and probe.runner_version
+    software = probe.backends["software"]
+    assert len(_doc_ops()) == 14
+    assert software.features == _doc_ops()
+    assert software.timer_sources == ("none",)
+    assert software.info["gl_renderer"] == "Skia raster" and software.info["max_texture_size"] == 0
+
+
+def test_paced_run_writes_every_frame_with_phases(paced):
+    job, first, _ = paced
+    assert first.returncode == 0, first.stderr
+    table = read_frames_csv(first.outdir / "frames.csv")
+    assert table.issues == []
+    assert [r["frame"] for r in table.rows] == list(range(8))
+    assert table.count("warmup") == 2 and table.count("measure") == 6
+    assert [r["phase"] for r in table.rows[:3]] == ["warmup", "warmup", "measure"]
+    for row in table.rows:
+        assert row["gpu_source"] == "none" and row["gpu_ms"] is None
+        assert row["cpu_ms"] > 0
+        assert row["draw_calls"] == 12  # 9 top-level drawing ops + the clipped path + 2 repeated rects
+        assert row["texture_upload_bytes"] == (8 * 8 * 4 if row["frame"] == 0 else 0)  # upload=once
+
+
+def test_paced_intervals_are_whole_vsync_periods(paced):
+    _, first, _ = paced
+    table = read_frames_csv(first.outdir / "frames.csv")
+    period = 1000.0 / 120.0
+    starts = [r["t_start_ns"] for r in table.rows]
+    for row in table.rows:
+        periods = row["present_interval_ms"] / period
+        assert periods >= 1 - 1e-6 and abs(periods - round(periods)) < 1e-4, row
+    # The next frame waits for the previous one's present: starts are at least one period apart.
+    assert all((b - a) / 1e6 >= period * 0.99 for a, b in zip(starts, starts[1:]))
+
+
+def test_result_json(paced):
+    _, first, _ = paced
+    result = read_result_json(first.outdir / "result.json")
+    assert result.issues == []
+    assert (result.backend, result.timer_source, result.present_source) == ("software", "none", "simulated_vsync")
+    assert result.gpu["gl_renderer"] == "Skia raster"
+    assert result.extra["frames_rendered"] == 8
+    # Eight frames at 120 Hz take at least 8 periods of wall time.
+    assert result.extra["wall_ms"] >= 8 * 1000 / 120
+
+
+def test_progress_lines(paced):
+    _, first, _ = paced
+    progress = [p for p in map(parse_progress, first.stdout.splitlines()) if p is not None]
+    assert progress and progress[-1] == (8, 8)
+
+
+def test_captures_are_rgba_of_scene_size_and_byte_identical_across_launches(paced):
+    job, first, second = paced
+    for frame in (0, 5, 1000):  # 1000 is past the run's end: captures render any frame index
+        path = first.outdir / capture_name(frame)
+        with Image.open(path) as image:
+            assert image.mode == "RGBA" and image.size == (W, H)
+        assert path.read_bytes() == (second.outdir / capture_name(frame)).read_bytes()
+
+
+def test_animated_scene_capture_differs_between_frames(paced):
+    _, first, _ = paced
+    f0 = np.asarray(Image.open(first.outdir / capture_name(0)))
+    f5 = np.asarray(Image.open(first.outdir / capture_name(5)))
+    assert (f0 != f5).any()
+    assert (f0[..., 3] == 255).all()  # cleared to opaque white, so every pixel is opaque
+
+
+def test_uncapped_complexity_and_every_frame_uploads(launch, make_job):
+    ops = [
+        {"op": "repeat", "count": "complexity", "dx": 2, "dy": 2, "columns": 4,
+         "ops": [{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "#000000"}]},
+        {"op": "image", "x": 0, "y": 0, "w": 8, "h": 8, "tex_w": 4, "tex_h": 2, "pattern": "checker", "seed": 0,
+         "upload": "every_frame", "filter": "nearest"},
+    ]
+    complexity = (1.0, 3.0, 10.0, 2.4)
+    run = launch(make_job(ops, warmup=1, frames=3, complexity=complexity))
+    assert run.returncode == 0, run.stderr
+    table = read_frames_csv(run.outdir / "frames.csv")
+    assert table.issues == []
+    assert [r["complexity"] for r in table.rows] == list(complexity)
+    assert [r["draw_calls"] for r in table.rows] == [1 + 1, 3 + 1, 10 + 1, 2 + 1]
+    assert [r["texture_upload_bytes"] for r in table.rows] == [4 * 2 * 4] * 4
+    assert all(r["present_interval_ms"] > 0 for r in table.rows)
+    assert read_result_json(run.outdir / "result.json").present_source == "frame_delta"
+
+
+@pytest.mark.parametrize("ops, expected", [
+    ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "#000000"},
+      {"op": "group", "dx": 0, "dy": 0, "ops": [{"op": "rect", "x": 0, "y": 0, "h": 1, "color": "#000000"}]}],
+     "ops[1].ops[0] key 'w'"),
+    ([{"op": "sparkle", "x": 0}], "ops[0]: unknown op 'sparkle'"),
+    ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "red"}], "ops[0] key 'color'"),
+])
+def test_bad_display_list_exits_2_naming_the_op(launch, make_job, ops, expected):
+    run = launch(make_job(ops, features=["rect"]))
+    assert run.returncode == 2
+    assert expected in run.stderr
+
+
+def test_bad_job_file_exits_2(launch):
+    run = launch('{"protocol": 1, "backend": "software"}')
+    assert run.returncode == 2
+    assert "missing key" in run.stderr and not (run.outdir / "result.json").exists()
+
+
+def test_feature_the_backend_lacks_is_skipped_with_exit_3(launch, make_job):
+    run = launch(make_job([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "#000000"}],
+                          features=["rect", "video"]))
+    assert run.returncode == 3
+    issues = read_result_json(run.outdir / "result.json").issues
+    assert [i.kind for i in issues] == ["feature_skipped"] and "video" in issues[0].detail
+
+
+def test_sigterm_mid_run_keeps_frames_and_reports_partial(start_runner, make_job, tmp_path):
+    job = make_job([{"op": "rect", "x": 0, "y": 0, "w": 8, "h": 8, "color": "#000000"}], mode="paced",
+                   refresh_hz=60.0, warmup=2, frames=600)
+    (tmp_path / "job.json").write_text(job.to_json(), encoding="utf-8")
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    proc = start_runner("run", str(tmp_path / "job.json"), str(outdir))
+    try:
+        for line in proc.stdout:  # progress arrives about four times a second
+            progress = parse_progress(line)
+            if progress is not None and progress[0] >= 5:
+                break
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode != 0
+    table = read_frames_csv(outdir / "frames.csv")
+    assert table.issues == [] and 5 <= len(table.rows) < 602
+    result = read_result_json(outdir / "result.json")
+    partial = [i for i in result.issues if i.kind == "partial"]
+    assert len(partial) == 1 and "SIGTERM" in partial[0].detail
+    assert result.extra["frames_rendered"] == len(table.rows)
+
+
+def test_cpu_burn_raises_cpu_ms_by_about_the_burn(launch, make_job):
+    job = make_job([{"op": "rect", "x": 0, "y": 0, "w": 8, "h": 8, "color": "#000000"}], warmup=1, frames=4)
+    plain, burnt = launch(job), launch(job, "--cpu-burn-ms", "20")
+    assert plain.returncode == 0 and burnt.returncode == 0, burnt.stderr
+    base = statistics.median(read_frames_csv(plain.outdir / "frames.csv").column("cpu_ms"))
+    slow = statistics.median(read_frames_csv(burnt.outdir / "frames.csv").column("cpu_ms"))
+    assert 19.5 <= slow - base <= 30.0
+    assert json.loads((burnt.outdir / "result.json").read_text())["cpu_burn_ms"] == 20.0
