@@ -1,0 +1,264 @@
+"""The golden store: goldens/<backend>/<device_class>/<scene_id>/frame-<N>.png, written atomically.
+
+Goldens are compared by the digest of their decoded pixels (sha256 over size + RGBA bytes), never by
+file bytes, so re-encoding a PNG at another compression level changes nothing. The software backend is
+deterministic, so its goldens live under the single device class "any" and serve every device.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable, Literal
+
+import numpy as np
+
+from ..errors import ZbenchError
+from .tolerance import SOFTWARE
+
+SHARED_DEVICE_CLASS = "any"
+TEMP_SUFFIX = ".tmp"
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+# Scene ids may carry sweep parameters (fill.alpha[x=4], text,size=12); never separators or reserved chars.
+_SCENE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-+=,@\[\]()]{0,199}$")
+
+
+class GoldenError(ZbenchError):
+    """A golden that cannot be located, read or written; the message names the path and what to do."""
+
+
+def pixel_digest(pixels: np.ndarray) -> str:
+    """sha256 of the decoded RGBA8 pixels and their size: equal iff the images are identical."""
+    rgba = as_rgba8(pixels)
+    h, w = rgba.shape[:2]
+    hasher = hashlib.sha256(f"zbench-rgba8:{w}x{h}:".encode("ascii"))
+    hasher.update(np.ascontiguousarray(rgba).tobytes())
+    return hasher.hexdigest()
+
+
+def as_rgba8(pixels: np.ndarray) -> np.ndarray:
+    """Accept HxWx4 uint8 (RGBA) or HxWx3 uint8 (opaque RGB); anything else is an error, not a guess."""
+    arr = np.asarray(pixels)
+    if arr.dtype != np.uint8 or arr.ndim != 3 or arr.shape[2] not in (3, 4) or arr.shape[0] == 0 or arr.shape[1] == 0:
+        raise GoldenError(f"expected an HxWx4 uint8 RGBA image, got shape {arr.shape} dtype {arr.dtype}")
+    if arr.shape[2] == 3:
+        arr = np.concatenate([arr, np.full(arr.shape[:2] + (1,), 255, np.uint8)], axis=2)
+    return arr
+
+
+def load_png(path: str | Path) -> np.ndarray:
+    """Decode a PNG into HxWx4 uint8 RGBA, unpremultiplied, as the runner protocol writes captures."""
+    from PIL import Image
+
+    try:
+        with Image.open(path) as image:
+            image.load()
+            if image.mode in ("I;16", "I;16B", "I", "F"):
+                raise GoldenError(f"{path}: {image.mode} PNG; goldens and captures are 8-bit RGBA")
+            rgba = image.convert("RGBA")
+    except GoldenError:
+        raise
+    except (OSError, ValueError) as exc:
+        raise GoldenError(f"{path}: cannot decode as PNG ({exc}); delete it or re-run with --zbench-update-goldens") from exc
+    return np.asarray(rgba, dtype=np.uint8).copy()
+
+
+def encode_png(pixels: np.ndarray, *, compress_level: int = 6) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.fromarray(as_rgba8(pixels), "RGBA").save(buffer, format="PNG", compress_level=compress_level)
+    return buffer.getvalue()
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write via a temp file in the same folder, fsync, os.replace, fsync the folder: a crash at any
+    point leaves either the old file or the new one, never a torn one (a stray *.tmp at worst)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+    except BaseException:
+        try:
+            os.unlink(tmp_name)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        dir_fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # Windows cannot open folders; os.replace is still atomic there
+        return
+    try:
+        os.fsync(dir_fd)
+    except OSError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+@dataclass(frozen=True)
+class GoldenKey:
+    backend: str
+    device_class: str
+    scene_id: str
+    frame: int
+
+    def relpath(self) -> Path:
+        return Path(self.backend, self.device_class, self.scene_id, f"frame-{self.frame}.png")
+
+
+def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) -> GoldenKey:
+    """Validate the parts; the software backend's device class is always 'any'."""
+    if not isinstance(backend, str) or not _NAME_RE.match(backend):
+        raise GoldenError(f"backend {backend!r} is not a valid golden folder name (letters, digits, . _ -)")
+    if backend == SOFTWARE:
+        device_class = SHARED_DEVICE_CLASS
+    if not isinstance(device_class, str) or not _NAME_RE.match(device_class):
+        raise GoldenError(f"device_class {device_class!r} is not a valid golden folder name (letters, digits, . _ -); set it in devices.yaml")
+    if not isinstance(scene_id, str) or not _SCENE_RE.match(scene_id) or scene_id in (".", ".."):
+        raise GoldenError(f"scene id {scene_id!r} cannot name a golden folder: no path separators, no leading '.', at most 200 characters")
+    if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0:
+        raise GoldenError(f"frame {frame!r} must be a non-negative integer")
+    return GoldenKey(backend, device_class, scene_id, frame)
+
+
+UpdateMode = Literal["missing", "failed", "all"]
+UPDATE_MODES: tuple[str, ...] = ("missing", "failed", "all")
+
+
+class GoldenStore:
+    """Goldens under one root folder (the repository's goldens/)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def key(self, backend: str, device_class: str | None, scene_id: str, frame: int) -> GoldenKey:
+        return make_key(backend, device_class, scene_id, frame)
+
+    def path(self, key: GoldenKey) -> Path:
+        """The golden's path; resolved and checked to lie inside the root (symlinks included)."""
+        root = self.root.resolve()
+        path = (root / key.relpath()).resolve()
+        if not path.is_relative_to(root):
+            raise GoldenError(f"golden path for {key} resolves to {path}, outside the store {root}")
+        return path
+
+    def path_for(self, backend: str, device_class: str | None, scene_id: str, frame: int) -> Path:
+        return self.path(self.key(backend, device_class, scene_id, frame))
+
+    def exists(self, key: GoldenKey) -> bool:
+        return self.path(key).is_file()
+
+    def load(self, key: GoldenKey) -> np.ndarray | None:
+        path = self.path(key)
+        if not path.is_file():
+            return None
+        return load_png(path)
+
+    def digest(self, key: GoldenKey) -> str | None:
+        pixels = self.load(key)
+        return None if pixels is None else pixel_digest(pixels)
+
+    def write(self, key: GoldenKey, pixels: np.ndarray) -> Path:
+        """Atomically (re)write a golden. Callers decide first with `decide_update`."""
+        path = self.path(key)
+        atomic_write_bytes(path, encode_png(pixels))
+        return path
+
+    def reference_for(self, key: GoldenKey) -> tuple[GoldenKey, Path] | None:
+        """The golden to compare with: the key's own, else (for a GPU backend) the software golden of the
+        same scene and frame, compared with the cross_backend tolerance. None when neither exists."""
+        if self.exists(key):
+            return key, self.path(key)
+        if key.backend != SOFTWARE:
+            shared = make_key(SOFTWARE, None, key.scene_id, key.frame)
+            if self.exists(shared):
+                return shared, self.path(shared)
+        return None
+
+    def all_goldens(self, within: Iterable[tuple[str, str]] | None = None) -> list[Path]:
+        """Every frame-*.png in the store, or only under the given (backend, device_class) folders."""
+        root = self.root.resolve()
+        if within is None:
+            bases = [root]
+        else:
+            keys = [make_key(b, c, "x", 0) for b, c in within]
+            bases = [root / k.backend / k.device_class for k in keys]
+        found: list[Path] = []
+        for base in bases:
+            if base.is_dir():
+                found.extend(p for p in base.rglob("frame-*.png") if p.is_file())
+        return sorted(set(found))
+
+    def unused(self, expected: Iterable[str | Path], within: Iterable[tuple[str, str]] | None = None) -> list[Path]:
+        """Goldens that no scene uses any more: stored paths not in `expected` (paths from `path`/`path_for`).
+        Pass `within` to look only under the backends/device classes this session could have expected."""
+        wanted = {Path(p).resolve() for p in expected}
+        return [p for p in self.all_goldens(within) if p not in wanted]
+
+    def leftovers(self) -> list[Path]:
+        """Temp files left by an update that was killed mid-write (never a golden; safe to delete)."""
+        root = self.root.resolve()
+        return sorted(p for p in root.rglob(f".*{TEMP_SUFFIX}") if p.is_file()) if root.is_dir() else []
+
+
+# --------------------------------------------------------------------------------------- update policy
+
+
+@dataclass(frozen=True)
+class UpdateDecision:
+    write: bool
+    reason: str
+
+
+def decide_update(
+    mode: str | None,
+    *,
+    exists: bool,
+    passed: bool | None,
+    identical: bool = False,
+    capture_trusted: bool,
+    untrusted_reason: str = "",
+) -> UpdateDecision:
+    """Whether to (re)write a golden. Pure: no I/O.
+
+    mode: None (no updating) or 'missing' | 'failed' | 'all'. exists: the key's own golden is on disk.
+    passed: the comparison with the reference (own or cross-backend), None if nothing was compared.
+    identical: the capture's pixels equal the existing golden's. capture_trusted: False when the launch
+    failed, was partial, or reported errors (GL errors, NaNs, shader failures, missing capture) — such a
+    capture is never written, whatever the mode.
+    """
+    if mode is not None and mode not in UPDATE_MODES:
+        raise ValueError(f"update mode {mode!r} is not one of {list(UPDATE_MODES)}")
+    if mode is None:
+        return UpdateDecision(False, "not updating goldens")
+    if not capture_trusted:
+        why = f": {untrusted_reason}" if untrusted_reason else ""
+        return UpdateDecision(False, f"capture not trusted{why}; golden left as it was")
+    if not exists:
+        return UpdateDecision(True, "golden missing")
+    if identical:
+        return UpdateDecision(False, "golden identical to the capture")
+    if mode == "missing":
+        return UpdateDecision(False, "golden exists (mode 'missing')")
+    if mode == "failed":
+        if passed is False:
+            return UpdateDecision(True, "comparison failed (mode 'failed')")
+        return UpdateDecision(False, "comparison passed (mode 'failed')")
+    return UpdateDecision(True, "rewriting (mode 'all')")
