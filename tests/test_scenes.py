@@ -1,0 +1,297 @@
+"""Scene files: the real corpus, unit resolution, sweeps, and one test per kind of mistake in a file."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_zbench.errors import SceneError
+from pytest_zbench.scenes import load_corpus, load_scene_file
+
+SCENES = Path(__file__).resolve().parent.parent / "scenes"
+
+# Written out from docs/display-list.md rather than imported, so that the loader is checked against the
+# contract instead of against itself.
+REQUIRED_KEYS = {
+    "rect": {"x", "y", "w", "h", "color"},
+    "rrect": {"x", "y", "w", "h", "radius", "color"},
+    "border": {"x", "y", "w", "h", "radius", "width", "color"},
+    "linear_gradient": {"x", "y", "w", "h", "x0", "y0", "x1", "y1", "stops"},
+    "radial_gradient": {"x", "y", "w", "h", "cx", "cy", "r", "stops"},
+    "shadow": {"x", "y", "w", "h", "radius", "blur", "dx", "dy", "color"},
+    "backdrop_blur": {"x", "y", "w", "h", "blur"},
+    "text": {"x", "y", "size", "color", "text"},
+    "image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
+    "path": {"points", "closed", "color"},
+    "clip": {"shape", "ops"},
+    "layer": {"opacity", "ops"},
+    "group": {"dx", "dy", "ops"},
+    "repeat": {"count", "dx", "dy", "ops"},
+}
+
+
+def write(tmp_path: Path, text: str, name: str = "demo.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return path
+
+
+def walk(ops):
+    for op in ops:
+        yield op
+        yield from walk(op.get("ops", []))
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    cases, errors = load_corpus(SCENES)
+    assert not errors, "\n".join(map(str, errors))
+    return {case.id: case for case in cases}
+
+
+# --- the real corpus -----------------------------------------------------------------------------------------
+
+
+def test_corpus_has_every_family_and_the_expected_ids(corpus):
+    families = {case.family for case in corpus.values()}
+    assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
+                        "texture", "image", "scroll", "idle", "backdrop"}
+    for layers in (1, 2, 4, 8):
+        assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
+    assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
+            "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
+    assert 35 <= len(corpus) <= 50
+    assert corpus["fill.alpha.x4"].params == {"layers": 4}
+
+
+def test_fill_family_uses_only_rect_ops(corpus):
+    for case in corpus.values():
+        if case.family == "fill":
+            scene = case.job_scene(800, 480)
+            assert case.features == {"rect"}
+            assert {op["op"] for op in walk(scene["ops"])} == {"rect"}
+    assert len(corpus["fill.alpha.x8"].job_scene(800, 480)["ops"]) == 8
+
+
+def test_every_resolved_op_has_the_keys_the_display_list_requires(corpus):
+    for case in corpus.values():
+        scene = case.job_scene(800, 480)
+        json.dumps(scene)  # nothing symbolic is left for the runner
+        assert scene["features"] == sorted({op["op"] for op in walk(scene["ops"])}), case.id
+        for op in walk(scene["ops"]):
+            assert REQUIRED_KEYS[op["op"]] <= set(op), (case.id, op)
+
+
+def test_animated_scenes_capture_a_later_frame(corpus):
+    assert corpus["fill.opaque.x1"].capture == (0,)
+    assert corpus["scroll.list.fast"].capture == (0, 30)  # a quarter of its 120-frame period
+    assert corpus["text.changing"].capture == (0, 1)
+    assert corpus["idle.pulse"].mode == "paced"
+
+
+# --- units, sweeps, features ---------------------------------------------------------------------------------
+
+UNITS_FILE = """\
+    family: demo
+    scenes:
+      - id: demo.units
+        ops:
+          - op: group
+            dx: 10%
+            dy: {anim: linear, from: 0, to: "-50vh", period: 60}
+            ops:
+              - op: clip
+                shape: {kind: path, points: [[0, 0], ["50%", "25%"], [10vw, 100%]]}
+                ops:
+                  - {op: rect, x: 50%, y: 25%, w: "100% - 2", h: 10vh, color: "#11223344"}
+                  - {op: shadow, x: 0, y: 0, w: 25vw, h: 5vmin, radius: 5vmin, blur: 5vmax, dx: 1vw, dy: 2, color: "#000000"}
+                  - op: rrect
+                    x: {anim: sine, center: 50%, amplitude: 10%, period: 120}
+                    y: {anim: step, values: [0, 50%], every: 10}
+                    w: 8
+                    h: 8
+                    radius: 2
+                    color: "#abcdef"
+"""
+
+
+@pytest.mark.parametrize("width, height", [(800, 480), (1920, 1080)])
+def test_job_scene_resolves_units_against_the_surface(tmp_path, width, height):
+    (case,) = load_scene_file(write(tmp_path, UNITS_FILE))
+    scene = case.job_scene(width, height)
+    assert (scene["width"], scene["height"], scene["id"]) == (width, height, "demo.units")
+    group = scene["ops"][0]
+    assert group["dx"] == pytest.approx(width * 0.10)
+    assert group["dy"] == {"anim": "linear", "from": 0, "to": pytest.approx(-height / 2), "period": 60}
+    clip = group["ops"][0]
+    assert clip["shape"]["points"] == [[0, 0], [width / 2, height / 4], [pytest.approx(width / 10), height]]
+    rect, shadow, rrect = clip["ops"]
+    assert (rect["x"], rect["y"], rect["w"], rect["h"]) == (width / 2, height / 4, width - 2,
+                                                            pytest.approx(height / 10))
+    assert rect["color"] == "#11223344"
+    assert shadow["w"] == width / 4
+    assert shadow["h"] == shadow["radius"] == pytest.approx(min(width, height) * 0.05)
+    assert shadow["blur"] == pytest.approx(max(width, height) * 0.05)
+    assert (shadow["dx"], shadow["dy"], shadow["color"]) == (pytest.approx(width / 100), 2, "#000000FF")
+    assert rrect["x"] == {"anim": "sine", "center": width / 2, "amplitude": pytest.approx(width / 10),
+                          "period": 120}
+    assert rrect["y"] == {"anim": "step", "values": [0, height / 2], "every": 10}
+    assert rrect["color"] == "#ABCDEFFF"
+    assert case.features == {"group", "clip", "rect", "shadow", "rrect"}
+    assert case.capture == (0, 10)
+
+
+def test_sweep_mapping_expands_to_every_combination(tmp_path):
+    path = write(tmp_path, """\
+        family: demo
+        defaults: {params: {tint: "#336699"}, budget_ms: 20}
+        scenes:
+          - id: demo.s{size}.{upload}
+            description: "{size} px, {upload}"
+            sweep: {size: [16, 32], upload: [once, every_frame]}
+            ops:
+              - {op: image, x: 0, y: 0, w: "{size}", h: "{size}", tex_w: "{size}", tex_h: "{size}",
+                 pattern: noise, upload: "{upload}"}
+              - {op: text, x: 0, y: 0, size: 12, color: "{tint}", text: "{size}px at frame {frame}, item {i}"}
+    """)
+    cases = load_scene_file(path)
+    assert [case.id for case in cases] == ["demo.s16.once", "demo.s16.every_frame", "demo.s32.once",
+                                           "demo.s32.every_frame"]
+    last = cases[-1]
+    assert last.params == {"size": 32, "upload": "every_frame"}
+    assert last.description == "32 px, every_frame"
+    assert last.budget_ms == 20.0 and last.mode is None and last.tolerance == {}
+    image, text = last.job_scene(100, 100)["ops"]
+    assert (image["tex_w"], image["upload"], image["seed"], image["filter"]) == (32, "every_frame", 0, "linear")
+    assert text["text"] == "32px at frame {frame}, item {i}"  # runner placeholders are left alone
+    assert text["color"] == "#336699FF"
+
+
+def test_sweep_list_couples_params_and_unroll_writes_ops_out(tmp_path):
+    path = write(tmp_path, """\
+        family: demo
+        scenes:
+          - id: demo.n{n}
+            sweep: [{n: 2, w: 50%}, {n: 3, w: 25%}]
+            ops:
+              - unroll: "{n}"
+                ops: [{op: rect, x: 0, y: 0, w: "{w}", h: 1, color: "#FFFFFF80"}]
+    """)
+    two, three = load_scene_file(path)
+    assert [op["w"] for op in two.job_scene(400, 100)["ops"]] == [200, 200]
+    assert [op["w"] for op in three.job_scene(400, 100)["ops"]] == [100, 100, 100]
+    assert three.features == {"rect"}
+
+
+def test_settings_merge_defaults_with_the_scene(tmp_path):
+    path = write(tmp_path, """\
+        family: demo
+        defaults:
+          mode: uncapped
+          capture: [0, 5]
+          tolerance: {gles2: {max_delta: 2, fraction: 0.01}, software: {max_delta: 0}}
+        scenes:
+          - id: demo.a
+            mode: null
+            capture: [7, 3]
+            tolerance: {gles2: {max_delta: 4}}
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+          - id: demo.b
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+    """)
+    a, b = load_scene_file(path)
+    assert (a.mode, a.capture) == (None, (3, 7))
+    assert a.tolerance == {"gles2": {"max_delta": 4, "fraction": 0.01}, "software": {"max_delta": 0}}
+    assert (b.mode, b.capture, b.budget_ms) == ("uncapped", (0, 5), None)
+
+
+# --- mistakes: each names the file, the scene and the key ----------------------------------------------------
+
+RECT = '{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}'
+
+
+def scene_file(ops: str, extra: str = "", scene_id: str = "demo.bad") -> str:
+    return f"family: demo\nscenes:\n  - id: {scene_id}\n{extra}    ops: [{ops}]\n"
+
+
+MISTAKES = {
+    "unknown top-level key": ("family: demo\nscene: []\nscenes:\n  - {id: demo.a, ops: [" + RECT + "]}\n",
+                              None, "scene", "unknown key"),
+    "unknown scene key": (scene_file(RECT, "    budget: 3\n"), "demo.bad", "budget", "unknown key"),
+    "unknown op": (scene_file("{op: circle, x: 0}"), "demo.bad", "ops[0].op", "unknown op 'circle'"),
+    "missing op key": (scene_file("{op: rect, x: 0, y: 0, w: 1, color: '#000000'}"), "demo.bad", "ops[0].h",
+                       "needs 'h'"),
+    "unknown op key": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: 1, colour: '#000000'}"), "demo.bad",
+                       "ops[0].colour", "unknown key"),
+    "bad unit": (scene_file("{op: rect, x: 5em, y: 0, w: 1, h: 1, color: '#000000'}"), "demo.bad", "ops[0].x",
+                 "not a length"),
+    "percent without an axis": (scene_file("{op: rrect, x: 0, y: 0, w: 1, h: 1, radius: 10%, color: '#000000'}"),
+                                "demo.bad", "ops[0].radius", "vmin"),
+    "bad colour": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: 1, color: red}"), "demo.bad", "ops[0].color",
+                   "#RRGGBB"),
+    "unquoted colour": (scene_file("", "").replace("    ops: []\n", "    ops:\n      - op: rect\n        x: 0\n"
+                                                  "        y: 0\n        w: 1\n        h: 1\n"
+                                                  "        color: #000000\n"),
+                        "demo.bad", "ops[0].color", "quote it"),
+    "bad animation": (scene_file("{op: rect, x: {anim: bounce, period: 3}, y: 0, w: 1, h: 1, color: '#000000'}"),
+                      "demo.bad", "ops[0].x", "linear, sine, step"),
+    "nested op mistake": (scene_file("{op: layer, opacity: 1.5, ops: [" + RECT + "]}"), "demo.bad",
+                          "ops[0].opacity", "0 to 1"),
+    "template param not swept": (scene_file(RECT, scene_id="demo.x{layers}"), "demo.x{layers}", "id",
+                                 "does not sweep 'layers'"),
+    "sweep values collide": (scene_file(RECT, "    sweep: {n: [1, 2]}\n", scene_id="demo.same"), "demo.same", "id",
+                             "two cases get the id"),
+    "unknown param": (scene_file("{op: rect, x: '{left}', y: 0, w: 1, h: 1, color: '#000000'}"), "demo.bad",
+                      "ops[0].x", "unknown param {left}"),
+    "id outside the family": (scene_file(RECT, scene_id="other.a"), "other.a", "id", "must start with"),
+    "key given twice": (scene_file("{op: rect, x: 0, x: 1, y: 0, w: 1, h: 1, color: '#000000'}"), None, None,
+                        "given twice"),
+}
+
+
+@pytest.mark.parametrize("text, scene, key, phrase", MISTAKES.values(), ids=MISTAKES.keys())
+def test_each_mistake_is_a_scene_error_naming_file_scene_and_key(tmp_path, text, scene, key, phrase):
+    path = write(tmp_path, text)
+    with pytest.raises(SceneError) as caught:
+        load_scene_file(path)
+    error = caught.value
+    message = str(error)
+    assert str(path) in message and phrase in message
+    assert (error.scene, error.key) == (scene, key)
+    if scene:
+        assert repr(scene) in message
+    if key:
+        assert repr(key) in message
+
+
+@pytest.mark.parametrize("scene_id, sweep", [
+    ("demo/../../etc", ""),
+    ("demo.{name}", "    sweep: {name: ['../up']}\n"),
+    ("demo.{name}", "    sweep: {name: ['a\\\\b']}\n"),
+])
+def test_ids_cannot_escape_their_folder(tmp_path, scene_id, sweep):
+    path = write(tmp_path, scene_file(RECT, sweep, scene_id=f"'{scene_id}'"))
+    with pytest.raises(SceneError, match="must stay inside their folder") as caught:
+        load_scene_file(path)
+    assert caught.value.key == "id"
+
+
+def test_load_corpus_reports_a_bad_file_and_loads_the_others(tmp_path):
+    write(tmp_path, scene_file(RECT, scene_id="a.one").replace("demo", "a"), "a.yaml")
+    write(tmp_path, scene_file("{op: nope}"), "b.yaml")
+    write(tmp_path, "scenes: [", "c.yaml")
+    write(tmp_path, scene_file(RECT, scene_id="a.one").replace("demo", "a"), "d.yaml")
+    write(tmp_path, scene_file(RECT, scene_id="e.two").replace("demo", "e"), "e.yaml")
+    cases, errors = load_corpus(tmp_path)
+    assert [case.id for case in cases] == ["a.one", "e.two"]
+    assert [Path(error.path).name for error in errors] == ["b.yaml", "c.yaml", "d.yaml"]
+    assert "not valid YAML" in str(errors[1])
+    assert "already used" in str(errors[2]) and errors[2].scene == "a.one"
+
+
+def test_load_corpus_of_a_missing_directory_is_an_error(tmp_path):
+    cases, errors = load_corpus(tmp_path / "nowhere")
+    assert cases == [] and len(errors) == 1 and "nowhere" in str(errors[0])
