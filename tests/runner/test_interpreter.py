@@ -1,0 +1,210 @@
+"""Each display-list op draws what docs/display-list.md says, checked on the pixels of the software backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pytest_zbench.runner.backends.software import SoftwareBackend
+from pytest_zbench.runner.interpreter import (
+    CHECKER_COLORS, DisplayListError, Linear, Sine, Step, compile_scene,
+)
+
+WHITE = (255, 255, 255, 255)
+BLACK = "#000000"
+
+
+def render(ops: list[dict[str, Any]], *, frame: int = 0, size: tuple[int, int] = (32, 32),
+           complexity: float | None = None) -> tuple[np.ndarray, Any]:
+    backend = SoftwareBackend()
+    surface = backend.make_surface(*size)
+    program = compile_scene(ops, has_complexity=complexity is not None, upload_image=backend.upload_image)
+    counters = program.render(surface.getCanvas(), frame, complexity)
+    return backend.read_rgba(surface), counters
+
+
+def px(image: np.ndarray, x: int, y: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in image[y, x])
+
+
+def ink(image: np.ndarray) -> np.ndarray:
+    """Mask of pixels that are not white."""
+    return (image[..., :3] != 255).any(axis=-1)
+
+
+def rect(x: float, y: float, w: float, h: float, color: str = BLACK) -> dict[str, Any]:
+    return {"op": "rect", "x": x, "y": y, "w": w, "h": h, "color": color}
+
+
+def test_clear_is_opaque_white():
+    image, counters = render([])
+    assert (image == 255).all() and counters.draw_calls == 0
+
+
+def test_rect_fills_exactly_its_pixels():
+    image, counters = render([rect(4, 4, 8, 6, "#FF000080")])
+    assert px(image, 4, 4) == px(image, 11, 9) == (255, 127, 127, 255)  # half-transparent red over white
+    assert ink(image).sum() == 8 * 6
+    assert counters.draw_calls == 1
+
+
+def test_rrect_rounds_its_corners():
+    image, _ = render([{"op": "rrect", "x": 0, "y": 0, "w": 32, "h": 32, "radius": 12, "color": BLACK}])
+    assert px(image, 0, 0) == WHITE and px(image, 16, 16) == (0, 0, 0, 255) and px(image, 16, 0) == (0, 0, 0, 255)
+
+
+def test_border_strokes_the_edge_and_leaves_the_inside():
+    image, _ = render([{"op": "border", "x": 4, "y": 4, "w": 24, "h": 24, "radius": 0, "width": 2, "color": BLACK}])
+    assert px(image, 4, 16) == (0, 0, 0, 255)  # centred on the edge: 3..5
+    assert px(image, 16, 16) == WHITE and px(image, 1, 16) == WHITE
+
+
+def test_linear_gradient_runs_from_first_to_last_stop():
+    image, _ = render([{"op": "linear_gradient", "x": 0, "y": 0, "w": 32, "h": 32, "x0": 0, "y0": 0, "x1": 32, "y1": 0,
+                        "stops": [[0, "#000000"], [1, "#0000FF"]]}])
+    left, right = px(image, 0, 10), px(image, 31, 10)
+    assert left[2] < 20 and right[2] > 235 and right[0] < 20
+    assert np.all(np.diff(image[10, :, 2].astype(int)) >= 0)  # monotonic ramp
+
+
+def test_radial_gradient_is_centred():
+    image, _ = render([{"op": "radial_gradient", "x": 0, "y": 0, "w": 32, "h": 32, "cx": 16, "cy": 16, "r": 16,
+                        "stops": [[0, "#FF0000"], [1, "#00FF00"]]}])
+    assert px(image, 16, 16)[0] > 230 and px(image, 0, 0)[1] > 230
+    assert px(image, 7, 16) == px(image, 24, 16)  # pixel centres 8.5 px either side of the centre
+
+
+def test_shadow_is_offset_and_blurred():
+    image, _ = render([{"op": "shadow", "x": 8, "y": 8, "w": 12, "h": 12, "radius": 0, "blur": 4, "dx": 4, "dy": 0,
+                        "color": BLACK}])
+    assert px(image, 18, 14)[0] < 40  # inside the offset box
+    assert 40 < px(image, 24, 14)[0] < 250  # blurred edge just outside the offset box
+    assert px(image, 2, 14) == WHITE  # the unshifted box's left edge is clear of the shadow
+    sharp, _ = render([{"op": "shadow", "x": 8, "y": 8, "w": 12, "h": 12, "radius": 0, "blur": 0, "dx": 4, "dy": 0,
+                        "color": BLACK}])
+    assert ink(sharp).sum() == 12 * 12
+
+
+def test_backdrop_blur_blurs_only_inside_its_rect():
+    below = [rect(0, 0, 16, 32)]  # black left half, white right half
+    sharp, _ = render(below)
+    blurred, counters = render(below + [{"op": "backdrop_blur", "x": 0, "y": 0, "w": 32, "h": 16, "blur": 6}])
+    assert 0 < px(blurred, 16, 8)[0] < 255 and 0 < px(blurred, 15, 8)[0] < 255  # the edge is soft inside
+    assert px(blurred, 15, 24) == px(sharp, 15, 24) and px(blurred, 16, 24) == WHITE  # and sharp outside
+    assert counters.draw_calls == 2
+
+
+def test_text_draws_substitutes_and_wraps():
+    one_line = {"op": "text", "x": 1, "y": 12, "size": 10, "color": BLACK, "text": "frame {frame} item {i}"}
+    a, _ = render([one_line], frame=3, size=(200, 40))
+    b, _ = render([one_line], frame=4, size=(200, 40))
+    assert ink(a).any() and (a != b).any()
+    assert not ink(a)[16:].any()  # one line only
+    wrapped, _ = render([{**one_line, "max_width": 40}], frame=3, size=(200, 40))
+    assert ink(wrapped)[16:].any()  # the same text wrapped onto a second line
+    assert ink(wrapped)[:, 45:].sum() == 0
+
+
+def test_text_index_comes_from_the_innermost_repeat():
+    label = {"op": "text", "x": 1, "y": 10, "size": 9, "color": BLACK, "text": "{i}"}
+    repeated, _ = render([{"op": "repeat", "count": 2, "dx": 0, "dy": 12, "ops": [label]}], size=(20, 26))
+    zero, _ = render([{**label, "text": "0"}], size=(20, 26))
+    one, _ = render([{**label, "text": "1", "y": 22}], size=(20, 26))
+    assert (repeated == np.minimum(zero, one)).all()
+
+
+def test_image_checker_nearest_keeps_texels():
+    image, counters = render([{"op": "image", "x": 0, "y": 0, "w": 32, "h": 32, "tex_w": 16, "tex_h": 16,
+                               "pattern": "checker", "seed": 0, "upload": "once", "filter": "nearest"}])
+    colors = {px(image, x, y) for x in range(32) for y in range(32)}
+    assert colors == {CHECKER_COLORS[0], CHECKER_COLORS[1]}
+    assert px(image, 0, 0) == CHECKER_COLORS[0] and px(image, 16, 0) == CHECKER_COLORS[1]  # 8-texel cells x2
+    assert counters.upload_bytes == 16 * 16 * 4
+
+
+def test_image_noise_depends_on_seed_only():
+    def noise(seed: int, upload: str) -> np.ndarray:
+        return render([{"op": "image", "x": 0, "y": 0, "w": 8, "h": 8, "tex_w": 8, "tex_h": 8, "pattern": "noise",
+                        "seed": seed, "upload": upload, "filter": "nearest"}], size=(8, 8))[0]
+
+    assert (noise(1, "once") == noise(1, "every_frame")).all()
+    assert (noise(1, "once") != noise(2, "once")).any()
+
+
+def test_path_fills_or_strokes():
+    triangle = {"op": "path", "points": [[0, 0], [32, 0], [0, 32]], "closed": True, "color": BLACK}
+    filled, _ = render([triangle])
+    assert px(filled, 4, 4)[0] == 0 and px(filled, 28, 28) == WHITE
+    stroked, _ = render([{**triangle, "stroke_width": 2}])
+    assert px(stroked, 8, 8) == WHITE and px(stroked, 16, 0)[0] < 128
+
+
+def test_clips_restrict_and_nest():
+    inner = {"op": "clip", "shape": {"kind": "rect", "x": 8, "y": 0, "w": 32, "h": 32}, "ops": [rect(0, 0, 32, 32)]}
+    image, counters = render([{"op": "clip", "shape": {"kind": "rect", "x": 0, "y": 0, "w": 16, "h": 32},
+                               "ops": [inner]}])
+    assert ink(image)[:, 8:16].all() and not ink(image)[:, :8].any() and not ink(image)[:, 16:].any()
+    assert counters.draw_calls == 1
+    rounded, _ = render([{"op": "clip", "shape": {"kind": "rrect", "x": 0, "y": 0, "w": 32, "h": 32, "radius": 12},
+                          "ops": [rect(0, 0, 32, 32)]}])
+    assert px(rounded, 0, 0) == WHITE and px(rounded, 16, 16)[0] == 0
+    triangle, _ = render([{"op": "clip", "shape": {"kind": "path", "points": [[0, 0], [32, 0], [0, 32]]},
+                           "ops": [rect(0, 0, 32, 32)]}])
+    assert px(triangle, 4, 4)[0] == 0 and px(triangle, 28, 28) == WHITE
+
+
+def test_layer_composites_with_opacity_once():
+    # Two overlapping rects in one layer: the overlap is not darker, unlike two translucent draws.
+    image, _ = render([{"op": "layer", "opacity": 0.5, "ops": [rect(0, 0, 20, 20), rect(10, 10, 20, 20)]}])
+    assert px(image, 5, 5) == px(image, 15, 15) == (127, 127, 127, 255)
+
+
+def test_group_translates():
+    image, _ = render([{"op": "group", "dx": 10, "dy": 5, "ops": [rect(0, 0, 4, 4)]}])
+    assert px(image, 10, 5)[0] == 0 and px(image, 0, 0) == WHITE and ink(image).sum() == 16
+
+
+def test_repeat_with_columns_lays_out_a_grid():
+    image, counters = render([{"op": "repeat", "count": 5, "dx": 10, "dy": 10, "columns": 2,
+                               "ops": [rect(0, 0, 2, 2)]}])
+    origins = {(x, y) for x in range(0, 32, 10) for y in range(0, 32, 10) if ink(image)[y, x]}
+    assert origins == {(0, 0), (10, 0), (0, 10), (10, 10), (0, 20)}
+    assert counters.draw_calls == 5
+
+
+def test_repeat_counts_complexity():
+    ops = [{"op": "repeat", "count": "complexity", "dx": 3, "dy": 0, "ops": [rect(0, 0, 1, 1)]}]
+    assert render(ops, complexity=4.0)[1].draw_calls == 4
+    assert render(ops, complexity=7.2)[1].draw_calls == 7
+
+
+def test_animated_numbers_follow_the_frame_index():
+    assert [Linear(0, 10, 5)(f) for f in (0, 1, 5, 7)] == [0, 2, 0, 4]
+    assert Sine(10, 2, 4)(1) == pytest.approx(12) and Sine(10, 2, 4)(3) == pytest.approx(8)
+    assert [Step((1, 2, 3), 2)(f) for f in range(7)] == [1, 1, 2, 2, 3, 3, 1]
+    moving = [{"op": "rect", "x": {"anim": "linear", "from": 0, "to": 20, "period": 4}, "y": 0, "w": 2, "h": 2,
+               "color": BLACK}]
+    assert px(render(moving, frame=0)[0], 0, 0)[0] == 0
+    assert px(render(moving, frame=1)[0], 5, 0)[0] == 0 and px(render(moving, frame=1)[0], 0, 0) == WHITE
+
+
+@pytest.mark.parametrize("ops, message", [
+    ("nope", "ops: must be a list"),
+    ([{"x": 1}], "ops[0]: an op must be an object"),
+    ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1}], "ops[0] key 'color': missing"),
+    ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": BLACK, "colour": BLACK}], "ops[0] key 'colour': unknown"),
+    ([{"op": "layer", "opacity": 1, "ops": [{"op": "rect", "x": "1", "y": 0, "w": 1, "h": 1, "color": BLACK}]}],
+     "ops[0].ops[0] key 'x': '1' is not a number"),
+    ([{"op": "rect", "x": {"anim": "linear", "from": 0, "to": 1, "period": 0}, "y": 0, "w": 1, "h": 1,
+       "color": BLACK}], "ops[0] key 'x': animation period 0 must be positive"),
+    ([{"op": "repeat", "count": "complexity", "dx": 0, "dy": 0, "ops": []}], "no complexity list"),
+    ([{"op": "clip", "shape": {"kind": "circle"}, "ops": []}], "ops[0] key 'shape' 'kind'"),
+    ([{"op": "image", "x": 0, "y": 0, "w": 1, "h": 1, "tex_w": 0, "tex_h": 1, "pattern": "noise", "seed": 0,
+       "upload": "once", "filter": "nearest"}], "ops[0] key 'tex_w'"),
+])
+def test_invalid_display_lists_name_the_op_and_key(ops, message):
+    with pytest.raises(DisplayListError) as error:
+        compile_scene(ops)
+    assert message in str(error.value)
