@@ -1,0 +1,60 @@
+"""A/B on one device: the launch order, and judging B against A with the gate.
+
+Interleaving A and B launches, rather than all A then all B, cancels drift (thermal state, DVFS, background
+load) that would otherwise read as a regression (research §1, pitfall 6). This module only plans the order
+and judges the results; the plugin runs the launches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, TypeVar
+
+from .gate import GateConfig, SceneVerdict, judge
+
+Arm = Literal["A", "B"]
+Pattern = Literal["ABAB", "ABBA"]
+T = TypeVar("T")
+
+
+def interleave(n_per_side: int, *, pattern: Pattern = "ABAB") -> list[Arm]:
+    """The launch order for n launches per side.
+
+    ABAB: A, B, A, B, ... . ABBA: A, B, B, A, A, B, ... , which also cancels a linear drift (in ABAB every
+    B runs one slot after its A); with an even n both arms then have the same mean position.
+    """
+    if n_per_side < 1:
+        raise ValueError(f"an A/B comparison needs at least one launch per side, not {n_per_side}")
+    if pattern not in ("ABAB", "ABBA"):
+        raise ValueError(f"pattern must be 'ABAB' or 'ABBA', not {pattern!r}")
+    order: list[Arm] = []
+    for i in range(n_per_side):
+        order += ["B", "A"] if pattern == "ABBA" and i % 2 else ["A", "B"]
+    return order
+
+
+def split(order: Sequence[Arm], results: Sequence[T]) -> tuple[list[T], list[T]]:
+    """Results of the launches in `order`, as (A results, B results) in launch order.
+
+    A shorter `results` (launches that never ran after a fault) is split as far as it goes."""
+    if len(results) > len(order):
+        raise ValueError(f"{len(results)} results for an order of {len(order)} launches")
+    a = [r for arm, r in zip(order, results) if arm == "A"]
+    b = [r for arm, r in zip(order, results) if arm == "B"]
+    return a, b
+
+
+def judge_ab(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig = GateConfig(), *,
+             a_name: str = "A", b_name: str = "B", device: str = "",
+             noise_floors: Mapping[str, float] | None = None) -> SceneVerdict:
+    """Judge B (candidate) against A (baseline) from their per-launch summaries (LaunchSummary or dict)."""
+    where = f" on {device}" if device else ""
+    description = (f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name}{where}")
+    return judge(a_launches, b_launches, config, noise_floors=noise_floors, baseline_description=description)
+
+
+def judge_order(order: Sequence[Arm], launches: Sequence[Any], config: GateConfig = GateConfig(),
+                **kwargs: Any) -> SceneVerdict:
+    """split() then judge_ab(): the per-launch summaries in the order they ran."""
+    a, b = split(order, launches)
+    return judge_ab(a, b, config, **kwargs)
