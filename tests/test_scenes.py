@@ -107,7 +107,8 @@ UNITS_FILE = """\
                 shape: {kind: path, points: [[0, 0], ["50%", "25%"], [10vw, 100%]]}
                 ops:
                   - {op: rect, x: 50%, y: 25%, w: "100% - 2", h: 10vh, color: "#11223344"}
-                  - {op: shadow, x: 0, y: 0, w: 25vw, h: 5vmin, radius: 5vmin, blur: 5vmax, dx: 1vw, dy: 2, color: "#000000"}
+                  - {op: shadow, x: 0, y: 0, w: 25vw, h: 5vmin, radius: 5vmin, blur: 5vmax, dx: 1vw, dy: 2,
+                     color: "#000000"}
                   - op: rrect
                     x: {anim: sine, center: 50%, amplitude: 10%, period: 120}
                     y: {anim: step, values: [0, 50%], every: 10}
@@ -295,3 +296,11 @@ def test_load_corpus_reports_a_bad_file_and_loads_the_others(tmp_path):
 def test_load_corpus_of_a_missing_directory_is_an_error(tmp_path):
     cases, errors = load_corpus(tmp_path / "nowhere")
     assert cases == [] and len(errors) == 1 and "nowhere" in str(errors[0])
+
+
+def test_corpus_tolerances_are_accepted_by_the_golden_module(corpus):
+    from pytest_zbench.golden.tolerance import validate_tolerances
+
+    for case in corpus.values():
+        validate_tolerances(case.tolerance)
+    assert corpus["shadow.blur8"].tolerance == {"gles2": {"max_delta": 4}}
