@@ -53,6 +53,7 @@ class ZbenchState:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         self.is_worker = hasattr(config, "workerinput")
         self._host: Any = None
+        self.schema_errors: list[str] = []
 
     @property
     def host(self) -> Any:
@@ -265,7 +266,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.is_worker:
         session.config.workeroutput["zbench"] = state.host.record.to_json()  # type: ignore[attr-defined]
         return
-    _write_run_json(state)
+    state.schema_errors = _write_run_json(state)
+    if state.schema_errors:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -283,18 +286,19 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
         state.host.record.merge(part)
 
 
-def _write_run_json(state: ZbenchState) -> None:
+def _write_run_json(state: ZbenchState) -> list[str]:
+    """Write run.json; a document that breaks its schema is a bug of ours, but its numbers are still worth
+    keeping: it goes to run.invalid.json and the session fails with the violations listed."""
     from .host.artifacts import validate_run, write_json_atomic
 
     record = state.host.record
     if not record.scenes:
-        return
+        return []
     document = record.document(state.settings.devices)
     errors = validate_run(document)
-    if errors:  # a bug of ours, but the numbers are still worth keeping: write them beside, loudly
-        write_json_atomic(state.settings.results / "run.invalid.json", document)
-        raise UsageError("run.json does not match its schema:\n" + "\n".join(errors[:10]))
-    write_json_atomic(state.settings.results / "run.json", document)
+    name = "run.invalid.json" if errors else "run.json"
+    write_json_atomic(state.settings.results / name, document)
+    return errors
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -306,7 +310,12 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(state.host.record.scenes):
         terminalreporter.write_line(line)
-    terminalreporter.write_line(f"artifacts: {state.settings.results / 'run.json'}")
+    if state.schema_errors:
+        terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
+        for error in state.schema_errors[:10]:
+            terminalreporter.write_line(f"  {error}", red=True)
+    else:
+        terminalreporter.write_line(f"artifacts: {state.settings.results / 'run.json'}")
 
 
 def _terminal_progress(config: pytest.Config) -> Any:

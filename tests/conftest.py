@@ -1,0 +1,100 @@
+"""Shared test helpers: a throwaway zbench project (scenes, inventory) for end-to-end runs with pytester."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+HERE = Path(__file__).parent
+REPO = HERE.parent
+RECT_RUNNER = HERE / "thirdparty" / "rect_runner.py"
+
+SCENES_RECT = """\
+family: mini
+description: two tiny rect scenes
+scenes:
+  - id: mini.fill.x{layers}
+    sweep: {layers: [1, 2]}
+    ops:
+      - unroll: "{layers}"
+        ops:
+          - {op: rect, x: 0, y: 0, w: "100%", h: "100%", color: "#3366CC80"}
+"""
+
+SCENES_ROUNDED = """\
+family: round
+description: needs rrect
+scenes:
+  - id: round.one
+    ops:
+      - {op: rrect, x: 4, y: 4, w: 40, h: 20, radius: 6, color: "#CC3366"}
+"""
+
+
+def inventory_text(extra_env: dict[str, str] | None = None) -> str:
+    env = json.dumps(extra_env or {})
+    return f"""\
+devices:
+  local:
+    transport: local
+    backend: software
+    runner: [python, -m, pytest_zbench.runner]
+    display: {{width: 64, height: 48, refresh_hz: 60}}
+  rectonly:
+    transport: local
+    backend: software
+    runner: [python, {json.dumps(str(RECT_RUNNER))}]
+    display: {{width: 64, height: 48, refresh_hz: 60}}
+    env: {env}
+"""
+
+
+class Project:
+    """A pytester project laid out like the repository: scenes/, devices.yaml, pytest.ini."""
+
+    def __init__(self, pytester: pytest.Pytester) -> None:
+        self.pytester = pytester
+        self.root = pytester.path
+        (self.root / "scenes").mkdir()
+        self.write_scene("mini.yaml", SCENES_RECT)
+        self.write_scene("round.yaml", SCENES_ROUNDED)
+        self.write_inventory()
+        (self.root / "pytest.ini").write_text("[pytest]\ntestpaths = scenes\n")
+        self.results = self.root / "results"
+
+    def write_scene(self, name: str, text: str) -> None:
+        (self.root / "scenes" / name).write_text(text)
+
+    def write_inventory(self, extra_env: dict[str, str] | None = None) -> None:
+        (self.root / "devices.yaml").write_text(inventory_text(extra_env))
+
+    def run(self, *args: str) -> pytest.RunResult:
+        quick = ["--zbench-runs=2", "--zbench-frames=6", "--zbench-warmup=2", f"--zbench-results={self.results}",
+                 "-p", "no:cacheprovider"]
+        return self.pytester.runpytest_subprocess(*quick, *args, timeout=300)
+
+    def run_json(self) -> dict:
+        return json.loads((self.results / "run.json").read_text())
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
+    # The subprocess must import this checkout's package even when it is not installed.
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    return Project(pytester)
+
+
+def require(condition: bool, what: str) -> None:
+    """Skip a test whose real part is missing, except in CI, where a missing part is a failure."""
+    if condition:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{what} is required in CI (CI=true) but missing", pytrace=False)
+    pytest.skip(f"{what} is missing")
+
+

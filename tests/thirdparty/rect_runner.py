@@ -1,0 +1,92 @@
+"""A third-party runner that implements only DESIGN.md §3 and draws only `rect`.
+
+It shares no code with the reference runner (it does not import pytest_zbench), as a runner written by
+another team would. Fault knobs for tests, from the environment:
+  RECT_RUNNER_EXIT_AT=N   exit 1 after writing N frames (a crash mid-run)
+  RECT_RUNNER_BAD=1       write NaN, negative and absurd cells into a few rows
+  RECT_RUNNER_HANG=1      hang after the first frame (a runner that never returns)
+"""
+
+import csv
+import json
+import os
+import sys
+import time
+
+import numpy as np
+from PIL import Image
+
+COLUMNS = ["frame", "phase", "t_start_ns", "cpu_ms", "gpu_ms", "gpu_source", "present_interval_ms",
+           "complexity", "draw_calls", "texture_upload_bytes", "disjoint", "gl_error"]
+
+
+def probe():
+    print(json.dumps({"protocol": 1, "runner": {"name": "rect-only", "version": "0.0.1"},
+                      "backends": {"software": {"features": ["rect"], "timer_sources": ["none"]}}}))
+
+
+def color(text):
+    text = text.lstrip("#")
+    if len(text) == 6:
+        text += "FF"
+    return [int(text[i:i + 2], 16) / 255.0 for i in range(0, 8, 2)]
+
+
+def render(scene):
+    h, w = scene["height"], scene["width"]
+    img = np.ones((h, w, 4), dtype=np.float64)
+    for op in scene["ops"]:
+        r, g, b, a = color(op["color"])
+        x0, y0 = max(0, int(op["x"])), max(0, int(op["y"]))
+        x1, y1 = min(w, int(op["x"] + op["w"])), min(h, int(op["y"] + op["h"]))
+        region = img[y0:y1, x0:x1]
+        region[..., :3] = region[..., :3] * (1 - a) + np.array([r, g, b]) * a
+    return (img * 255 + 0.5).astype(np.uint8)
+
+
+def run(job_path, outdir):
+    job = json.load(open(job_path))
+    scene = job["scene"]
+    exit_at = int(os.environ.get("RECT_RUNNER_EXIT_AT", "-1"))
+    bad = os.environ.get("RECT_RUNNER_BAD") == "1"
+    total = job["warmup_frames"] + job["frames"]
+    with open(os.path.join(outdir, "frames.csv"), "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS + ["overdraw_px"])
+        last = time.monotonic_ns()
+        for frame in range(total):
+            if frame == exit_at:
+                sys.exit(1)
+            if os.environ.get("RECT_RUNNER_HANG") == "1" and frame == 1:
+                time.sleep(3600)
+            start = time.monotonic_ns()
+            render(scene)
+            end = time.monotonic_ns()
+            cpu = (end - start) / 1e6
+            if bad and frame == job["warmup_frames"] + 1:
+                cpu = "nan"
+            if bad and frame == job["warmup_frames"] + 2:
+                cpu = -3
+            if bad and frame == job["warmup_frames"] + 3:
+                cpu = 1e12
+            phase = "warmup" if frame < job["warmup_frames"] else "measure"
+            writer.writerow([frame, phase, start, cpu, "", "none", (end - last) / 1e6, "", len(scene["ops"]), 0, "", "",
+                             len(scene["ops"]) * scene["width"] * scene["height"]])
+            handle.flush()
+            last = end
+            if frame % 10 == 0:
+                print(json.dumps({"frame": frame, "of": total}), flush=True)
+    for frame in job["capture"]:
+        Image.fromarray(render(scene), "RGBA").save(os.path.join(outdir, f"capture-{frame}.png"))
+    json.dump({"protocol": 1, "backend": job["backend"], "timer_source": "none", "present_source": "frame_delta",
+               "gpu": {}, "issues": []}, open(os.path.join(outdir, "result.json"), "w"))
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["probe"]:
+        probe()
+    elif len(sys.argv) == 4 and sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3])
+    else:
+        print("usage: rect_runner.py probe | run JOB OUTDIR", file=sys.stderr)
+        sys.exit(2)
