@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Literal, Mapping
@@ -274,6 +275,10 @@ class FrameTable:
         return sum(1 for r in self.rows if r["phase"] == phase)
 
 
+_UNDECODABLE = "\ufffd"  # what errors="replace" puts where a byte was not UTF-8
+_DIGITS = re.compile(r"[0-9]+\Z")  # ASCII only: str.isdigit() accepts '²', which int() rejects
+
+
 def _number(cell: str, column: str, frame: int | None, issues: list[Issue], *, limit: float) -> float | None:
     cell = cell.strip()
     if cell == "":
@@ -299,7 +304,9 @@ def read_frames_csv(path: str | Path) -> FrameTable:
     table = FrameTable()
     issues = table.issues
     try:
-        handle = open(path, newline="", encoding="utf-8")
+        # utf-8-sig: a BOM written by a third-party runner must not hide the 'frame' column. errors="replace":
+        # an undecodable byte costs its own row (below), not every row that shares its read buffer.
+        handle = open(path, newline="", encoding="utf-8-sig", errors="replace")
     except OSError as exc:
         issues.append(Issue("protocol", f"frames.csv could not be read: {exc.strerror or exc}"))
         return table
@@ -312,6 +319,9 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             return table
         except (csv.Error, UnicodeDecodeError) as exc:
             issues.append(Issue("protocol", f"frames.csv header unreadable: {exc}"))
+            return table
+        if any(_UNDECODABLE in h for h in header):
+            issues.append(Issue("protocol", "frames.csv header unreadable: bytes that are not UTF-8"))
             return table
         missing = [c for c in FRAME_COLUMNS if c not in header]
         if missing:
@@ -333,6 +343,9 @@ def read_frames_csv(path: str | Path) -> FrameTable:
                 break
             line_no += 1
             if not cells or all(not c.strip() for c in cells):
+                continue
+            if any(_UNDECODABLE in c for c in cells):
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: bytes that are not UTF-8; row dropped"))
                 continue
             if len(cells) != len(header):
                 issues.append(
@@ -357,7 +370,12 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             for column in TIMING_COLUMNS:
                 row[column] = _number(raw.get(column, ""), column, frame, issues, limit=ABSURD_MS)
             t_start = raw.get("t_start_ns", "").strip()
-            row["t_start_ns"] = int(t_start) if t_start.lstrip("-").isdigit() else None
+            if t_start == "" or _DIGITS.match(t_start):
+                row["t_start_ns"] = int(t_start) if t_start else None
+            else:
+                issues.append(Issue("protocol", f"frames.csv column 't_start_ns': {t_start!r} is not a "
+                                                "non-negative integer; dropped", frame))
+                row["t_start_ns"] = None
             source = raw.get("gpu_source", "").strip() or None
             if source is not None and source not in GPU_SOURCES:
                 issues.append(Issue("protocol", f"frames.csv: gpu_source {source!r} not in {GPU_SOURCES}; gpu_ms dropped", frame))

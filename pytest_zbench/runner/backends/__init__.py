@@ -40,6 +40,10 @@ class FrameTiming:
     gl_error: bool | None = None
     # Problems seen in this frame (an invalid timer value, a GL error code); the runner stamps the frame index.
     issues: tuple[Issue, ...] = ()
+    # Provisional: the GPU values are not known yet. Only returned when the runner set
+    # `Backend.collects_late_timings`; the complete timing (replacing this one entirely) comes from
+    # `Backend.late_timings()`.
+    pending: bool = False
 
 
 class BackendUnavailable(RuntimeError):
@@ -78,6 +82,16 @@ class Backend(ABC):
     @abstractmethod
     def end_frame(self) -> FrameTiming:
         """Flush and submit the frame, stop the clocks, return what was measured."""
+
+    # Set to True by a runner that calls late_timings() after every end_frame (and once with final=True after
+    # the last frame) and holds back rows until they are complete. A backend whose GPU clock reports frames
+    # late (a ring of timer queries) may then return FrameTiming(pending=True) instead of stalling.
+    collects_late_timings: bool = False
+
+    def late_timings(self, final: bool = False) -> list[tuple[int, FrameTiming]]:
+        """Complete timings of frames end_frame() returned as pending, as (ordinal, timing) in order; the
+        ordinal counts end_frame() calls from 0. final=True waits for every frame still outstanding."""
+        return []
 
     @abstractmethod
     def read_rgba(self, surface: skia.Surface) -> np.ndarray:
