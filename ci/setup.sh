@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian/Ubuntu machine for pytest-zbench: the system parts the tests start for real
+# (Mesa EGL/GLES2, OpenSSH server, adb, the DejaVu font the reference runner draws text with) and the
+# package itself with every extra. Safe to run again.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb git)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+python3 -m pip install -q --upgrade pip
+python3 -m pip install -q -e ".[test]"
+python3 -m pytest --version
