@@ -88,7 +88,7 @@ def _tight(observed: Any, bound: Any) -> dict[str, Any]:
 
 
 def _premultiplied(rgba: np.ndarray) -> np.ndarray:
-    wide = rgba.astype(np.int16)
+    wide = rgba.astype(np.int32)  # 255 * 255 overflows int16
     alpha = wide[..., 3:4]
     out = wide.copy()
     out[..., :3] = (wide[..., :3] * alpha + 127) // 255

@@ -31,16 +31,19 @@ EDGE_SOURCES: tuple[str, ...] = ("both", "expected")
 FUZZY_KEYS: tuple[str, ...] = ("max_difference", "total_pixels")
 
 # The software raster is deterministic: its goldens are byte-exact. Every other backend is a GPU whose
-# drivers round coverage and colour differently by a level or two (research §4).
+# drivers round coverage and colour differently by a level or two (research §4). Budgets are pixel counts,
+# not fractions, so that a missing glyph (~50-100 pixels) fails on a large scene too.
 DEFAULTS: dict[str, dict[str, Any]] = {
     SOFTWARE: {"exact": True},
-    "gpu": {"max_delta": 2, "max_pixels": "0.1%"},
+    "gpu": {"max_delta": 2, "max_pixels": 16},
 }
-# A GPU capture against the software golden: real rasteriser differences, mostly on anti-aliased edges.
+# A GPU capture against the software golden: real rasteriser differences sit on anti-aliased edges and
+# glyphs. Measured on an 800x480 UI-like scene, Mesa llvmpipe GLES2 vs Skia raster: 656 pixels over delta
+# 8, all of them on edges (0.17% of the area), none elsewhere; hence edges get their own budget.
 CROSS_DEFAULTS: dict[str, Any] = {
     "max_delta": 8,
-    "max_pixels": "0.5%",
-    "edge_mask": {"threshold": 64, "dilate": 1, "on": "both", "max_pixels": "3%"},
+    "max_pixels": 32,
+    "edge_mask": {"threshold": 64, "dilate": 1, "on": "both", "max_pixels": "0.5%"},
 }
 
 

@@ -1,0 +1,81 @@
+"""SSIM against known properties, and flip-evaluator contained."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_zbench.golden.match import compare
+from pytest_zbench.golden.perceptual import SSIM_K1, FlipError, flip, ssim, ssim_map
+from pytest_zbench.golden.tolerance import parse_tolerance
+
+
+def test_ssim_of_identical_images_is_one(ui):
+    assert ssim(ui(), ui()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_ssim_drops_monotonically_with_noise(ui):
+    rng = np.random.default_rng(3)
+    base = ui()
+    noise = rng.normal(size=base.shape[:2] + (3,))
+    values = []
+    for sigma in (1, 4, 16, 48):
+        noisy = base.copy()
+        noisy[..., :3] = (base[..., :3] + sigma * noise).clip(0, 255).astype(np.uint8)
+        values.append(ssim(base, noisy))
+    assert 1.0 > values[0] > values[1] > values[2] > values[3] > 0
+
+
+def test_ssim_of_constant_images_has_the_closed_form():
+    # Flat images have no variance or covariance: SSIM reduces to the luminance term.
+    a, b = 0.3, 0.7
+    c1 = SSIM_K1**2
+    smap = ssim_map(np.full((32, 32), a), np.full((32, 32), b))
+    assert np.allclose(smap, (2 * a * b + c1) / (a * a + b * b + c1))
+
+
+def test_ssim_is_symmetric(ui):
+    assert ssim(ui(), ui(dx=2)) == pytest.approx(ssim(ui(dx=2), ui()), abs=1e-12)
+
+
+def test_skimage_is_not_needed():
+    import importlib.util
+    import sys
+
+    assert "skimage" not in sys.modules or importlib.util.find_spec("skimage") is not None
+
+
+def test_flip_of_identical_images_is_zero(ui):
+    assert float(flip(ui(), ui()).max()) == 0.0
+
+
+def test_flip_grows_with_the_change(ui):
+    small = flip(ui(), ui(card=(40, 120, 205))).mean()
+    large = flip(ui(), ui(card=(200, 40, 40))).mean()
+    assert 0 < small < large
+
+
+def test_flip_sys_exit_is_contained_and_its_output_kept_off_stdout(ui, capfd):
+    with pytest.raises(FlipError) as info:
+        flip(ui(), ui(dx=1), ppd=-1)  # flip-evaluator prints and calls sys.exit(1) on this
+    assert "exited (code 1)" in str(info.value) and "pixels per degree must be positive" in str(info.value)
+    out, _ = capfd.readouterr()
+    assert out == ""
+
+
+def test_flip_runtime_errors_are_contained(ui):
+    with pytest.raises(FlipError, match="resolutions differ"):
+        flip(ui(), ui()[:50])
+
+
+def test_flip_failure_is_recorded_and_fails_only_if_it_gates(ui, monkeypatch):
+    import pytest_zbench.golden.match as match
+
+    def broken(*args, **kwargs):
+        raise FlipError("flip-evaluator is not installed")
+
+    monkeypatch.setattr(match, "flip", broken)
+    recorded = compare(ui(), ui(dx=1), parse_tolerance({"max_delta": 255, "max_pixels": 0}))
+    assert recorded.passed and recorded.metrics["flip_mean"] is None and "not installed" in recorded.metrics["flip_error"]
+    gated = compare(ui(), ui(dx=1), parse_tolerance({"flip_mean": 0.5}))
+    assert [f[0] for f in gated.failures] == ["flip_mean"] and "not installed" in gated.failures[0][1]
