@@ -52,6 +52,15 @@ ABSURD_MS = 3_600_000.0
 ABSURD_COUNT = 1e15
 
 
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_protocol_version(value: Any) -> bool:
+    # `true == 1` and `1.0 == 1` in Python; the protocol field is the integer 1.
+    return _is_int(value) and value == PROTOCOL_VERSION
+
+
 class ProtocolError(ValueError):
     """A runner's output (probe, job, result) cannot be understood at all."""
 
@@ -114,7 +123,7 @@ class Job:
                 raise ProtocolError(f"job: key {key!r} has {value!r}, expected {kind}")
             return value
 
-        if raw.get("protocol") != PROTOCOL_VERSION:
+        if not _is_protocol_version(raw.get("protocol")):
             raise ProtocolError(f"job: protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}")
         mode = need("mode", str)
         if mode not in MODES:
@@ -156,7 +165,7 @@ class Job:
     def load(cls, path: str | Path) -> "Job":
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise ProtocolError(f"job file {path}: {exc}") from exc
         if not isinstance(raw, dict):
             raise ProtocolError(f"job file {path}: not a JSON object")
@@ -186,7 +195,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
     """Validate a runner's `probe` answer; raise ProtocolError naming the bad key."""
     if not isinstance(raw, dict):
         raise ProtocolError(f"{source}: expected one JSON object, got {type(raw).__name__}")
-    if raw.get("protocol") != PROTOCOL_VERSION:
+    if not _is_protocol_version(raw.get("protocol")):
         raise ProtocolError(f"{source}: protocol {raw.get('protocol')!r}; this host speaks {PROTOCOL_VERSION}")
     runner = raw.get("runner")
     if not isinstance(runner, dict) or not isinstance(runner.get("name"), str):
@@ -248,7 +257,7 @@ def parse_progress(line: str) -> tuple[int, int] | None:
     except json.JSONDecodeError:
         return None
     frame, of = obj.get("frame"), obj.get("of")
-    if isinstance(frame, int) and isinstance(of, int) and set(obj) <= {"frame", "of"}:
+    if _is_int(frame) and _is_int(of) and set(obj) <= {"frame", "of"}:
         return frame, of
     return None
 
@@ -451,7 +460,7 @@ def read_result_json(path: str | Path) -> RunResult:
     if not isinstance(raw, dict):
         result.issues.append(Issue("protocol", "result.json is not a JSON object"))
         return result
-    if raw.get("protocol") != PROTOCOL_VERSION:
+    if not _is_protocol_version(raw.get("protocol")):
         result.issues.append(Issue("protocol", f"result.json protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}"))
     for key in ("backend", "timer_source", "present_source"):
         value = raw.get(key)
@@ -463,7 +472,10 @@ def read_result_json(path: str | Path) -> RunResult:
         result.issues.append(Issue("protocol", f"result.json timer_source {result.timer_source!r} not in {GPU_SOURCES}"))
         result.timer_source = None
     gpu = raw.get("gpu", {})
-    result.gpu = gpu if isinstance(gpu, dict) else {}
+    if not isinstance(gpu, dict):
+        result.issues.append(Issue("protocol", "result.json key 'gpu' is not an object; ignored"))
+        gpu = {}
+    result.gpu = gpu
     issues = raw.get("issues", [])
     if not isinstance(issues, list):
         result.issues.append(Issue("protocol", "result.json key 'issues' is not a list; ignored"))
