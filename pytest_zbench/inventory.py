@@ -6,6 +6,7 @@ nothing here is ever joined into a shell command (transports pass argv lists).
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -100,7 +101,7 @@ def load_inventory(path: str | Path) -> Inventory:
         raw = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InventoryError(f"{path}: inventory not found; point --zbench-devices at a devices.yaml") from None
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InventoryError(f"{path}: cannot read the inventory: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("devices"), dict):
         raise InventoryError(f"{path}: expected a mapping with a 'devices' mapping at the top")
@@ -153,14 +154,14 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()):
         raise fail("env", "expected a mapping of environment variable names to values")
     timeout = entry.get("timeout_s")
-    if timeout is not None and (not isinstance(timeout, (int, float)) or timeout <= 0):
+    if timeout is not None and (not _is_number(timeout) or not 0 < timeout < math.inf):
         raise fail("timeout_s", "expected a positive number of seconds")
     options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
     for key in ("host", "user", "serial", "adb_host"):
         if key in options:
             string(key)
     for key in ("port", "adb_port"):
-        if key in options and (not isinstance(options[key], int) or not 0 < options[key] < 65536):
+        if key in options and (not _is_int(options[key]) or not 0 < options[key] < 65536):
             raise fail(key, f"expected a TCP port number, got {options[key]!r}")
     for key in ("identity_file", "known_hosts"):
         if key in options:
@@ -192,8 +193,17 @@ def _display(raw: Any, fail: Any) -> Display:
     if unknown:
         raise fail(f"unknown keys {sorted(unknown)}; allowed: width, height, refresh_hz")
     width, height, hz = raw.get("width"), raw.get("height"), raw.get("refresh_hz", 60.0)
-    if not isinstance(width, int) or not isinstance(height, int) or width <= 0 or height <= 0:
+    if not _is_int(width) or not _is_int(height) or width <= 0 or height <= 0:
         raise fail("width and height must be positive integers")
-    if not isinstance(hz, (int, float)) or not 1 <= hz <= 1000:
+    if not _is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
     return Display(width, height, float(hz))
+
+
+# YAML reads `yes`, `on` and `true` as booleans, and Python's bool is an int: `port: yes` must not become port 1.
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
