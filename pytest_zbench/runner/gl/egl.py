@@ -65,12 +65,18 @@ class EGLUnavailable(RuntimeError):
     """No usable EGL/GLES2 context; the message names the step that failed and what to do."""
 
 
+LIBRARY_ENV = "ZBENCH_EGL_LIBRARY"  # load this EGL library instead of the system's (a vendor's, or none)
+
+
 def _load_library() -> ctypes.CDLL:
     errors = []
-    names = list(LIBRARY_NAMES)
-    found = ctypes.util.find_library("EGL")
-    if found and found not in names:
-        names.append(found)
+    if os.environ.get(LIBRARY_ENV):
+        names = [os.environ[LIBRARY_ENV]]
+    else:
+        names = list(LIBRARY_NAMES)
+        found = ctypes.util.find_library("EGL")
+        if found and found not in names:
+            names.append(found)
     for name in names:
         try:
             return ctypes.CDLL(name)

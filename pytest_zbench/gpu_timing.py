@@ -1,0 +1,98 @@
+"""Host-side rules that keep GPU numbers honest (research §2, §9, §10). Plain values in, plain values out.
+
+* `check_calibration`: a time source is only trusted if a deliberately heavier variant of a scene reads as
+  more GPU time. A driver whose glFinish does not wait, or a timer query that returns a constant, fails here.
+  The host runs the light and the heavy job (same device, same source, same pacing) and passes the GPU-time
+  medians (or the per-launch medians, or raw values) of each.
+* `heavier_ops`: the heavy variant of a display list — the same ops drawn `k` times on top of each other.
+* `run_source`: the one gpu_source of a run's frames; two sources in one run is an error, never averaged.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import statistics
+from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+
+# The heavy variant draws the scene this many times.
+CALIBRATION_FACTOR = 8
+# It must read as at least this many times the light variant's GPU time. With 8x the drawing, per-frame fixed
+# costs (clear, submit, the bracket's own overhead) keep real ratios below 8; llvmpipe reads 3x-7x on a small
+# surface. Below 1.5x the source is not seeing the GPU work.
+MIN_RATIO = 1.5
+
+
+class Calibration(NamedTuple):
+    valid: bool
+    detail: str
+
+
+class MixedGpuSources(ValueError):
+    """One run's frames carry gpu values of more than one source."""
+
+
+def _median(values: float | int | Sequence[float | int | None] | None) -> tuple[float | None, int]:
+    if values is None:
+        return None, 0
+    if isinstance(values, (int, float)) and not isinstance(values, bool):
+        values = [values]
+    finite = [float(v) for v in values if v is not None and not isinstance(v, bool) and math.isfinite(float(v))]
+    if not finite:
+        return None, 0
+    return statistics.median(finite), len(finite)
+
+
+def check_calibration(light_gpu_ms: float | Sequence[float | None] | None,
+                      heavy_gpu_ms: float | Sequence[float | None] | None, *,
+                      min_ratio: float = MIN_RATIO, source: str = "") -> Calibration:
+    """Does the heavy variant read as clearly more GPU time than the light one?
+
+    Each argument is a median or a sequence of values (None and non-finite values are ignored; the median
+    is taken). Returns (valid, detail); detail names both medians and the ratio, or what was missing.
+    """
+    what = f"{source} " if source else ""
+    light, n_light = _median(light_gpu_ms)
+    heavy, n_heavy = _median(heavy_gpu_ms)
+    if light is None or heavy is None:
+        missing = " and ".join(name for name, v in (("light", light), ("heavy", heavy)) if v is None)
+        return Calibration(False, f"{what}calibration: no GPU time for the {missing} variant; the source "
+                                  "cannot be checked, so its numbers are not trusted")
+    if light <= 0 or heavy <= 0:
+        return Calibration(False, f"{what}calibration: a median of {light:g} ms (light) / {heavy:g} ms (heavy) "
+                                  "is not a duration")
+    ratio = heavy / light
+    numbers = (f"light median {light:.4g} ms (n={n_light}), heavy median {heavy:.4g} ms (n={n_heavy}), "
+               f"ratio {ratio:.2f}x")
+    if ratio < min_ratio:
+        return Calibration(False, f"{what}calibration failed: {numbers}; a variant with more GPU work must read "
+                                  f"at least {min_ratio:g}x, so this source does not see the GPU's work "
+                                  "(a glFinish that does not wait, a stuck or stub timer)")
+    return Calibration(True, f"{what}calibration passed: {numbers} (>= {min_ratio:g}x)")
+
+
+def heavier_ops(ops: Sequence[Mapping[str, Any]], k: int = CALIBRATION_FACTOR) -> list[dict[str, Any]]:
+    """The same display list drawn k times in place (one `repeat` with dx = dy = 0): k times the overdraw,
+    so the same pixels are touched k times. Translucent ops cannot be culled; opaque ones stay unculled as
+    long as they do not cover the whole target exactly (a full-target opaque rect may become a clear)."""
+    if not isinstance(k, int) or isinstance(k, bool) or k < 2:
+        raise ValueError(f"k={k!r}: the heavy variant must draw the scene at least twice")
+    return [{"op": "repeat", "count": k, "dx": 0, "dy": 0, "ops": copy.deepcopy(list(ops))}]
+
+
+def heavier_scene(scene: Mapping[str, Any], k: int = CALIBRATION_FACTOR) -> dict[str, Any]:
+    """A job's `scene` object with `heavier_ops` applied, its id suffixed and `repeat` added to features."""
+    out = copy.deepcopy(dict(scene))
+    out["ops"] = heavier_ops(scene["ops"], k)
+    out["id"] = f"{scene['id']}.calibration.x{k}"
+    out["features"] = sorted(set(scene.get("features", [])) | {"repeat"})
+    return out
+
+
+def run_source(sources: Iterable[str | None]) -> str | None:
+    """The gpu_source of one run's frames (None/empty cells ignored); raise MixedGpuSources if two appear."""
+    seen = {s for s in sources if s}
+    if len(seen) > 1:
+        raise MixedGpuSources(f"one run carries gpu_ms from {', '.join(sorted(seen))}: values of different "
+                              "sources are never comparable, so none of them is used")
+    return next(iter(seen), None)
