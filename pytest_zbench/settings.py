@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -101,8 +102,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool) 
             raise UsageError(f"{_option(key).flag}: {values[key]} must be at least {low}")
     if values["mode"] not in MODES:
         raise UsageError(f"--zbench-mode: {values['mode']!r} is not one of {', '.join(MODES)}")
-    if values["timeout_s"] is not None and values["timeout_s"] <= 0:
-        raise UsageError("--zbench-timeout: give a positive number of seconds")
+    if values["timeout_s"] is not None and not 0 < values["timeout_s"] < math.inf:
+        raise UsageError(f"--zbench-timeout: {values['timeout_s']!r}; give a positive, finite number of seconds")
 
     def path(value: Any) -> Path:
         p = Path(str(value)).expanduser()
