@@ -88,16 +88,20 @@ def _tight(observed: Any, bound: Any) -> dict[str, Any]:
 
 
 def _premultiplied(rgba: np.ndarray) -> np.ndarray:
-    wide = rgba.astype(np.int32)  # 255 * 255 overflows int16
-    alpha = wide[..., 3:4]
-    out = wide.copy()
-    out[..., :3] = (wide[..., :3] * alpha + 127) // 255
-    return out
+    wide = rgba.astype(np.uint16)  # 255 * 255 + 127 still fits
+    wide[..., :3] *= wide[..., 3:4]
+    wide[..., :3] += 127
+    wide[..., :3] //= 255
+    return wide
 
 
 def channel_delta(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     """HxW uint8: each pixel's largest premultiplied channel difference."""
-    diff = np.abs(_premultiplied(expected) - _premultiplied(actual))
+    if np.all(expected[..., 3] == 255) and np.all(actual[..., 3] == 255):
+        a, b = expected, actual  # opaque: premultiplying changes nothing
+    else:
+        a, b = _premultiplied(expected), _premultiplied(actual)
+    diff = np.maximum(a, b) - np.minimum(a, b)  # |a - b| without leaving the unsigned type
     return diff.max(axis=2).astype(np.uint8)
 
 
