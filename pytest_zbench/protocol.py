@@ -145,6 +145,10 @@ class Job:
         if complexity is not None:
             if not isinstance(complexity, list) or len(complexity) != warmup + frames:
                 raise ProtocolError("job: complexity must be null or one number per frame, warmup included")
+            bad = [c for c in complexity
+                   if isinstance(c, bool) or not isinstance(c, (int, float)) or not math.isfinite(c) or c < 0]
+            if bad:
+                raise ProtocolError(f"job: complexity holds {bad[0]!r}; every value must be a non-negative number")
             complexity = tuple(float(c) for c in complexity)
         refresh = need("refresh_hz", (int, float))
         if not refresh > 0:

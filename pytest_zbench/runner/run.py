@@ -230,8 +230,9 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
         code = EXIT_FAILED
     if stop.signum is not None:
         name = signal.Signals(stop.signum).name
-        state.issues.append(Issue("partial", f"stopped by {name} after {state.frames_rendered} of "
-                                  f"{job.total_frames} frames", state.frames_rendered))
+        where = "after every frame, before all captures were written" if state.frames_rendered == job.total_frames else (
+            f"after {state.frames_rendered} of {job.total_frames} frames")
+        state.issues.append(Issue("partial", f"stopped by {name} {where}", state.frames_rendered))
         code = 128 + stop.signum
     elif code == EXIT_OK and state.frames_rendered < job.total_frames:
         code = EXIT_FAILED

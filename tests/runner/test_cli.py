@@ -164,10 +164,14 @@ def test_bad_display_list_exits_2_naming_the_op(launch, make_job, ops, expected)
     assert expected in run.stderr
 
 
-def test_bad_job_file_exits_2(launch):
+def test_bad_job_file_exits_2(launch, make_job):
     run = launch('{"protocol": 1, "backend": "software"}')
     assert run.returncode == 2
     assert "missing key" in run.stderr and not (run.outdir / "result.json").exists()
+    job = make_job([]).to_dict()
+    job["complexity"] = [1, None, 2, 3]
+    run = launch(json.dumps(job))
+    assert run.returncode == 2 and "complexity holds None" in run.stderr
 
 
 def test_feature_the_backend_lacks_is_skipped_with_exit_3(launch, make_job):
