@@ -17,7 +17,7 @@ from pytest_zbench.protocol import (
     PROTOCOL_VERSION, FramesWriter, Issue, Job, ProtocolError, capture_name, progress_line, write_result_json,
 )
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
-from pytest_zbench.runner.backends import BACKENDS, Backend, BackendUnavailable, open_backend
+from pytest_zbench.runner.backends import BACKENDS, Backend, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.pacing import make_pacer
 
@@ -42,8 +42,8 @@ def probe(err: TextIO = sys.stderr) -> dict[str, Any]:
                 backends[name] = backend.probe_info()
             finally:
                 backend.close()
-        except BackendUnavailable as exc:
-            print(f"probe: {exc}", file=err)  # an absent backend is left out, not an error
+        except Exception as exc:  # a backend that cannot start is left out; it must not hide the others
+            print(f"probe: {exc}", file=err)
     return {"protocol": PROTOCOL_VERSION, "runner": {"name": RUNNER_NAME, "version": runner_version()},
             "backends": backends}
 
@@ -184,8 +184,8 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
         return EXIT_USAGE
     try:
         backend = open_backend(job.backend)
-    except BackendUnavailable as exc:
-        print(f"run: {exc}", file=err)
+    except Exception as exc:  # BackendUnavailable, or a driver failing in a way its backend did not foresee
+        print(f"run: backend {job.backend!r} cannot start: {exc}", file=err)
         return EXIT_FAILED
 
     stop = _Stop()
@@ -230,8 +230,10 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
         code = EXIT_FAILED
     if stop.signum is not None:
         name = signal.Signals(stop.signum).name
-        where = "after every frame, before all captures were written" if state.frames_rendered == job.total_frames else (
-            f"after {state.frames_rendered} of {job.total_frames} frames")
+        if state.frames_rendered == job.total_frames:
+            where = "after every frame, before all captures were written"
+        else:
+            where = f"after {state.frames_rendered} of {job.total_frames} frames"
         state.issues.append(Issue("partial", f"stopped by {name} {where}", state.frames_rendered))
         code = 128 + stop.signum
     elif code == EXIT_OK and state.frames_rendered < job.total_frames:
