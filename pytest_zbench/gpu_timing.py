@@ -4,6 +4,9 @@
   more GPU time. A driver whose glFinish does not wait, or a timer query that returns a constant, fails here.
   The host runs the light and the heavy job (same device, same source, same pacing) and passes the GPU-time
   medians (or the per-launch medians, or raw values) of each.
+* `check_coverage`: a timer query must account for a fair share of the work a finish bracket sees on the same
+  GPU-bound scene. A timer that scales with the work but measures only part of it (llvmpipe's TIME_ELAPSED
+  covers about one tile's rasterisation, not the frame's) passes calibration and fails here.
 * `heavier_ops`: the heavy variant of a display list — the same ops drawn `k` times on top of each other.
 * `run_source`: the one gpu_source of a run's frames; two sources in one run is an error, never averaged.
 """
@@ -15,6 +18,10 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
+# A translucent full-surface fill: overdraw that neither Skia nor a driver can cull. Opaque overdraw is a bad
+# calibration scene: llvmpipe drops binned commands under an opaque full-tile cover and tile-based GPUs with
+# hidden-surface removal (PowerVR) do the same, so fill.opaque.x8 reads about as fast as fill.opaque.x1.
+CALIBRATION_SCENE = "fill.alpha.x1"
 # The heavy variant draws the scene this many times.
 CALIBRATION_FACTOR = 8
 # It must read as at least this many times the light variant's GPU time. With 8x the drawing, per-frame fixed
@@ -69,6 +76,43 @@ def check_calibration(light_gpu_ms: float | Sequence[float | None] | None,
                                   f"at least {min_ratio:g}x, so this source does not see the GPU's work "
                                   "(a glFinish that does not wait, a stuck or stub timer)")
     return Calibration(True, f"{what}calibration passed: {numbers} (>= {min_ratio:g}x)")
+
+
+# On a GPU-bound scene a timer query must see at least this share of (finish bracket - CPU submit time).
+MIN_COVERAGE = 0.25
+
+
+def check_coverage(timer_gpu_ms: float | Sequence[float | None] | None,
+                   finish_gpu_ms: float | Sequence[float | None] | None,
+                   cpu_ms: float | Sequence[float | None] | None = None, *,
+                   min_share: float = MIN_COVERAGE) -> Calibration:
+    """Does a timer query measure the frame, or only part of it?
+
+    Arguments are medians (or values) from two runs of the same GPU-bound scene — use the heavy calibration
+    variant — one timed by timer_query, one by finish_bracket, and optionally the CPU time (cpu_ms) of the
+    finish_bracket run. A finish bracket contains the CPU part, the GPU work and the drain; the GPU work alone
+    must be at least `min_share` of what is left once the CPU part is taken away, and cannot exceed the
+    bracket by much.
+    """
+    timer, _ = _median(timer_gpu_ms)
+    finish, _ = _median(finish_gpu_ms)
+    cpu, _ = _median(cpu_ms)
+    if timer is None or finish is None:
+        return Calibration(False, "timer_query coverage: a timer_query and a finish_bracket median are both "
+                                  "needed")
+    if timer <= 0 or finish <= 0:
+        return Calibration(False, f"timer_query coverage: {timer:g} ms / {finish:g} ms is not a duration")
+    budget = max(finish - (cpu or 0.0), 1e-9)
+    share = timer / budget
+    numbers = (f"timer_query {timer:.4g} ms against finish_bracket {finish:.4g} ms"
+               + (f" minus {cpu:.4g} ms of CPU" if cpu else "") + f": {share:.0%}")
+    if timer > finish * 1.5:
+        return Calibration(False, f"timer_query coverage failed: {numbers}; more GPU time than the whole "
+                                  "finish-bracketed frame is impossible")
+    if share < min_share:
+        return Calibration(False, f"timer_query coverage failed: {numbers} (< {min_share:.0%}); the timer "
+                                  "measures only part of the frame's GPU work, so its values understate it")
+    return Calibration(True, f"timer_query coverage passed: {numbers} (>= {min_share:.0%})")
 
 
 def heavier_ops(ops: Sequence[Mapping[str, Any]], k: int = CALIBRATION_FACTOR) -> list[dict[str, Any]]:

@@ -10,10 +10,11 @@ import pytest
 from pytest_zbench.gpu_timing import (
     CALIBRATION_FACTOR, MixedGpuSources, check_calibration, heavier_ops, heavier_scene, run_source,
 )
-from pytest_zbench.runner.gl import glapi
 from pytest_zbench.runner.gl.timer import (
     ABSURD_NS, TimerQuery, TimerUnavailable, available_sources, choose_source, judge_elapsed,
 )
+
+from gles2_support import FakeClock, ScriptedGL
 
 # ------------------------------------------------------------------------------------- raw values
 
@@ -55,81 +56,6 @@ def test_a_plausible_value_is_kept_in_milliseconds():
 
 
 # ------------------------------------------------------------------------------------- the ring
-
-
-class ScriptedGL:
-    """Just enough of glapi.GL for TimerQuery: every query begun gets the next scripted raw value and becomes
-    available only when the test says the "GPU" got that far (`complete`)."""
-
-    timer_extension = "GL_EXT_disjoint_timer_query"
-
-    def __init__(self, values: list[int], bits: int = 64) -> None:
-        self.values = list(values)
-        self.bits = bits
-        self.next_id = 1
-        self.begun: list[int] = []  # query ids in begin order (ids are reused by the ring)
-        self.result: dict[int, int] = {}
-        self.available: dict[int, bool] = {}
-        self.completed = 0  # how many begun queries the GPU has finished
-        self.disjoint_pending = False
-        self.active: int | None = None
-        self.deleted: list[int] = []
-
-    # test controls
-    def complete(self, upto: int) -> None:
-        self.completed = upto
-        for index, query in enumerate(self.begun[:upto]):
-            self.available[query] = True
-            del index
-
-    # GL
-    def counter_bits(self, target: int = glapi.GL_TIME_ELAPSED_EXT) -> int:
-        return self.bits
-
-    def get_integer(self, name: int) -> int:
-        assert name == glapi.GL_GPU_DISJOINT_EXT
-        flag, self.disjoint_pending = self.disjoint_pending, False
-        return int(flag)
-
-    def glGenQueries(self, n, ids) -> None:
-        for i in range(n):
-            ids[i] = self.next_id
-            self.next_id += 1
-
-    def glDeleteQueries(self, n, ids) -> None:
-        self.deleted.extend(ids[i] for i in range(n))
-
-    def glBeginQuery(self, target, query) -> None:
-        assert target == glapi.GL_TIME_ELAPSED_EXT and self.active is None, "TIME_ELAPSED queries cannot nest"
-        self.active = query
-        self.begun.append(query)
-        self.available[query] = False
-        self.result[query] = self.values.pop(0)
-
-    def glEndQuery(self, target) -> None:
-        assert self.active is not None
-        self.active = None
-
-    def glGetQueryObjectiv(self, query, pname, ref) -> None:
-        assert pname == glapi.GL_QUERY_RESULT_AVAILABLE_EXT
-        ref._obj.value = int(self.available[query])
-
-    def glGetQueryObjectui64v(self, query, pname, ref) -> None:
-        assert pname == glapi.GL_QUERY_RESULT_EXT
-        assert self.available[query], "a result read before it was available would stall"
-        ref._obj.value = self.result[query]
-
-    def glFlush(self) -> None:
-        self.complete(len(self.begun))
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 0
-
-    def __call__(self) -> int:
-        self.now += 50_000_000  # 50 ms per reading: wall time never limits these values
-        return self.now
 
 
 def frame(timer: TimerQuery, ordinal: int) -> list:
