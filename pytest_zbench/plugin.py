@@ -290,6 +290,7 @@ def _write_run_json(state: ZbenchState) -> list[str]:
     """Write run.json; a document that breaks its schema is a bug of ours, but its numbers are still worth
     keeping: it goes to run.invalid.json and the session fails with the violations listed."""
     from .host.artifacts import validate_run, write_json_atomic
+    from .host.html_report import write_report
 
     record = state.host.record
     if not record.scenes:
@@ -298,6 +299,7 @@ def _write_run_json(state: ZbenchState) -> list[str]:
     errors = validate_run(document)
     name = "run.invalid.json" if errors else "run.json"
     write_json_atomic(state.settings.results / name, document)
+    write_report(document, state.settings.results, state.settings.results / "report.html")
     return errors
 
 
@@ -315,7 +317,8 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
         for error in state.schema_errors[:10]:
             terminalreporter.write_line(f"  {error}", red=True)
     else:
-        terminalreporter.write_line(f"artifacts: {state.settings.results / 'run.json'}")
+        results = state.settings.results
+        terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
 
 
 def _terminal_progress(config: pytest.Config) -> Any:

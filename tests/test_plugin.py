@@ -48,6 +48,9 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         assert len(samples) == 2 * (2 + 6)
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
+    report = (project.results / "report.html").read_text()
+    assert report.count("<section") == 3 and report.count("<svg") == 6  # histogram + timeline per scene
+    assert "src='http" not in report and "<script" not in report  # self-contained
     # Twice the overdraw is more pixels blended: the measurement must see it.
     draw_calls = {s["id"]: s["metrics"]["counters"]["draw_calls"] for s in document["scenes"]}
     assert draw_calls["mini.fill.x2"] == 2 * draw_calls["mini.fill.x1"]

@@ -1,0 +1,185 @@
+"""A self-contained HTML report of a run: a table, then per scene a frame-time histogram, a timeline of
+every launch, and the golden images. No scripts, no external files: images are inlined, plots are SVG."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from ..stats import HIST_EDGES_MS
+
+PLOT_W, PLOT_H = 520, 160
+LAUNCH_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+CSS = """
+body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
+td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
+.passed{color:#2a7a2a}.failed,.error{color:#b22}.skipped{color:#888}
+section{margin:28px 0;padding-top:8px;border-top:2px solid #eee}
+.plots{display:flex;flex-wrap:wrap;gap:18px}.imgs{display:flex;flex-wrap:wrap;gap:12px}
+figure{margin:0}figcaption{font-size:12px;color:#555}img{max-width:360px;image-rendering:pixelated;border:1px solid #ccc}
+.issues{color:#b22;font-size:13px}code{background:#f4f4f4;padding:0 3px}
+"""
+
+
+def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
+    parts = [f"<!doctype html><meta charset=utf-8><title>zbench run {html.escape(document['run_id'][:8])}</title>",
+             f"<style>{CSS}</style>", _header(document), _table(document["scenes"])]
+    for scene in document["scenes"]:
+        parts.append(_scene_section(scene, results_dir))
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
+
+
+def _header(doc: dict[str, Any]) -> str:
+    app, gpu, display = doc["app"], doc["gpu"], doc["display"]
+    devices = ", ".join(doc.get("devices", {}) or [doc["device"]["id"]])
+    return (f"<h1>zbench run</h1><p>started {html.escape(doc['started_utc'])} · build "
+            f"<code>{html.escape(str(app.get('build_hash') or 'unknown'))[:12]}</code>"
+            f"{' (dirty)' if app.get('dirty') else ''} · devices {html.escape(devices)} · backend "
+            f"{html.escape(gpu.get('backend', ''))} ({html.escape(str(gpu.get('gl_renderer', '')))}), timer "
+            f"{html.escape(str(gpu.get('timer_source')))} · display {display.get('width')}×{display.get('height')} @ "
+            f"{display.get('refresh_hz')} Hz</p>")
+
+
+def _table(scenes: Sequence[dict[str, Any]]) -> str:
+    rows = ["<table><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50</th><th>p95</th><th>p99</th>"
+            "<th>cpu p50</th><th>gpu p50</th><th>jank</th><th>golden</th><th>outcome</th></tr>"]
+    for s in scenes:
+        metrics = s.get("metrics") or {}
+        frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
+        golden = (s.get("correctness") or {}).get("outcome", "")
+        anchor = _anchor(s)
+        rows.append(
+            f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
+            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
+            + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
+                                                    cpu.get("p50"), gpu.get("p50")))
+            + f"<td>{metrics.get('jank', '')}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
+            f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>"
+        )
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
+    out = [f"<section id='{_anchor(scene)}'><h2>{html.escape(scene['id'])} on {html.escape(scene['device'])}</h2>"]
+    if scene.get("skipped"):
+        out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
+    metrics = scene.get("metrics") or {}
+    budget = scene.get("budget_ms")
+    plots = []
+    if (metrics.get("frame_ms") or {}).get("hist"):
+        plots.append(_histogram_svg(metrics["frame_ms"]["hist"], "frame time histogram (all launches)"))
+    series = _launch_series(results_dir, scene.get("samples_file"))
+    if series:
+        plots.append(_timeline_svg(series, budget, "cpu_ms per frame, by launch (warmup shaded)"))
+    if plots:
+        out.append("<div class=plots>" + "".join(plots) + "</div>")
+    correctness = scene.get("correctness") or {}
+    images = _golden_images(correctness, results_dir)
+    if images:
+        out.append("<div class=imgs>" + images + "</div>")
+    issues = scene.get("issues") or []
+    if issues:
+        out.append("<ul class=issues>" + "".join(
+            f"<li>[{html.escape(i['kind'])}] {html.escape(i['detail'])}</li>" for i in issues[:20]) + "</ul>")
+    out.append("</section>")
+    return "\n".join(out)
+
+
+def _histogram_svg(counts: Sequence[int], title: str) -> str:
+    labels = [f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}" for a, b in zip(HIST_EDGES_MS, HIST_EDGES_MS[1:])]
+    top = max(counts) or 1
+    bar_w = (PLOT_W - 40) / len(counts)
+    bars = []
+    for i, (count, label) in enumerate(zip(counts, labels)):
+        h = (PLOT_H - 40) * count / top
+        x = 30 + i * bar_w
+        bars.append(f"<rect x='{x:.1f}' y='{PLOT_H - 25 - h:.1f}' width='{bar_w - 4:.1f}' height='{h:.1f}' fill='#4a78b5'>"
+                    f"<title>{label} ms: {count}</title></rect>"
+                    f"<text x='{x + bar_w / 2 - 2:.1f}' y='{PLOT_H - 10}' font-size='9' text-anchor='middle'>{label}</text>"
+                    f"<text x='{x + bar_w / 2 - 2:.1f}' y='{PLOT_H - 28 - h:.1f}' font-size='9' text-anchor='middle'>{count}</text>")
+    return _figure("".join(bars), title)
+
+
+def _timeline_svg(series: dict[int, list[tuple[float | None, bool]]], budget: float | None, title: str) -> str:
+    values = [v for points in series.values() for v, _ in points if v is not None]
+    if not values:
+        return ""
+    top = max(max(values), budget or 0) * 1.1 or 1.0
+    longest = max(len(points) for points in series.values())
+    sx = (PLOT_W - 40) / max(longest - 1, 1)
+    sy = (PLOT_H - 30) / top
+    parts = [f"<line x1='30' y1='{PLOT_H - 20}' x2='{PLOT_W - 10}' y2='{PLOT_H - 20}' stroke='#999'/>"]
+    warm = next((i for i, (_, is_warm) in enumerate(next(iter(series.values()))) if not is_warm), 0)
+    if warm:
+        parts.append(f"<rect x='30' y='10' width='{warm * sx:.1f}' height='{PLOT_H - 30}' fill='#eee'/>")
+    if budget:
+        y = PLOT_H - 20 - budget * sy
+        parts.append(f"<line x1='30' y1='{y:.1f}' x2='{PLOT_W - 10}' y2='{y:.1f}' stroke='#b22' stroke-dasharray='4 3'>"
+                     f"<title>budget {budget:.2f} ms</title></line>")
+    for launch, points in sorted(series.items()):
+        coords = " ".join(f"{30 + i * sx:.1f},{PLOT_H - 20 - v * sy:.1f}" for i, (v, _) in enumerate(points) if v is not None)
+        colour = LAUNCH_COLOURS[launch % len(LAUNCH_COLOURS)]
+        parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='1' points='{coords}'><title>launch {launch}</title></polyline>")
+    parts.append(f"<text x='2' y='14' font-size='9'>{top:.1f} ms</text><text x='2' y='{PLOT_H - 20}' font-size='9'>0</text>")
+    return _figure("".join(parts), title)
+
+
+def _figure(svg_body: str, title: str) -> str:
+    return (f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{PLOT_W}' height='{PLOT_H}' "
+            f"style='background:#fafafa'>{svg_body}</svg><figcaption>{html.escape(title)}</figcaption></figure>")
+
+
+def _launch_series(results_dir: Path, samples_file: str | None) -> dict[int, list[tuple[float | None, bool]]]:
+    if not samples_file:
+        return {}
+    path = results_dir / samples_file
+    series: dict[int, list[tuple[float | None, bool]]] = {}
+    try:
+        with open(path, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                value = row.get("cpu_ms") or ""
+                series.setdefault(int(row["launch"]), []).append(
+                    (float(value) if value else None, row.get("phase") == "warmup"))
+    except (OSError, ValueError, KeyError):
+        return {}
+    return series
+
+
+def _golden_images(correctness: dict[str, Any], results_dir: Path) -> str:
+    figures = []
+    for frame in correctness.get("frames", []):
+        for label, rel in _image_paths(frame):
+            data = _inline_png(results_dir, rel)
+            if data:
+                figures.append(f"<figure><img src='{data}' alt='{html.escape(label)}'>"
+                               f"<figcaption>frame {frame.get('frame')}: {html.escape(label)}</figcaption></figure>")
+    return "".join(figures)
+
+
+def _image_paths(frame: dict[str, Any]) -> Iterable[tuple[str, str]]:
+    artifacts = frame.get("artifacts") or {}
+    for label in ("expected", "actual", "diff", "flip"):
+        if artifacts.get(label):
+            yield label, artifacts[label]
+
+
+def _inline_png(results_dir: Path, rel: str) -> str | None:
+    path = Path(rel) if Path(rel).is_absolute() else results_dir / rel
+    try:
+        return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+    except OSError:
+        return None
+
+
+def _anchor(scene: dict[str, Any]) -> str:
+    return html.escape(f"{scene['device']}--{scene['id']}")
+
+
+def _ms(value: float | None) -> str:
+    return "" if value is None else f"{value:.2f}"
