@@ -252,6 +252,9 @@ class Gles2Backend(Backend):
         assert ctx is not None and source is not None
         ordinal = self._ordinal
         self._ordinal += 1
+        # Skia's flush clears pending GL errors before its own allocations, so errors raised while the frame
+        # was recorded (by anything else calling GL) are read first, then those of Skia's own commands.
+        errors = gl.drain_errors()
         ctx.flush(skia.GrFlushInfo())
         source.before_submit(ordinal)
         ctx.submit(skia.GrSyncCpu.kNo)
@@ -259,7 +262,9 @@ class Gles2Backend(Backend):
         sample = source.after_submit(ordinal, self._t0)
         if source.deferred and not self.collects_late_timings:
             sample = next((s for s in source.drain() if s.ordinal == ordinal), GpuSample(ordinal, None))
-        errors = gl.drain_errors()
+        errors += gl.drain_errors()
+        if ctx.oomed():  # an out-of-memory error Skia saw (and consumed) itself
+            errors.append(0x0505)
         # finish_bracket, readback and a blocking timer query have already waited for this frame.
         self._throttle(source.name == "none" or sample is None)
 
