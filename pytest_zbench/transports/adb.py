@@ -1,0 +1,407 @@
+"""`adb`: an Android device through an adb server, with adbutils.
+
+* The adb server's address: the inventory's `adb_host` / `adb_port`, else ANDROID_ADB_SERVER_HOST /
+  ANDROID_ADB_SERVER_PORT (as adb itself reads them), else 127.0.0.1:5037. The device is the inventory's
+  `serial`; a network serial (HOST:PORT) is `adb connect`ed when the server does not list it, and again
+  after the connection dropped.
+* Files move with the sync protocol (push; pull_dir lists the folder and pulls its regular files).
+* `run` uses the shell protocol v2 (`shell,v2,raw:`: separate stdout / stderr and the exit code; Android 7+)
+  and falls back to v1 (`shell:`, stderr merged into stdout, the exit code from a trailing marker) on
+  devices without `shell_v2`. The command is `echo zbench-pid:$$; exec ARGV` with every element quoted,
+  so the host knows the runner's pid; at the deadline it sends `kill -TERM` to it (and its group), SIGKILL
+  after KILL_GRACE_S, and checks that it is gone.
+* A killed runner's exit code is what adbd reports, 128 + the signal number.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import shlex
+import socket
+import stat
+import struct
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..errors import DeviceError
+from ..inventory import DeviceSpec
+from ._shell import alive_command, kill_command, parse_pid_line, quote_argv, wrapped_command
+from .base import KILL_GRACE_S, CommandResult, LineCallback
+
+log = logging.getLogger(__name__)
+
+DEFAULT_ADB_HOST = "127.0.0.1"
+DEFAULT_ADB_PORT = 5037
+CONNECT_TIMEOUT_S = 10.0
+SMALL_COMMAND_TIMEOUT_S = 30.0
+EXIT_MARK = "zbench-exit:"
+POLL_S = 0.1
+
+# shell protocol v2 packet ids
+ID_STDIN, ID_STDOUT, ID_STDERR, ID_EXIT, ID_CLOSE_STDIN = 0, 1, 2, 3, 4
+
+
+def adb_server_address(spec: DeviceSpec, environ: dict[str, str] | None = None) -> tuple[str, int]:
+    env = os.environ if environ is None else environ
+    host = spec.option("adb_host") or env.get("ANDROID_ADB_SERVER_HOST") or DEFAULT_ADB_HOST
+    port = spec.option("adb_port")
+    if port is None:
+        raw = env.get("ANDROID_ADB_SERVER_PORT")
+        try:
+            port = int(raw) if raw else DEFAULT_ADB_PORT
+        except ValueError:
+            raise DeviceError(f"ANDROID_ADB_SERVER_PORT={raw!r} is not a port number") from None
+    return str(host), int(port)
+
+
+class AdbTransport:
+    def __init__(self, spec: DeviceSpec) -> None:
+        import adbutils  # noqa: F401  (fail early if the extra is not installed)
+
+        self.name = spec.name
+        self.spec = spec
+        self.serial: str = spec.option("serial")
+        self.server = adb_server_address(spec)
+        self._client: Any = None
+        self._device: Any = None
+        self._shell_v2: bool | None = None
+        self._workdir: str | None = None
+        self.reconnects = 0
+
+    @property
+    def where(self) -> str:
+        return f"{self.serial} via adb server {self.server[0]}:{self.server[1]}"
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        import adbutils
+
+        if self._client is None:
+            self._client = adbutils.AdbClient(host=self.server[0], port=self.server[1], socket_timeout=CONNECT_TIMEOUT_S)
+        self._attach()
+        if self._workdir is None:
+            path = self.spec.workdir or f"/data/local/tmp/zbench-{self.name}"
+            self._simple(["mkdir", "-p", path])
+            self._workdir = path
+
+    def close(self) -> None:
+        self._device = None
+        self._client = None
+        self._workdir = None
+
+    def workdir(self) -> str:
+        if self._workdir is None:
+            raise RuntimeError(f"device {self.name}: transport used before open()")
+        return self._workdir
+
+    # -- files -------------------------------------------------------------------------------------------
+
+    def mkdir(self, path: str) -> None:
+        self._simple(["mkdir", "-p", path])
+
+    def remove_tree(self, path: str) -> None:
+        self._simple(["rm", "-rf", path])
+
+    def push(self, local: Path, remote: str) -> None:
+        def go() -> None:
+            self._device.sync.push(Path(local), remote, mode=0o644)
+
+        self._retrying(go, f"push {local} to {remote}")
+
+    def pull_dir(self, remote: str, local: Path) -> list[Path]:
+        def go() -> list[Path]:
+            sync = self._device.sync
+            info = sync.stat(remote)
+            if not stat.S_ISDIR(info.mode):
+                raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")
+            local.mkdir(parents=True, exist_ok=True)
+            pulled = []
+            for entry in sorted(sync.list(remote), key=lambda e: e.path):
+                if entry.path in (".", "..") or "/" in entry.path or not stat.S_ISREG(entry.mode):
+                    continue
+                target = local / entry.path
+                sync.pull_file(posixpath.join(remote, entry.path), target)
+                pulled.append(target)
+            return pulled
+
+        return self._retrying(go, f"pull {remote}")
+
+    # -- processes -----------------------------------------------------------------------------------------
+
+    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        started = time.monotonic()
+        deadline = started + timeout_s
+        conn, v2 = self._retrying(lambda: self._open_shell(argv), f"start `{argv[0] if argv else ''}`")
+        state = _ShellState(on_line, log_name=self.name)
+        timed_out = lost = False
+        notes: list[str] = []
+        sock = conn.conn
+        parser = _V2Parser() if v2 else None
+        try:
+            while not state.finished:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    timed_out = True
+                    break
+                sock.settimeout(min(POLL_S * 5, remaining))
+                try:
+                    data = sock.recv(64 * 1024)
+                except socket.timeout:
+                    continue
+                except OSError as exc:
+                    lost = True
+                    notes.append(f"adb stream lost during the run: {exc}")
+                    break
+                if not data:
+                    if v2 and not state.finished:
+                        lost = True
+                        notes.append(f"adb stream to {self.where} closed before the runner's exit status arrived")
+                    state.finished = True
+                    break
+                if parser is not None:
+                    for packet_id, payload in parser.feed(data):
+                        if packet_id == ID_STDOUT:
+                            state.stdout(payload)
+                        elif packet_id == ID_STDERR:
+                            state.stderr(payload)
+                        elif packet_id == ID_EXIT:
+                            state.exit_code = payload[0] if payload else 255
+                            state.finished = True
+                else:
+                    state.stdout(data)
+        finally:
+            conn.close()
+        state.flush()
+        if not v2 and not timed_out:
+            state.take_v1_exit()
+            if state.exit_code is None and not lost:
+                lost = True
+                notes.append("the v1 shell ended without reporting an exit status")
+        if timed_out or lost:
+            if state.pid is not None:
+                notes.append(self._kill_on_device(state.pid, reconnect=lost))
+            else:
+                notes.append("the runner never reported its pid; only its stream was closed")
+        stderr = state.err_text()
+        if notes:
+            stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
+        return CommandResult(argv=argv, exit_code=None if (timed_out or lost) else state.exit_code,
+                             stdout=state.out_text(), stderr=stderr, timed_out=timed_out,
+                             wall_s=time.monotonic() - started)
+
+    # -- internals -------------------------------------------------------------------------------------------
+
+    def _attach(self) -> None:
+        """Make sure the server knows the device and it is online; `adb connect` network serials."""
+        import adbutils
+
+        try:
+            states = {info.serial: info.state for info in self._client.list()}
+        except (adbutils.AdbError, OSError) as exc:
+            raise DeviceError(
+                f"device {self.name}: no adb server at {self.server[0]}:{self.server[1]} ({exc}). Start one with "
+                f"`adb start-server` or set adb_host/adb_port in the inventory."
+            ) from None
+        if states.get(self.serial) != "device" and ":" in self.serial:
+            deadline = time.monotonic() + CONNECT_TIMEOUT_S
+            while True:
+                try:
+                    self._client.connect(self.serial, timeout=CONNECT_TIMEOUT_S)
+                except (adbutils.AdbError, OSError) as exc:
+                    log.info("device %s: adb connect %s: %s", self.name, self.serial, exc)
+                states = {info.serial: info.state for info in self._client.list()}
+                if states.get(self.serial) == "device" or time.monotonic() > deadline:
+                    break
+                time.sleep(POLL_S)
+        state = states.get(self.serial)
+        if state != "device":
+            listed = ", ".join(f"{s} ({st})" for s, st in sorted(states.items())) or "none"
+            why = "is not listed" if state is None else f"is {state}"
+            hint = " (unauthorized: accept the host's key on the device)" if state == "unauthorized" else ""
+            raise DeviceError(
+                f"device {self.name}: serial {self.serial} {why} on the adb server at "
+                f"{self.server[0]}:{self.server[1]}{hint}; devices there: {listed}"
+            )
+        self._device = self._client.device(self.serial)
+        if self._shell_v2 is None:
+            try:
+                self._shell_v2 = "shell_v2" in self._device.get_features().split(",")
+            except (adbutils.AdbError, OSError):
+                self._shell_v2 = False
+
+    def _reconnect(self) -> None:
+        self.reconnects += 1
+        self._device = None
+        self._attach()
+
+    def _retrying(self, action: Any, what: str) -> Any:
+        """Run a device action; on a lost device/stream reconnect once and retry."""
+        import adbutils
+
+        for attempt in (1, 2):
+            if self._device is None:
+                if self._client is None:
+                    raise RuntimeError(f"device {self.name}: transport used before open()")
+                self._attach()
+            try:
+                return action()
+            except DeviceError:
+                raise
+            except (adbutils.AdbError, OSError, EOFError, struct.error) as exc:
+                if attempt == 2:
+                    raise DeviceError(f"device {self.name} ({self.where}): cannot {what}: {exc}") from None
+                log.info("device %s: %s failed (%s); reconnecting", self.name, what, exc)
+                try:
+                    self._reconnect()
+                except DeviceError as again:
+                    raise DeviceError(f"device {self.name}: cannot {what}: {exc}; reconnecting failed: {again}") from None
+        raise AssertionError("unreachable")
+
+    def _open_shell(self, argv: Sequence[str]) -> tuple[Any, bool]:
+        command = wrapped_command(argv, self.spec.env)
+        conn = self._device.open_transport(timeout=CONNECT_TIMEOUT_S)
+        try:
+            if self._shell_v2:
+                conn.send_command("shell,v2,raw:" + command)
+            else:
+                # v1: no exit status on the wire; an outer shell prints it after the runner ends
+                conn.send_command(f"shell:sh -c {shlex.quote(command)}; echo {EXIT_MARK}$?")
+            conn.check_okay()
+        except BaseException:
+            conn.close()
+            raise
+        return conn, bool(self._shell_v2)
+
+    def _shell_collect(self, command: str, timeout_s: float) -> tuple[int | None, str]:
+        """A fixed housekeeping command (already quoted); (exit code or None, stdout+stderr)."""
+        import adbutils
+
+        if self._shell_v2:
+            result = self._device.shell2(command, timeout=timeout_s, v2=True)
+            return result.returncode, result.output
+        try:
+            result = self._device.shell2(command, timeout=timeout_s)
+        except adbutils.AdbError as exc:
+            return None, str(exc)
+        return result.returncode, result.output
+
+    def _simple(self, argv: Sequence[str]) -> str:
+        command = quote_argv(argv)
+        code, output = self._retrying(lambda: self._shell_collect(command, SMALL_COMMAND_TIMEOUT_S), f"run `{argv[0]}`")
+        if code != 0:
+            raise DeviceError(f"device {self.name}: `{' '.join(argv)}` failed ({code}): {output.strip()}")
+        return output
+
+    def _quiet(self, command: str) -> str | None:
+        try:
+            return self._retrying(lambda: self._shell_collect(command, SMALL_COMMAND_TIMEOUT_S)[1], "clean up")
+        except DeviceError as exc:
+            log.warning("device %s: %s", self.name, exc)
+            return None
+
+    def _kill_on_device(self, pid: int, *, reconnect: bool) -> str:
+        if reconnect:
+            try:
+                self._reconnect()
+            except DeviceError as exc:
+                return f"connection lost and not re-established ({exc}); runner pid {pid} may still be running"
+        self._quiet(kill_command(pid, "TERM"))
+        deadline = time.monotonic() + KILL_GRACE_S
+        while time.monotonic() < deadline:
+            state = self._quiet(alive_command(pid))
+            if state is not None and state.strip() == "gone":
+                return f"runner (pid {pid}) terminated on the device"
+            time.sleep(POLL_S)
+        self._quiet(kill_command(pid, "KILL"))
+        deadline = time.monotonic() + KILL_GRACE_S
+        while True:
+            state = self._quiet(alive_command(pid))
+            if state is not None and state.strip() == "gone":
+                return f"runner (pid {pid}) killed on the device"
+            if time.monotonic() > deadline:
+                raise DeviceError(
+                    f"device {self.name}: runner pid {pid} is still running on {self.serial} after SIGKILL "
+                    f"(state: {state!r}); stop it by hand before measuring again"
+                )
+            time.sleep(POLL_S)
+
+
+class _V2Parser:
+    """Splits a shell-protocol-v2 byte stream into (id, payload) packets (5-byte header: id, LE length)."""
+
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        self.buffer += data
+        packets = []
+        while len(self.buffer) >= 5:
+            length = struct.unpack("<I", self.buffer[1:5])[0]
+            if len(self.buffer) < 5 + length:
+                break
+            packets.append((self.buffer[0], bytes(self.buffer[5:5 + length])))
+            del self.buffer[:5 + length]
+        return packets
+
+
+class _ShellState:
+    """Line splitting, the pid marker, the v1 exit marker, and what goes to on_line."""
+
+    def __init__(self, on_line: LineCallback | None, log_name: str) -> None:
+        self.on_line = on_line
+        self.log_name = log_name
+        self.pid: int | None = None
+        self.exit_code: int | None = None
+        self.finished = False
+        self._partial = b""
+        self._lines: list[str] = []
+        self._err = bytearray()
+
+    def stdout(self, data: bytes) -> None:
+        self._partial += data
+        *complete, self._partial = self._partial.split(b"\n")
+        for raw in complete:
+            self._line(raw.decode("utf-8", "replace") + "\n")
+
+    def stderr(self, data: bytes) -> None:
+        self._err += data
+
+    def flush(self) -> None:
+        if self._partial:
+            raw, self._partial = self._partial, b""
+            self._line(raw.decode("utf-8", "replace"))
+
+    def _line(self, line: str) -> None:
+        if self.pid is None:
+            found = parse_pid_line(line)
+            if found is not None:
+                self.pid = found
+                return
+        if line.startswith(EXIT_MARK):  # v1 only; held back, read by take_v1_exit
+            self._lines.append(line)
+            return
+        self._lines.append(line)
+        if self.on_line is not None:
+            try:
+                self.on_line(line.rstrip("\r\n"))
+            except Exception:  # noqa: BLE001 - a progress callback must not lose the run
+                log.exception("device %s: on_line callback failed", self.log_name)
+
+    def take_v1_exit(self) -> None:
+        for i in range(len(self._lines) - 1, -1, -1):
+            line = self._lines[i].strip()
+            if line.startswith(EXIT_MARK) and line[len(EXIT_MARK):].isdigit():
+                self.exit_code = int(line[len(EXIT_MARK):])
+                del self._lines[i]
+                return
+
+    def out_text(self) -> str:
+        return "".join(self._lines)
+
+    def err_text(self) -> str:
+        return self._err.decode("utf-8", "replace")

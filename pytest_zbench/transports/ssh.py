@@ -1,0 +1,409 @@
+"""`ssh`: a device reached over SSH with asyncssh, behind the synchronous Transport interface.
+
+* One private event loop thread per transport and one persistent connection per device: create one
+  transport per device per process. A dropped connection is re-established on the next call (and, when it
+  drops during `run`, the runner it left behind is killed after reconnecting).
+* The host key is always verified against the inventory's `known_hosts` file (default ~/.ssh/known_hosts);
+  a missing file or a mismatch is a DeviceError naming the file and the host. There is no switch to turn
+  verification off.
+* Key authentication with `identity_file` (when set, only that key is offered; otherwise asyncssh's
+  defaults: the agent and ~/.ssh/id_*). Options `connect_timeout_s` (default 10) and `keepalive_s`
+  (default 15; the connection is declared dead after 3 unanswered keepalives).
+* Files move over SFTP. Commands go as strings built by shlex.quote of every argv element
+  (see _shell.py); the device account's login shell must be a POSIX shell.
+* `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
+  device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import posixpath
+import stat
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any, Awaitable, Callable, Sequence, TypeVar
+
+from ..errors import DeviceError
+from ..inventory import DeviceSpec
+from ._shell import alive_command, kill_command, parse_pid_line, wrapped_command
+from .base import KILL_GRACE_S, CommandResult, LineCallback
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+DEFAULT_CONNECT_TIMEOUT_S = 10.0
+DEFAULT_KEEPALIVE_S = 15.0
+KEEPALIVE_COUNT_MAX = 3
+SMALL_COMMAND_TIMEOUT_S = 30.0
+
+
+class SshTransport:
+    def __init__(self, spec: DeviceSpec) -> None:
+        import asyncssh  # noqa: F401  (fail here, with the hint below, if the extra is not installed)
+
+        self.name = spec.name
+        self.spec = spec
+        self.host: str = spec.option("host")
+        self.port: int = int(spec.option("port", 22))
+        self.user: str = spec.option("user")
+        self.identity_file: str | None = spec.option("identity_file")
+        self.known_hosts: str = spec.option("known_hosts") or os.path.expanduser("~/.ssh/known_hosts")
+        self.connect_timeout_s = float(spec.option("connect_timeout_s", DEFAULT_CONNECT_TIMEOUT_S))
+        self.keepalive_s = float(spec.option("keepalive_s", DEFAULT_KEEPALIVE_S))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._conn: Any = None
+        self._sftp: Any = None
+        self._lost = False
+        self._workdir: str | None = None
+        self._owns_workdir = False
+        self.connects = 0  # how many connections were opened (1 + reconnections)
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+
+    @property
+    def where(self) -> str:
+        return f"{self.user}@{self.host}:{self.port}"
+
+    def open(self) -> None:
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name=f"zbench-ssh-{self.name}", daemon=True)
+            thread.start()
+            self._loop, self._thread = loop, thread
+        self._call(self._ensure(), self.connect_timeout_s + 30)
+        if self._workdir is None:
+            self._workdir = self._call(self._make_workdir(), SMALL_COMMAND_TIMEOUT_S)
+
+    def close(self) -> None:
+        if self._loop is None:
+            return
+        try:
+            if self._owns_workdir and self._workdir and not self._lost:
+                try:
+                    self.remove_tree(self._workdir)
+                except DeviceError as exc:
+                    log.warning("device %s: could not remove %s: %s", self.name, self._workdir, exc)
+            self._call(self._disconnect(), 10)
+        finally:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+            self._workdir = None
+            loop.call_soon_threadsafe(loop.stop)
+            if thread is not None:
+                thread.join(timeout=5)
+            loop.close()
+
+    def workdir(self) -> str:
+        if self._workdir is None:
+            raise RuntimeError(f"device {self.name}: transport used before open()")
+        return self._workdir
+
+    # -- files -------------------------------------------------------------------------------------------
+
+    def mkdir(self, path: str) -> None:
+        async def go() -> None:
+            sftp = await self._sftp_client()
+            await sftp.makedirs(path, exist_ok=True)
+
+        self._call(self._files(go, f"create folder {path}"), SMALL_COMMAND_TIMEOUT_S)
+
+    def remove_tree(self, path: str) -> None:
+        async def go() -> None:
+            sftp = await self._sftp_client()
+            try:
+                if await sftp.exists(path):
+                    await sftp.rmtree(path)
+            except Exception:
+                # rmtree of something that vanished meanwhile, or a file: fall back to the shell
+                await self._simple(["rm", "-rf", "--", path])
+
+        self._call(self._files(go, f"remove {path}"), SMALL_COMMAND_TIMEOUT_S * 4)
+
+    def push(self, local: Path, remote: str) -> None:
+        async def go() -> None:
+            sftp = await self._sftp_client()
+            await sftp.put(str(local), remote)
+
+        self._call(self._files(go, f"push {local} to {remote}"), None)
+
+    def pull_dir(self, remote: str, local: Path) -> list[Path]:
+        async def go() -> list[Path]:
+            import asyncssh
+
+            sftp = await self._sftp_client()
+            local.mkdir(parents=True, exist_ok=True)
+            names = sorted(entry.filename for entry in await sftp.readdir(remote)
+                           if entry.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR
+                           or (entry.attrs.permissions is not None and stat.S_ISREG(entry.attrs.permissions)))
+            pulled = []
+            for name in names:
+                if name in (".", "..") or "/" in name:
+                    continue
+                target = local / name
+                await sftp.get(posixpath.join(remote, name), str(target))
+                pulled.append(target)
+            return pulled
+
+        return self._call(self._files(go, f"pull {remote}"), None)
+
+    # -- processes -----------------------------------------------------------------------------------------
+
+    def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
+        argv = tuple(str(a) for a in argv)
+        # The coroutine enforces the deadline itself; the outer wait only guards against a wedged loop.
+        return self._call(self._run(argv, timeout_s, on_line), timeout_s + 4 * KILL_GRACE_S + 60)
+
+    # -- internals -------------------------------------------------------------------------------------------
+
+    def _call(self, coro: Awaitable[T], timeout: float | None) -> T:
+        if self._loop is None:
+            raise RuntimeError(f"device {self.name}: transport used before open()")
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coro, self._loop)  # type: ignore[arg-type]
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            future.cancel()
+            raise DeviceError(f"device {self.name} ({self.where}): no answer within {timeout:.0f} s") from None
+
+    async def _ensure(self) -> Any:
+        if self._conn is not None and not self._lost:
+            return self._conn
+        await self._disconnect()
+        self._conn = await self._connect()
+        self._lost = False
+        self.connects += 1
+        return self._conn
+
+    async def _connect(self) -> Any:
+        import asyncssh
+
+        if not os.path.isfile(self.known_hosts):
+            raise DeviceError(
+                f"device {self.name}: known_hosts file {self.known_hosts} does not exist, so the host key of "
+                f"{self.host}:{self.port} cannot be verified. Record the device's key there (check its "
+                f"fingerprint on the device first), e.g. `ssh-keyscan -p {self.port} {self.host} >> {self.known_hosts}`."
+            )
+        if self.identity_file and not os.path.isfile(self.identity_file):
+            raise DeviceError(f"device {self.name}: identity_file {self.identity_file} does not exist")
+        transport = self
+
+        class Client(asyncssh.SSHClient):
+            def connection_lost(self, exc: Exception | None) -> None:
+                transport._lost = True
+
+        options: dict[str, Any] = dict(
+            port=self.port,
+            username=self.user,
+            known_hosts=self.known_hosts,
+            connect_timeout=self.connect_timeout_s,
+            login_timeout=self.connect_timeout_s * 3,
+            keepalive_interval=self.keepalive_s,
+            keepalive_count_max=KEEPALIVE_COUNT_MAX,
+            password_auth=False,
+            kbdint_auth=False,
+        )
+        if self.identity_file:
+            options.update(client_keys=[self.identity_file], agent_path=None)
+        try:
+            conn, _client = await asyncssh.create_connection(Client, self.host, **options)
+        except asyncssh.HostKeyNotVerifiable as exc:
+            raise DeviceError(
+                f"device {self.name}: the host key of {self.host}:{self.port} does not match known_hosts file "
+                f"{self.known_hosts} ({exc.reason}). If the device was reinstalled, verify its new key out of band "
+                f"and update that file; host key verification is never turned off."
+            ) from None
+        except asyncssh.PermissionDenied as exc:
+            key = f"identity_file {self.identity_file}" if self.identity_file else "the default keys / agent"
+            raise DeviceError(
+                f"device {self.name}: {self.where} refused key authentication with {key} ({exc.reason}). "
+                f"Add the public key to ~{self.user}/.ssh/authorized_keys on the device."
+            ) from None
+        except asyncssh.KeyImportError as exc:
+            raise DeviceError(f"device {self.name}: cannot load identity_file {self.identity_file}: {exc}") from None
+        except asyncssh.Error as exc:
+            raise DeviceError(f"device {self.name}: SSH to {self.where} failed: {exc.reason}") from None
+        except (OSError, asyncio.TimeoutError) as exc:
+            why = "timed out" if isinstance(exc, asyncio.TimeoutError) else (exc.strerror or str(exc))
+            raise DeviceError(
+                f"device {self.name}: cannot connect to {self.host}:{self.port} within "
+                f"{self.connect_timeout_s:.0f} s ({why}). Is the device on and sshd running?"
+            ) from None
+        return conn
+
+    async def _disconnect(self) -> None:
+        conn, self._conn, self._sftp = self._conn, None, None
+        if conn is not None:
+            conn.close()
+            try:
+                await asyncio.wait_for(conn.wait_closed(), 5)
+            except Exception:
+                pass
+
+    async def _sftp_client(self) -> Any:
+        await self._ensure()
+        if self._sftp is None:
+            self._sftp = await self._conn.start_sftp_client()
+        return self._sftp
+
+    async def _files(self, action: Callable[[], Awaitable[T]], what: str) -> T:
+        """Run an SFTP action; on a dropped connection reconnect once and retry."""
+        import asyncssh
+
+        for attempt in (1, 2):
+            try:
+                return await action()
+            except asyncssh.SFTPError as exc:
+                raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
+            except (asyncssh.Error, OSError, EOFError) as exc:
+                if attempt == 2 or not self._lost:
+                    if isinstance(exc, OSError) and not self._lost:
+                        raise DeviceError(f"device {self.name}: cannot {what}: {exc}") from None
+                    raise DeviceError(f"device {self.name}: connection to {self.where} lost during {what}: {exc}") from None
+                log.info("device %s: connection lost, reconnecting", self.name)
+        raise AssertionError("unreachable")
+
+    async def _simple(self, argv: Sequence[str]) -> str:
+        """A short housekeeping command (quoted argv); returns stdout, raises DeviceError on failure."""
+        from ._shell import quote_argv
+
+        conn = await self._ensure()
+        result = await asyncio.wait_for(conn.run(quote_argv(argv), check=False), SMALL_COMMAND_TIMEOUT_S)
+        if result.exit_status != 0:
+            raise DeviceError(f"device {self.name}: `{' '.join(argv)}` failed: {str(result.stderr).strip()}")
+        return str(result.stdout)
+
+    async def _make_workdir(self) -> str:
+        sftp = await self._sftp_client()
+        if self.spec.workdir:
+            path = self.spec.workdir
+            if path == "~" or path.startswith("~/"):
+                path = posixpath.join(await sftp.realpath("."), path[2:])
+            elif not path.startswith("/"):
+                path = posixpath.join(await sftp.realpath("."), path)
+            await sftp.makedirs(path, exist_ok=True)
+            return path
+        self._owns_workdir = True
+        return (await self._simple(["mktemp", "-d", f"/tmp/zbench-{self.name}-XXXXXXXX"])).strip()
+
+    async def _shell_quiet(self, command: str) -> str | None:
+        """A fixed housekeeping command on the current connection; None if it could not run."""
+        try:
+            conn = await self._ensure()
+            result = await asyncio.wait_for(conn.run(command, check=False), SMALL_COMMAND_TIMEOUT_S)
+            return str(result.stdout)
+        except Exception as exc:  # noqa: BLE001 - reported by the caller
+            log.warning("device %s: %r failed: %s", self.name, command, exc)
+            return None
+
+    async def _kill_on_device(self, pid: int, proc: Any) -> str:
+        """TERM the runner's group, KILL it after the grace, then check it is gone. Returns a note."""
+        await self._shell_quiet(kill_command(pid, "TERM"))
+        if proc is not None:
+            try:
+                await asyncio.wait_for(proc.wait_closed(), KILL_GRACE_S)
+            except Exception:
+                pass
+        state = await self._shell_quiet(alive_command(pid))
+        if state is not None and state.strip() == "gone":
+            return f"runner (pid {pid}) terminated on the device"
+        await self._shell_quiet(kill_command(pid, "KILL"))
+        deadline = time.monotonic() + KILL_GRACE_S
+        while True:
+            state = await self._shell_quiet(alive_command(pid))
+            if state is not None and state.strip() == "gone":
+                return f"runner (pid {pid}) killed on the device"
+            if time.monotonic() > deadline:
+                raise DeviceError(
+                    f"device {self.name}: runner pid {pid} is still running on {self.host} after SIGKILL "
+                    f"(state: {state!r}); stop it by hand before measuring again"
+                )
+            await asyncio.sleep(0.1)
+
+    async def _run(self, argv: tuple[str, ...], timeout_s: float, on_line: LineCallback | None) -> CommandResult:
+        import asyncssh
+
+        started = time.monotonic()
+        deadline = started + timeout_s
+        command = wrapped_command(argv, self.spec.env)
+        proc = None
+        for attempt in (1, 2):
+            try:
+                conn = await self._ensure()
+                proc = await conn.create_process(command, stdin=asyncssh.DEVNULL, encoding="utf-8", errors="replace")
+                break
+            except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError) as exc:
+                if attempt == 2:
+                    raise DeviceError(f"device {self.name}: cannot start `{argv[0]}` on {self.where}: {exc}") from None
+                self._lost = True  # a stale connection: reconnect and try once more
+        assert proc is not None
+
+        pid: int | None = None
+        pid_seen = asyncio.Event()
+        out_lines: list[str] = []
+        err_chunks: list[str] = []
+
+        async def read_stdout() -> None:
+            nonlocal pid
+            async for line in proc.stdout:
+                if not line:
+                    continue
+                if pid is None:
+                    # lines before the marker come from the login shell's rc files: kept as output
+                    found = parse_pid_line(line)
+                    if found is not None:
+                        pid = found
+                        pid_seen.set()
+                        continue
+                out_lines.append(line)
+                if on_line is not None:
+                    try:
+                        on_line(line.rstrip("\n"))
+                    except Exception:  # noqa: BLE001 - a progress callback must not lose the run
+                        log.exception("device %s: on_line callback failed", self.name)
+            pid_seen.set()
+
+        async def read_stderr() -> None:
+            async for chunk in proc.stderr:
+                err_chunks.append(chunk)
+
+        readers = asyncio.gather(read_stdout(), read_stderr(), proc.wait_closed())
+        timed_out = lost = False
+        notes: list[str] = []
+        try:
+            await asyncio.wait_for(asyncio.shield(readers), max(0.0, deadline - time.monotonic()))
+        except asyncio.TimeoutError:
+            timed_out = True
+        except (asyncssh.Error, OSError, EOFError, ConnectionError) as exc:
+            lost = True
+            notes.append(f"connection to {self.where} lost during the run: {exc}")
+        if not timed_out and not lost and proc.exit_status is None and proc.exit_signal is None:
+            # the channel closed without an exit status: the connection (or the sshd serving it) went away
+            lost = True
+            self._lost = True
+            notes.append(f"connection to {self.where} lost during the run")
+        if timed_out or lost:
+            if pid is not None:
+                if lost:
+                    self._lost = True  # reconnect (in _shell_quiet) and clean up what the drop left behind
+                notes.append(await self._kill_on_device(pid, None if lost else proc))
+            else:
+                notes.append("the runner never reported its pid; only its channel was closed")
+            proc.close()
+            try:
+                await asyncio.wait_for(asyncio.shield(readers), KILL_GRACE_S)
+            except Exception:
+                readers.cancel()
+        exit_code: int | None = None
+        if not timed_out and not lost:
+            exit_code = proc.returncode if proc.returncode is not None else None
+        stderr = "".join(err_chunks)
+        if notes:
+            stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
+        return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
+                             timed_out=timed_out, wall_s=time.monotonic() - started)

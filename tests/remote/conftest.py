@@ -1,0 +1,85 @@
+"""Fixtures that start real loopback parts for the remote transports (DESIGN §7).
+
+* `sshd` (session): an OpenSSH sshd on 127.0.0.1 with generated host and user keys, as the current user
+  (tests/remote/servers.py: SshServer; `.device_entry(**overrides)` is an inventory entry for it).
+* `adb_server` (session): the real adb server on a free port (servers.AdbServer).
+* `fake_adbd` (session): the emulated device (fake_adbd.FakeAdbd) connected to `adb_server` with
+  `adb connect`; `.serial` is its serial, `.sandbox` its folder, `.device_entry(adb_server)` an entry.
+* `write_inventory(devices)` (function): writes a devices.yaml into tmp_path and loads it.
+
+A test whose part is missing fails when CI=true and skips otherwise (`require_part`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import yaml
+
+from pytest_zbench.inventory import DeviceSpec, load_inventory
+
+from .servers import AdbServer, MissingPart, SshServer
+
+
+def in_ci() -> bool:
+    return os.environ.get("CI", "").lower() == "true"
+
+
+def require_part(available: bool, what: str) -> None:
+    """Skip (locally) or fail (CI=true) when a real part the test needs is missing."""
+    if available:
+        return
+    if in_ci():
+        pytest.fail(f"{what} is missing; in CI every real part must be installed", pytrace=False)
+    pytest.skip(f"{what} is missing")
+
+
+def _start(factory: Callable[[], Any], what: str) -> Any:
+    try:
+        return factory()
+    except MissingPart as exc:
+        require_part(False, f"{what}: {exc}")
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory: pytest.TempPathFactory):
+    server = _start(lambda: SshServer(tmp_path_factory.mktemp("sshd")).start(), "OpenSSH sshd")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def adb_server():
+    server = _start(lambda: AdbServer().start(), "adb server")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_adbd(adb_server: AdbServer, tmp_path_factory: pytest.TempPathFactory):
+    from .fake_adbd import FakeAdbd
+
+    device = FakeAdbd(tmp_path_factory.mktemp("adbd-sandbox")).start()
+    try:
+        adb_server.connect(device.serial)
+        yield device
+    finally:
+        adb_server.adb("disconnect", device.serial)
+        device.stop()
+
+
+@pytest.fixture
+def write_inventory(tmp_path: Path) -> Callable[[dict[str, dict[str, Any]]], dict[str, DeviceSpec]]:
+    def write(devices: dict[str, dict[str, Any]]) -> dict[str, DeviceSpec]:
+        path = tmp_path / "devices.yaml"
+        path.write_text(yaml.safe_dump({"devices": devices}))
+        return dict(load_inventory(path).devices)
+
+    return write

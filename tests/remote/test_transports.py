@@ -1,0 +1,375 @@
+"""ssh, adb and command transports against real parts: OpenSSH sshd, the adb server + emulated adbd,
+and a command-contract script over a local folder. Faults: deadline, killed runner, dropped connection."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from pytest_zbench.errors import DeviceError, UsageError
+from pytest_zbench.transports import make_transport
+
+from .servers import adb_device_entry
+
+HERE = Path(__file__).resolve().parent
+FOLDER_DEVICE = HERE / "folder_device.py"
+
+
+def marker() -> str:
+    return f"zbench-marker-{uuid.uuid4().hex[:12]}"
+
+
+def pids_with(mark: str) -> list[int]:
+    out = subprocess.run(["pgrep", "-f", mark], capture_output=True, text=True)
+    return [int(p) for p in out.stdout.split()]
+
+
+def wait_for_pids(mark: str, timeout: float = 10.0) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = pids_with(mark)
+        if pids:
+            return pids
+        time.sleep(0.05)
+    raise AssertionError(f"no process with {mark} appeared")
+
+
+def run_in_background(t, argv, timeout_s=30.0):
+    """Start t.run in a thread; return (thread, box, started) where `started` is set on the first stdout line."""
+    box: dict = {}
+    started = threading.Event()
+    thread = threading.Thread(target=lambda: box.setdefault("r", t.run(argv, timeout_s=timeout_s,
+                                                                         on_line=lambda line: started.set())))
+    thread.start()
+    assert started.wait(15), "the runner did not start"
+    return thread, box
+
+
+def hung(mark: str, child: bool = False) -> list[str]:
+    """A runner stand-in that hangs (optionally with a child of its own), tagged with a marker."""
+    code = "import subprocess, sys, time\n"
+    if child:
+        code += "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(120)', sys.argv[1] + '-child'])\n"
+    code += "print('started', flush=True)\ntime.sleep(120)\n"
+    return [sys.executable, "-c", code, mark]
+
+
+def command_entry(tmp_path: Path) -> dict:
+    root = tmp_path / "folder-device"
+    root.mkdir()
+    prefix = [sys.executable, str(FOLDER_DEVICE), "--root", str(root)]
+    return {
+        "transport": "command", "push": prefix + ["push"], "pull": prefix + ["pull"], "exec": prefix + ["exec"],
+        "kill": prefix + ["kill"], "workdir": str(root / "work"), "platform": "webos",
+        "runner": [sys.executable, "-m", "pytest_zbench.runner"], "env": {"PYTHONPATH": str(HERE.parent.parent)},
+    }
+
+
+@pytest.fixture(params=["ssh", "adb", "command"])
+def transport(request, tmp_path, write_inventory):
+    kind = request.param
+    if kind == "ssh":
+        entry = request.getfixturevalue("sshd").device_entry(workdir=str(tmp_path / "ssh-work"))
+    elif kind == "adb":
+        adb_server = request.getfixturevalue("adb_server")
+        device = request.getfixturevalue("fake_adbd")
+        entry = adb_device_entry(adb_server, device.serial, tmp_path / "adb-work")
+    else:
+        entry = command_entry(tmp_path)
+    spec = write_inventory({"dev": entry})["dev"]
+    t = make_transport(spec)
+    t.open()
+    t.kind = kind  # type: ignore[attr-defined]
+    try:
+        yield t
+    finally:
+        t.close()
+
+
+# -- behaviour common to every transport ----------------------------------------------------------------
+
+
+def test_run_streams_lines_and_reports_exit_code(transport):
+    lines: list[str] = []
+    code = "import sys\nfor i in range(3): print(i, flush=True)\nprint('oops', file=sys.stderr)\nsys.exit(3)"
+    result = transport.run([sys.executable, "-c", code], timeout_s=20, on_line=lines.append)
+    assert result.exit_code == 3 and not result.timed_out and not result.ok
+    assert lines == ["0", "1", "2"]
+    assert result.stdout == "0\n1\n2\n"
+    assert "oops" in result.stderr
+
+
+def test_argv_is_quoted_element_by_element(transport, tmp_path):
+    canary = tmp_path / "canary"
+    nasty = ["a b", "$HOME", "`id`", "'; touch " + str(canary) + "; '", '"', "*", "\\n", ""]
+    result = transport.run([sys.executable, "-c", "import json, sys; print(json.dumps(sys.argv[1:]))", *nasty],
+                           timeout_s=20)
+    assert result.ok, result.stderr
+    assert json.loads(result.stdout) == nasty
+    assert not canary.exists()
+
+
+def test_inventory_env_reaches_the_runner(transport):
+    result = transport.run([sys.executable, "-c", "import os; print(os.environ['PYTHONPATH'])"], timeout_s=20)
+    assert result.ok and result.stdout.strip() == str(HERE.parent.parent)
+
+
+def test_files_push_pull_dir_mkdir_remove_tree(transport, tmp_path):
+    base = transport.workdir()
+    out = base + "/scene/launch-0"
+    transport.mkdir(out)
+    job = tmp_path / "job.json"
+    job.write_text('{"protocol": 1}')
+    transport.push(job, out + "/job.json")
+    transport.run([sys.executable, "-c", "import sys; open(sys.argv[1] + '/frames.csv', 'w').write('frame\\n0\\n')", out],
+                  timeout_s=20)
+    transport.mkdir(out + "/sub")  # folders are not pulled
+    pulled = transport.pull_dir(out, tmp_path / "back")
+    assert [p.name for p in pulled] == ["frames.csv", "job.json"]
+    assert (tmp_path / "back" / "job.json").read_text() == '{"protocol": 1}'
+    assert (tmp_path / "back" / "frames.csv").read_text() == "frame\n0\n"
+    transport.remove_tree(base + "/scene")
+    transport.remove_tree(base + "/scene")  # a missing folder is not an error
+    assert not os.path.exists(base + "/scene")
+
+
+def test_deadline_kills_the_runner_and_its_children_on_the_device(transport):
+    mark = marker()
+    lines: list[str] = []
+    started = time.monotonic()
+    result = transport.run(hung(mark, child=True), timeout_s=1.5, on_line=lines.append)
+    took = time.monotonic() - started
+    assert result.timed_out and result.exit_code is None and not result.ok
+    assert lines == ["started"]
+    assert 1.5 <= took < 8, took
+    deadline = time.monotonic() + 3
+    while pids_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_with(mark) == [], "a process of the killed runner is left on the device"
+
+
+def test_runner_killed_mid_run_reports_the_signal(transport):
+    mark = marker()
+    thread, box = run_in_background(transport, hung(mark))
+    pids = wait_for_pids(mark)
+    for pid in pids:
+        os.kill(pid, signal.SIGKILL)
+    thread.join(20)
+    result = box["r"]
+    assert not result.timed_out
+    # local and ssh report -9 (a signal); adbd and the command contract report 128 + 9
+    assert result.exit_code in (-9, 137), result
+    assert result.wall_s < 15
+
+
+def test_probe_of_the_reference_runner(transport):
+    pytest.importorskip("pytest_zbench.runner.__main__")
+    result = transport.run([*transport.spec.runner, "probe"], timeout_s=60)
+    assert result.ok, result.stderr
+    probe = json.loads(result.stdout)
+    assert probe["protocol"] == 1 and "software" in probe["backends"]
+
+
+# -- ssh specifics ------------------------------------------------------------------------------------
+
+
+def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_path):
+    spec = write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        assert t.run(["true"], timeout_s=10).ok
+        assert sshd.drop_connections() >= 1
+        time.sleep(0.2)
+        result = t.run(["echo", "back"], timeout_s=10)
+        assert result.ok and result.stdout == "back\n"
+        assert t.connects == 2
+        # and mid-run: the runner left behind is killed after reconnecting
+        mark = marker()
+        thread, box = run_in_background(t, hung(mark))
+        sshd.drop_connections()
+        thread.join(20)
+        result = box["r"]
+        assert result.exit_code is None and not result.timed_out
+        assert "lost" in result.stderr and ("killed" in result.stderr or "terminated" in result.stderr)
+        assert pids_with(mark) == []
+        assert t.connects == 3
+        pulled = t.pull_dir(t.workdir(), tmp_path / "after")  # files work on the new connection too
+        assert pulled == []
+    finally:
+        t.close()
+
+
+def test_ssh_host_key_mismatch_is_a_clear_device_error(sshd, write_inventory, tmp_path):
+    other = tmp_path / "other_key"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    bad = tmp_path / "known_hosts"
+    bad.write_text(sshd.known_hosts_line(other.with_suffix(".pub")))
+    spec = write_inventory({"pi": sshd.device_entry(known_hosts=str(bad))})["pi"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError) as info:
+        t.open()
+    t.close()
+    message = str(info.value)
+    assert str(bad) in message and f"127.0.0.1:{sshd.port}" in message and "does not match" in message
+
+
+def test_ssh_missing_known_hosts_and_unreachable_host(sshd, write_inventory, tmp_path):
+    missing = tmp_path / "nope" / "known_hosts"
+    spec = write_inventory({"pi": sshd.device_entry(known_hosts=str(missing))})["pi"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError, match="known_hosts file .* does not exist"):
+        t.open()
+    t.close()
+    from .servers import free_port
+
+    spec = write_inventory({"pi": sshd.device_entry(port=free_port(), connect_timeout_s=2)})["pi"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError, match="cannot connect"):
+        t.open()
+    t.close()
+
+
+def test_ssh_wrong_identity_is_refused(sshd, write_inventory, tmp_path):
+    other = tmp_path / "id_other"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
+    spec = write_inventory({"pi": sshd.device_entry(identity_file=str(other))})["pi"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError, match="refused key authentication"):
+        t.open()
+    t.close()
+
+
+def test_ssh_without_workdir_uses_and_removes_a_temporary_folder(sshd, write_inventory):
+    spec = write_inventory({"pi": sshd.device_entry()})["pi"]
+    t = make_transport(spec)
+    t.open()
+    folder = t.workdir()
+    assert os.path.isdir(folder) and "zbench-pi-" in folder
+    t.close()
+    assert not os.path.exists(folder)
+
+
+# -- adb specifics --------------------------------------------------------------------------------------
+
+
+def test_adb_reconnects_after_the_device_connection_dropped(adb_server, fake_adbd, write_inventory, tmp_path):
+    spec = write_inventory({"n7": adb_device_entry(adb_server, fake_adbd.serial, tmp_path / "w")})["n7"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        assert t.run(["true"], timeout_s=10).ok
+        assert fake_adbd.drop_connections() >= 1
+        result = t.run(["echo", "back"], timeout_s=20)
+        assert result.ok and result.stdout == "back\n", result
+        mark = marker()
+        thread, box = run_in_background(t, hung(mark))
+        time.sleep(0.2)
+        fake_adbd.drop_connections()
+        thread.join(30)
+        result = box["r"]
+        assert result.exit_code is None and not result.timed_out, result
+        assert "closed before" in result.stderr or "lost" in result.stderr
+        assert pids_with(mark) == []
+        assert t.reconnects >= 1
+    finally:
+        t.close()
+
+
+def test_adb_shell_v1_fallback(adb_server, write_inventory, tmp_path):
+    from .fake_adbd import FakeAdbd
+
+    old = FakeAdbd(tmp_path / "old-device", shell_v2=False).start()
+    try:
+        adb_server.connect(old.serial)
+        spec = write_inventory({"old": adb_device_entry(adb_server, old.serial, tmp_path / "w")})["old"]
+        t = make_transport(spec)
+        t.open()
+        lines: list[str] = []
+        result = t.run(["sh", "-c", "echo one; echo two; exit 4"], timeout_s=10, on_line=lines.append)
+        assert result.exit_code == 4 and lines == ["one", "two"] and result.stdout == "one\ntwo\n"
+        mark = marker()
+        result = t.run(hung(mark), timeout_s=1)
+        assert result.timed_out and pids_with(mark) == []
+        t.close()
+    finally:
+        adb_server.adb("disconnect", old.serial)
+        old.stop()
+
+
+def test_adb_unknown_serial_names_the_server_and_devices(adb_server, fake_adbd, write_inventory, tmp_path):
+    spec = write_inventory({"x": adb_device_entry(adb_server, "0123456789abcdef", tmp_path)})["x"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError) as info:
+        t.open()
+    assert "0123456789abcdef is not listed" in str(info.value) and fake_adbd.serial in str(info.value)
+
+
+def test_adb_server_address_resolution(monkeypatch, write_inventory, tmp_path):
+    from pytest_zbench.transports.adb import adb_server_address
+
+    spec = write_inventory({"a": {"transport": "adb", "serial": "s"}})["a"]
+    assert adb_server_address(spec, {}) == ("127.0.0.1", 5037)
+    assert adb_server_address(spec, {"ANDROID_ADB_SERVER_HOST": "10.0.0.2", "ANDROID_ADB_SERVER_PORT": "5038"}) == (
+        "10.0.0.2", 5038)
+    spec = write_inventory({"a": {"transport": "adb", "serial": "s", "adb_host": "h", "adb_port": 7}})["a"]
+    assert adb_server_address(spec, {"ANDROID_ADB_SERVER_PORT": "5038"}) == ("h", 7)
+
+
+# -- command specifics ------------------------------------------------------------------------------------
+
+
+def test_command_scripts_resolve_relative_to_the_inventory(write_inventory, tmp_path):
+    entry = command_entry(tmp_path)
+    spec = write_inventory({"c": {**entry, "exec": ["nope/missing.sh", "exec"]}})["c"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError, match="missing.sh"):
+        t.open()
+
+
+def test_command_failed_push_names_the_script(write_inventory, tmp_path):
+    spec = write_inventory({"c": command_entry(tmp_path)})["c"]
+    t = make_transport(spec)
+    t.open()
+    with pytest.raises(DeviceError, match="outside the device folder"):
+        t.push(FOLDER_DEVICE, "/etc/zbench-should-not-exist")
+    with pytest.raises(DeviceError, match="no such folder"):
+        t.pull_dir(t.workdir() + "/missing", tmp_path / "x")
+
+
+def test_command_without_kill_key_stops_the_exec_script(write_inventory, tmp_path):
+    entry = command_entry(tmp_path)
+    del entry["kill"]
+    spec = write_inventory({"c": entry})["c"]
+    t = make_transport(spec)
+    t.open()
+    mark = marker()
+    result = t.run(hung(mark), timeout_s=1)
+    assert result.timed_out
+    deadline = time.monotonic() + 3
+    while pids_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert pids_with(mark) == []
+
+
+def test_factory(write_inventory, tmp_path, monkeypatch):
+    specs = write_inventory({
+        "s": {"transport": "ssh", "host": "h", "user": "u"},
+        "a": {"transport": "adb", "serial": "x"},
+        "c": command_entry(tmp_path),
+        "l": {"transport": "local"},
+    })
+    names = {k: type(make_transport(v)).__name__ for k, v in specs.items()}
+    assert names == {"s": "SshTransport", "a": "AdbTransport", "c": "CommandTransport", "l": "LocalTransport"}
+    monkeypatch.setitem(sys.modules, "asyncssh", None)
+    with pytest.raises(UsageError, match="asyncssh"):
+        make_transport(specs["s"])
