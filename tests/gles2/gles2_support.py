@@ -119,9 +119,8 @@ class ScriptedGL:
     # test controls
     def complete(self, upto: int) -> None:
         self.completed = upto
-        for index, query in enumerate(self.begun[:upto]):
+        for query in self.begun[:upto]:
             self.available[query] = True
-            del index
 
     # GL
     def counter_bits(self, target: int = glapi.GL_TIME_ELAPSED_EXT) -> int:

@@ -23,6 +23,7 @@ result.json's gpu.timer_stats.mode says "blocking").
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -337,8 +338,8 @@ class Gles2Backend(Backend):
                 self._source.close()
             while self._fences:
                 self._egl.wait_fence(self._fences.popleft())
-            text = self._stderr.stop()
-            del text
+            for line in shader_errors(self._stderr.stop()):
+                print(f"gles2: after the last frame: {line}", file=sys.stderr)
             self._surface = None
             if self._ctx is not None:
                 # Free GPU objects while the context is current; anything Skia still holds is then inert.
@@ -349,6 +350,4 @@ class Gles2Backend(Backend):
 
 
 def _replace(timing: FrameTiming, **changes: Any) -> FrameTiming:
-    from dataclasses import replace
-
-    return replace(timing, **changes)
+    return dataclasses.replace(timing, **changes)
