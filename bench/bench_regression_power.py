@@ -119,7 +119,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("shift 0 % = false-positive rate (should be <= alpha); other shifts = power; noise floor = median of the")
     print("gate's p50 noise floor estimate from the baseline launches (the bar is max(15 %, 3 x it))")
-    header = f"{'family':<10} {'launches':>8} {'shift':>6} {'MWU p50':>8} {'gate p50':>9} {'gate scene':>11} {'pooled MWU':>11} {'noise floor':>12}"
+    header = (f"{'family':<10} {'launches':>8} {'shift':>6} {'MWU p50':>8} {'gate p50':>9} {'gate scene':>11} "
+              f"{'pooled MWU':>11} {'noise floor':>12}")
     print(header)
     print("-" * len(header))
     for r in results:

@@ -33,7 +33,8 @@ class ChangePoint:
     def describe(self) -> str:
         build = f" at build {self.build_hash[:10]}" if self.build_hash else ""
         when = f" ({self.started_utc[:10]})" if self.started_utc else ""
-        return f"step x{self.magnitude:.3f} ({self.magnitude - 1:+.1%}){build}{when}, run #{self.index}, p={self.p_value:.3g}"
+        return (f"step x{self.magnitude:.3f} ({self.magnitude - 1:+.1%}){build}{when}, run #{self.index}, "
+                f"p={self.p_value:.3g}")
 
 
 def _block_sums(prefix: np.ndarray, a: np.ndarray | int, b: np.ndarray | int, c: np.ndarray | int,
@@ -105,7 +106,7 @@ def e_divisive(values: Sequence[float], *, min_size: int = 3, sig_level: float =
     return sorted(found)
 
 
-def change_points(points: Sequence[SeriesPoint] | Sequence[float], *, min_size: int = 3, sig_level: float = 0.05,
+def change_points(points: Sequence[SeriesPoint | float | None], *, min_size: int = 3, sig_level: float = 0.05,
                   permutations: int = 199, seed: int = 0) -> list[ChangePoint]:
     """Change points of a history series (SeriesPoint list, oldest first) or of plain positive values.
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..stats import noise_floor as relative_noise_floor
@@ -228,7 +229,7 @@ def min_launches_per_side(alpha: float, n_baseline: int = 0, n_candidate: int = 
     return m
 
 
-def mann_whitney(baseline: np.ndarray, candidate: np.ndarray, *, seed: int = 0) -> tuple[float, float, str]:
+def mann_whitney(baseline: ArrayLike, candidate: ArrayLike, *, seed: int = 0) -> tuple[float, float, str]:
     """One-sided p-values (candidate slower, candidate faster) and the method used.
 
     Exact when there are no ties and the sizes allow it; an exact/seeded permutation test when ties exist
@@ -251,7 +252,7 @@ def mann_whitney(baseline: np.ndarray, candidate: np.ndarray, *, seed: int = 0) 
     return float(slower), float(faster), name
 
 
-def bootstrap_ratio_ci(baseline: np.ndarray, candidate: np.ndarray, *, offset: float = 0.0,
+def bootstrap_ratio_ci(baseline: ArrayLike, candidate: ArrayLike, *, offset: float = 0.0,
                        resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of (median(candidate) + offset) / (median(baseline) + offset),
     resampling launches within each side (seeded, so a verdict is reproducible)."""
@@ -266,7 +267,7 @@ def bootstrap_ratio_ci(baseline: np.ndarray, candidate: np.ndarray, *, offset: f
     return float(lo), float(hi)
 
 
-def compare_launches(baseline: Sequence[float], candidate: Sequence[float], metric: str,
+def compare_launches(baseline: ArrayLike, candidate: ArrayLike, metric: str,
                      config: GateConfig = GateConfig(), *, noise_floor: float | None = None,
                      noise_source: str | None = None, baseline_description: str = "") -> Verdict:
     """Judge one metric from per-launch values (NaN dropped).

@@ -305,7 +305,8 @@ class Calibration:
 def pack_samples(arrays: Mapping[str, Any]) -> bytes:
     """Compressed, pickle-free blob of a launch's named per-frame arrays (npz, float64)."""
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{name: np.asarray(values, dtype=float) for name, values in arrays.items()})
+    named: dict[str, Any] = {name: np.asarray(values, dtype=float) for name, values in arrays.items()}
+    np.savez_compressed(buffer, **named)
     return buffer.getvalue()
 
 
@@ -452,7 +453,8 @@ class History:
                     (run.run_id, scene.scene_id, scene.params_hash, params_json, scene.mode, scene.gpu_source,
                      summary_json))
                 conn.executemany("INSERT INTO launches (scene_row, idx, summary, samples) VALUES (?, ?, ?, ?)",
-                                 [(cursor.lastrowid, i, summary, blob) for i, (summary, blob) in enumerate(launch_rows)])
+                                 [(cursor.lastrowid, i, summary, blob)
+                                  for i, (summary, blob) in enumerate(launch_rows)])
 
         self._write(body)
 
