@@ -509,12 +509,7 @@ class History:
         if same_fingerprint:
             where += " AND r.fingerprint = ?"
             args.append(fingerprint)
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT r.*, s.id AS scene_row, s.summary AS scene_summary FROM runs r JOIN scenes s"
-                f" ON s.run_id = r.run_id WHERE {where} ORDER BY r.started_ts DESC, s.id DESC LIMIT ?",
-                (*args, window)).fetchall()
-            runs = tuple(self._historic(conn, row) for row in rows)
+        runs = tuple(self._newest_runs(where, args, window))
         return BaselineWindow(key, runs, tuple(_changes(runs, environment, fingerprint)))
 
     def scene_keys(self, *, device: str | None = None, scene_id: str | None = None,
@@ -536,12 +531,16 @@ class History:
     def runs_of(self, key: SceneKey, *, kinds: Sequence[str] = ("run",), limit: int | None = None) -> list[HistoricRun]:
         """Every run of `key`, oldest first (the newest `limit` when given)."""
         where, args = self._key_filter(key, kinds)
+        return self._newest_runs(where, args, -1 if limit is None else limit)[::-1]
+
+    def _newest_runs(self, where: str, args: list[Any], limit: int) -> list[HistoricRun]:
+        """Runs (joined with one scene row each) matching `where`, newest first; limit -1 = all."""
         with self._read() as conn:
             rows = conn.execute(
                 f"SELECT r.*, s.id AS scene_row, s.summary AS scene_summary FROM runs r JOIN scenes s"
                 f" ON s.run_id = r.run_id WHERE {where} ORDER BY r.started_ts DESC, s.id DESC LIMIT ?",
-                (*args, -1 if limit is None else limit)).fetchall()
-            return [self._historic(conn, row) for row in reversed(rows)]
+                (*args, limit)).fetchall()
+            return [self._historic(conn, row) for row in rows]
 
     def series(self, key: SceneKey, metric: str = "cpu_ms.p50", *,
                kinds: Sequence[str] = ("run",)) -> list[SeriesPoint]:
