@@ -34,6 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a first look: 2 launches of 5 warmup + 30 measured frames unless given explicitly (default: off)",
     )
     parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
+    group.addoption(
+        "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
+        help="write goldens from trusted captures: missing ones (the value when none is given), failing ones "
+             "too, or all (default: no writing)",
+    )
 
 
 def _dest(option: Option) -> str:
@@ -71,18 +76,20 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "zbench_scene(scene_id): the scene the `scene` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_device(name): the device the `device` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
+    config.addinivalue_line("markers", "zbench_golden: a golden-image test generated from a scene file")
 
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
         if value is not None:
-            if option.name in ("inventory", "scenes_dir", "results"):
+            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results"):
                 value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd
             return value
         return config.getini(option.ini)
 
     quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
     try:
-        settings = build_settings(get, config.rootpath, quick=quick)
+        settings = build_settings(get, config.rootpath, quick=quick,
+                                  update_goldens=config.getoption("zbench_update_goldens"))
         config.stash[SESSION_KEY] = ZbenchState(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -115,11 +122,13 @@ class SceneFile(pytest.File):
         state = self.config.stash[SESSION_KEY]
         for case in load_scene_file(self.path):
             for device in state.settings.devices:
-                item = SceneTest.from_parent(self, name=f"perf[{case.id}-{device}]", callobj=perf_test)
-                item.stash[CASE_KEY] = case
-                item.stash[DEVICE_KEY] = device
-                item.add_marker(pytest.mark.zbench_perf)
-                yield item
+                for kind, test, marker in (("perf", perf_test, pytest.mark.zbench_perf),
+                                           ("golden", golden_test, pytest.mark.zbench_golden)):
+                    item = SceneTest.from_parent(self, name=f"{kind}[{case.id}-{device}]", callobj=test)
+                    item.stash[CASE_KEY] = case
+                    item.stash[DEVICE_KEY] = device
+                    item.add_marker(marker)
+                    yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SceneError):
@@ -138,6 +147,11 @@ def perf_test(device: Any, scene: "Scene") -> None:
     """The generated perf test: measure the scene on the device and judge the measurement."""
     measurement = scene.measure(device)
     scene.check_perf(measurement)
+
+
+def golden_test(device: Any, scene: "Scene", golden: "Golden") -> None:
+    """The generated golden test: the scene's captures (from the same launches) against its goldens."""
+    golden.check(scene.measure(device))
 
 
 # ------------------------------------------------------------------------------------------- fixtures
@@ -240,6 +254,63 @@ class Scene:
             )
 
 
+@pytest.fixture
+def golden(request: pytest.FixtureRequest, zbench_session: Any) -> "Golden":
+    """Checks a measured scene's captures against the golden store (and writes goldens when asked to).
+
+    Example::
+
+        @pytest.mark.zbench_scene("text.labels")
+        def test_labels_look_right(device, scene, golden):
+            golden.check(scene.measure(device))
+    """
+    return Golden(zbench_session, request.node)
+
+
+class Golden:
+    """The golden comparison of one test: every captured frame, every metric recorded, configured ones gate."""
+
+    def __init__(self, host: Any, node: pytest.Item) -> None:
+        self._host = host
+        self._node = node
+
+    def check(self, measurement: Any) -> Any:
+        __tracebackhide__ = True
+        from .golden.store import GoldenStore
+        from .host.goldens import check_goldens
+
+        settings = self._host.settings
+        self._node.stash[MEASUREMENT_KEY] = measurement
+        if measurement.skipped:
+            pytest.skip(measurement.skipped)
+        device = self._host.device(measurement.device)
+        sections = self._host.record.devices.get(measurement.device, {})
+        try:
+            outcome = check_goldens(
+                measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
+                update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
+                build_hash=self._host.record.app.get("build_hash"),
+            )
+        except SceneError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        correctness = outcome.correctness(settings.results)
+        self._host.entry(measurement)["correctness"] = correctness
+        for frame in correctness["frames"]:
+            tight = frame.get("tightness") or {}
+            for metric, values in tight.items():
+                self._node.user_properties.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
+            self._node.user_properties.append((f"frame{frame['frame']}_status", frame["status"]))
+        if not outcome.passed:
+            lines = [f"golden test of scene {measurement.case.id} on device {measurement.device} failed:"]
+            lines += [f"  {failure}" for failure in outcome.failures]
+            lines += [check.message for check in outcome.checks if not check.ok]
+            if any(check.status == "missing" for check in outcome.checks) and settings.update_goldens is None:
+                lines.append(f"  create it: pytest --zbench-device={measurement.device} "
+                             f"-k 'golden[{measurement.case.id}-{measurement.device}]' --zbench-update-goldens=missing")
+            pytest.fail("\n".join(lines), pytrace=False)
+        return outcome
+
+
 # ------------------------------------------------------------------------------------------ reporting
 
 
@@ -247,14 +318,13 @@ class Scene:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     measurement = item.stash.get(MEASUREMENT_KEY, None)
-    if measurement is None or item.stash.get(RECORDED_KEY, False) or item.get_closest_marker("zbench_perf") is None:
+    if measurement is None or item.stash.get(RECORDED_KEY, False):
         return report
     if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
-        from .host.artifacts import scene_entry
-
         state = item.config.stash[SESSION_KEY]
-        outcome = "skipped" if report.skipped else report.outcome
-        state.host.record.add_scene(scene_entry(measurement, outcome, results_dir=state.settings.results))
+        entry = state.host.entry(measurement)
+        if item.get_closest_marker("zbench_perf") is not None:
+            entry["outcome"] = "skipped" if report.skipped else report.outcome
         item.stash[RECORDED_KEY] = True
     return report
 
@@ -269,6 +339,17 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state.schema_errors = _write_run_json(state)
     if state.schema_errors:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """With plain `-n`, keep a scene's perf and golden tests on one worker (one measurement for both), and
+    with several devices keep each device on one worker (a device measures one thing at a time)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from .xdist_scheduling import SceneScheduling
+
+    return SceneScheduling(config, log, devices=config.stash[SESSION_KEY].settings.devices)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -312,6 +393,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(state.host.record.scenes):
         terminalreporter.write_line(line)
+    _report_goldens(terminalreporter, state)
     if state.schema_errors:
         terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
         for error in state.schema_errors[:10]:
@@ -319,6 +401,24 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     else:
         results = state.settings.results
         terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
+
+
+def _report_goldens(terminalreporter: Any, state: ZbenchState) -> None:
+    """What --zbench-update-goldens wrote, and goldens that no scene uses any more."""
+    if state.settings.update_goldens is None:
+        return
+    from .host.goldens import unused_goldens
+
+    written = [f["written"] for s in state.host.record.scenes for f in (s.get("correctness") or {}).get("frames", [])
+               if f.get("written")]
+    terminalreporter.write_line(f"goldens written ({state.settings.update_goldens}): {len(written)}")
+    for path in written:
+        terminalreporter.write_line(f"  {path}")
+    unused = unused_goldens(state.settings, state.inventory)
+    if unused:
+        terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")
+        for path in unused:
+            terminalreporter.write_line(f"  {path}")
 
 
 def _terminal_progress(config: pytest.Config) -> Any:

@@ -39,6 +39,8 @@ OPTIONS: tuple[Option, ...] = (
            "path of the device inventory (default: devices.yaml beside the ini file)", "devices.yaml"),
     Option("scenes_dir", "--zbench-scenes", "zbench_scenes",
            "folder of scene files collected as tests (default: scenes)", "scenes"),
+    Option("goldens_dir", "--zbench-goldens", "zbench_goldens",
+           "folder of golden images (default: goldens)", "goldens"),
     Option("results", "--zbench-results", "zbench_results",
            "artifact folder for run.json, per-frame CSVs and images (default: zbench-results)", "zbench-results"),
     Option("runs", "--zbench-runs", "zbench_runs",
@@ -60,6 +62,7 @@ class Settings:
     devices: tuple[str, ...]
     inventory: Path
     scenes_dir: Path
+    goldens_dir: Path
     results: Path
     runs: int
     frames: int
@@ -68,6 +71,7 @@ class Settings:
     timeout_s: float | None
     seed: int
     quick: bool = False
+    update_goldens: str | None = None  # None, or missing | failed | all
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -78,7 +82,11 @@ class Settings:
         return 60.0 + 20.0 * (self.warmup + self.frames) / refresh_hz
 
 
-def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool) -> Settings:
+UPDATE_MODES = ("missing", "failed", "all")
+
+
+def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
+                   update_goldens: str | None = None) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -113,6 +121,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool) 
         devices=devices,
         inventory=path(values["inventory"]),
         scenes_dir=path(values["scenes_dir"]),
+        goldens_dir=path(values["goldens_dir"]),
         results=path(values["results"]),
         runs=values["runs"],
         frames=values["frames"],
@@ -121,6 +130,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool) 
         timeout_s=values["timeout_s"],
         seed=values["seed"],
         quick=quick,
+        update_goldens=update_goldens,
     )
 
 

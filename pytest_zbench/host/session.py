@@ -17,7 +17,7 @@ from ..inventory import Inventory
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
-from .artifacts import RunRecord
+from .artifacts import RunRecord, scene_entry
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .measure import ProgressSink, SceneMeasurement, measure_scene
@@ -38,6 +38,7 @@ class HostSession:
         self._devices: dict[str, Device] = {}
         self._failed: dict[str, str] = {}
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
+        self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         self.progress: ProgressSink | None = None
 
     def device(self, name: str) -> Device:
@@ -63,6 +64,15 @@ class HostSession:
             device = self.device(device_name)
             self._measurements[key] = measure_scene(device, case, self.settings, self.settings.results, self.progress)
         return self._measurements[key]
+
+    def entry(self, measurement: SceneMeasurement) -> dict[str, Any]:
+        """The run.json entry of a measured scene, created once; the perf test sets its outcome, the golden
+        test its correctness."""
+        key = (measurement.device, measurement.case.id)
+        if key not in self._entries:
+            self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results)
+            self.record.add_scene(self._entries[key])
+        return self._entries[key]
 
     def device_sections(self, device: Device) -> dict[str, Any]:
         """§8 device / gpu / display / conditions for one device, from its spec and its runner's probe."""

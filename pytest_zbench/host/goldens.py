@@ -1,0 +1,127 @@
+"""The golden test of one measured scene: its captures against the golden store, plus the invariants that
+are not pixels (GL errors, shader failures, NaNs, skipped features, non-deterministic frames)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..golden.check import FrameCheck, check_capture
+from ..golden.store import GoldenStore, load_png, pixel_digest
+from ..golden.tolerance import ToleranceError
+from ..errors import SceneError
+from ..inventory import Inventory
+from ..scenes import load_corpus
+from ..settings import Settings
+from .device import LaunchOutcome, safe_component
+from .measure import SceneMeasurement
+
+# Runner issues that make a frame wrong even when its pixels match (seed §4: invariants that are not pixels).
+INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
+# Issues that make a capture unfit to become a golden.
+UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "font_fallback")
+
+
+@dataclass
+class GoldenOutcome:
+    checks: list[FrameCheck] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # invariant violations, beside the frame checks
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures and all(check.ok for check in self.checks)
+
+    def correctness(self, results_dir: Path) -> dict[str, Any]:
+        """The run.json `correctness` section of the scene."""
+        frames = []
+        for check in self.checks:
+            comparison = check.comparison
+            frames.append({
+                "frame": check.key.frame,
+                "status": check.status,
+                "golden": _rel(check.golden, None),
+                "golden_backend": check.golden_backend,
+                "written": _rel(check.written, None),
+                "metrics": comparison.metrics if comparison else None,
+                "tightness": comparison.tightness if comparison else None,
+                "artifacts": {k: _rel(Path(v), results_dir) for k, v in check.artifacts.items()},
+                "defect": check.record if check.status == "failed" else None,
+                "message": check.message,
+            })
+        return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
+
+
+def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
+                  results_dir: Path, driver: dict[str, Any], build_hash: str | None) -> GoldenOutcome:
+    outcome = GoldenOutcome()
+    job = m.job
+    if job is None:
+        return outcome
+    launch = _capture_launch(m.launches)
+    issues = m.issues
+    invariants = [i for i in issues if i.kind in INVARIANT_KINDS]
+    for issue in invariants:
+        outcome.failures.append(f"runner reported {issue.kind}"
+                                f"{'' if issue.frame is None else f' at frame {issue.frame}'}: {issue.detail}")
+    nondeterministic = _nondeterministic_frames(m.complete_launches, job.capture)
+    for frame in nondeterministic:
+        outcome.failures.append(f"frame {frame} differs between launches: the scene or the runner is not "
+                                f"deterministic, so a golden comparison would pass or fail by chance")
+    untrusted = sorted({i.kind for i in issues if i.kind in UNTRUSTED_KINDS})
+    trusted = launch is not None and launch.complete and not untrusted and not nondeterministic
+    reason = ("no launch completed" if launch is None or not launch.complete else
+              f"runner issues: {', '.join(untrusted)}" if untrusted else "captures differ between launches")
+    artifacts_dir = results_dir / safe_component(m.device) / safe_component(m.case.id) / "golden"
+    for frame in job.capture:
+        capture = launch.captures.get(frame) if launch is not None else None
+        try:
+            outcome.checks.append(check_capture(
+                store, backend=m.backend, device_class=device_class, scene_id=m.case.id, frame=frame,
+                capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
+                untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
+                driver=driver, build_hash=build_hash, runner_issues=issues,
+            ))
+        except ToleranceError as exc:
+            raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
+    return outcome
+
+
+def unused_goldens(settings: Settings, inventory: Inventory) -> list[Path]:
+    """Goldens under the selected devices' folders that no scene of the corpus captures any more."""
+    cases, _ = load_corpus(settings.scenes_dir)
+    store = GoldenStore(settings.goldens_dir)
+    specs = [inventory.get(name) for name in settings.devices]
+    expected = [store.path_for(spec.backend, spec.device_class, case.id, frame)
+                for spec in specs for case in cases for frame in case.capture]
+    within = {(spec.backend, "any" if spec.backend == "software" else spec.device_class) for spec in specs}
+    return store.unused(expected, within=sorted(within))
+
+
+def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
+    """The launch whose captures are judged: the first complete one, else the first with any capture."""
+    for launch in launches:
+        if launch.complete and launch.captures:
+            return launch
+    return next((launch for launch in launches if launch.captures), None)
+
+
+def _nondeterministic_frames(launches: list[LaunchOutcome], frames: tuple[int, ...]) -> list[int]:
+    """Frames whose decoded pixels differ between complete launches (seed §9, pitfall 10)."""
+    differing = []
+    for frame in frames:
+        digests = {pixel_digest(load_png(l.captures[frame])) for l in launches if frame in l.captures}
+        if len(digests) > 1:
+            differing.append(frame)
+    return differing
+
+
+def _rel(path: Path | None, base: Path | None) -> str | None:
+    if path is None:
+        return None
+    if base is not None:
+        try:
+            return str(Path(path).relative_to(base))
+        except ValueError:
+            pass
+    return str(path)
