@@ -261,10 +261,12 @@ class SshTransport:
             except asyncssh.SFTPError as exc:
                 raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
             except (asyncssh.Error, OSError, EOFError) as exc:
-                if attempt == 2 or not self._lost:
-                    if isinstance(exc, OSError) and not self._lost:
-                        raise DeviceError(f"device {self.name}: cannot {what}: {exc}") from None
+                dead = self._lost or (self._conn is not None and self._conn.is_closed())
+                if not dead:
+                    raise DeviceError(f"device {self.name}: cannot {what}: {exc}") from None
+                if attempt == 2:
                     raise DeviceError(f"device {self.name}: connection to {self.where} lost during {what}: {exc}") from None
+                self._lost = True
                 log.info("device %s: connection lost, reconnecting", self.name)
         raise AssertionError("unreachable")
 

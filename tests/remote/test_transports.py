@@ -205,6 +205,12 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         assert t.connects == 3
         pulled = t.pull_dir(t.workdir(), tmp_path / "after")  # files work on the new connection too
         assert pulled == []
+        sshd.drop_connections()  # and SFTP calls reconnect by themselves
+        job = tmp_path / "job.json"
+        job.write_text("{}")
+        t.push(job, t.workdir() + "/job.json")
+        assert [p.name for p in t.pull_dir(t.workdir(), tmp_path / "after2")] == ["job.json"]
+        assert t.connects == 4
     finally:
         t.close()
 

@@ -1,0 +1,97 @@
+"""Per-launch overhead of the ssh and adb transports over local, measured side by side in one run.
+
+Starts the same loopback parts as tests/remote (OpenSSH sshd with generated keys; the adb server on a free
+port + the emulated adbd), then runs the same small command N times on each transport, interleaved
+(local, ssh, adb, local, ...) so that machine noise hits all three alike, and prints medians and the ratios
+transport / local. Each launch is a full `Transport.run` (pid wrapper, streaming, exit status); connection
+setup is excluded (one persistent connection per device, as in a test session).
+
+    python bench/bench_transport_overhead.py [-n 40] [--runner-probe]
+
+An ssh launch runs the device account's login shell with its rc files (bash sources ~/.bashrc for sshd
+commands): a slow rc file shows up here as transport overhead, as it would on the device.
+
+`--runner-probe` launches `python -m pytest_zbench.runner probe` instead of `sh -c 'echo ok'`: the ratio
+then shows what the transport adds to a real (heavier) launch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+from pytest_zbench.inventory import load_inventory  # noqa: E402
+from pytest_zbench.transports import make_transport  # noqa: E402
+from remote.fake_adbd import FakeAdbd  # noqa: E402
+from remote.servers import AdbServer, SshServer, adb_device_entry, runner_argv, runner_env  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=40, help="launches per transport (default 40)")
+    parser.add_argument("--runner-probe", action="store_true", help="launch the reference runner's probe")
+    args = parser.parse_args()
+    command = [*runner_argv(), "probe"] if args.runner_probe else ["sh", "-c", "echo ok"]
+
+    with tempfile.TemporaryDirectory(prefix="zbench-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        sshd = SshServer(tmp / "sshd").start()
+        adb = AdbServer().start()
+        adbd = FakeAdbd(tmp / "adbd").start()
+        transports = {}
+        try:
+            adb.connect(adbd.serial)
+            devices = {
+                "local": {"transport": "local", "env": runner_env()},
+                "ssh": sshd.device_entry(workdir=str(tmp / "ssh-work")),
+                "adb": adb_device_entry(adb, adbd.serial, tmp / "adb-work"),
+            }
+            inventory = tmp / "devices.yaml"
+            inventory.write_text(yaml.safe_dump({"devices": devices}))
+            specs = load_inventory(inventory).devices
+            for name in devices:
+                transports[name] = make_transport(specs[name])
+                transports[name].open()
+            times: dict[str, list[float]] = {name: [] for name in transports}
+            for name, t in transports.items():  # one warm-up launch each
+                assert t.run(command, timeout_s=120).ok, f"{name}: warm-up launch failed"
+            for _ in range(args.n):
+                for name, t in transports.items():
+                    started = time.perf_counter()
+                    result = t.run(command, timeout_s=120)
+                    times[name].append(time.perf_counter() - started)
+                    if not result.ok:
+                        raise SystemExit(f"{name}: launch failed: {result.stderr.strip()}")
+        finally:
+            for t in transports.values():
+                t.close()
+            adb.adb("disconnect", adbd.serial)
+            adbd.stop()
+            adb.stop()
+            sshd.stop()
+
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    base = medians["local"]
+    what = "runner probe" if args.runner_probe else "sh -c 'echo ok'"
+    print(f"per-launch wall time, {args.n} launches each of `{what}`, interleaved; medians")
+    print(f"{'transport':<10}{'median ms':>11}{'p90 ms':>9}{'+ms vs local':>14}{'ratio':>8}")
+    for name, values in times.items():
+        p90 = statistics.quantiles(values, n=10)[-1] if len(values) >= 10 else max(values)
+        print(f"{name:<10}{medians[name] * 1e3:>11.1f}{p90 * 1e3:>9.1f}{(medians[name] - base) * 1e3:>14.1f}"
+              f"{medians[name] / base:>8.2f}")
+    print("(ssh includes the login shell's startup, rc files included, on every launch)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
