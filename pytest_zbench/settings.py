@@ -110,6 +110,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
             raise UsageError(f"{_option(key).flag}: {values[key]} must be at least {low}")
     if values["mode"] not in MODES:
         raise UsageError(f"--zbench-mode: {values['mode']!r} is not one of {', '.join(MODES)}")
+    if update_goldens is not None and update_goldens not in UPDATE_MODES:
+        raise UsageError(f"--zbench-update-goldens: {update_goldens!r} is not one of {', '.join(UPDATE_MODES)}")
     if values["timeout_s"] is not None and not 0 < values["timeout_s"] < math.inf:
         raise UsageError(f"--zbench-timeout: {values['timeout_s']!r}; give a positive, finite number of seconds")
 

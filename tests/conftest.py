@@ -73,10 +73,12 @@ class Project:
     def write_inventory(self, extra_env: dict[str, str] | None = None) -> None:
         (self.root / "devices.yaml").write_text(inventory_text(extra_env))
 
-    def run(self, *args: str) -> pytest.RunResult:
+    def run(self, *args: str, goldens: bool = False) -> pytest.RunResult:
+        """Run pytest in the project; perf tests only unless `goldens` (this project has no goldens yet)."""
         quick = ["--zbench-runs=2", "--zbench-frames=6", "--zbench-warmup=2", f"--zbench-results={self.results}",
                  "-p", "no:cacheprovider"]
-        return self.pytester.runpytest_subprocess(*quick, *args, timeout=300)
+        select = [] if goldens else ["-m", "zbench_perf"]
+        return self.pytester.runpytest_subprocess(*quick, *select, *args, timeout=300)
 
     def run_json(self) -> dict:
         return json.loads((self.results / "run.json").read_text())

@@ -58,7 +58,7 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
 
 def test_keyword_selects_scenes_by_id(project):
     result = project.run("--zbench-device=local", "-k", "x2", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["scenes/mini.yaml::perf[[]mini.fill.x2-local[]]", "*1/3 tests collected*"])
+    result.stdout.fnmatch_lines(["scenes/mini.yaml::perf[[]mini.fill.x2-local[]]", "*1/6 tests collected (5 deselected)*"])
 
 
 def test_third_party_runner_runs_what_it_supports_and_skips_the_rest(project):
@@ -100,7 +100,7 @@ def test_bad_option_value_is_a_usage_error(project):
 def test_malformed_scene_file_is_a_collection_error_and_others_still_collect(project):
     project.write_scene("broken.yaml", "family: broken\nscenes:\n  - id: broken.one\n    ops:\n      - {op: rect, x: 0}\n")
     result = project.run("--zbench-device=local", "--collect-only", "-q")
-    result.stdout.fnmatch_lines(["*broken.yaml*broken.one*", "*3 tests collected, 1 error*"])
+    result.stdout.fnmatch_lines(["*broken.yaml*broken.one*", "*3/6 tests collected (3 deselected), 1 error*"])
     assert "'y'" in result.stdout.str() or "'w'" in result.stdout.str()
 
 
@@ -148,7 +148,7 @@ def test_plain_tests_use_the_device_and_scene_fixtures(project):
             assert measurement.summary.counters["draw_calls"] == 2
             assert device.probe().runner_name == "zbench-reference"
     """)
-    result = project.run("--zbench-device=local", "test_custom.py")
+    result = project.run("--zbench-device=local", "test_custom.py", goldens=True)  # no -m filter: a plain test
     result.assert_outcomes(passed=1)
 
 
@@ -156,7 +156,7 @@ def test_quick_preset_is_documented_and_applies(project):
     help_text = project.pytester.runpytest_subprocess("--help").stdout.str()
     assert "--zbench-quick" in help_text and "(default: 5)" in help_text
     result = project.pytester.runpytest_subprocess(
-        "--zbench-device=local", "--zbench-quick", "--zbench-runs=3", "-k", "mini.fill.x1",
+        "--zbench-device=local", "--zbench-quick", "--zbench-runs=3", "-k", "perf and mini.fill.x1",
         f"--zbench-results={project.results}", "-p", "no:cacheprovider", timeout=300)
     result.assert_outcomes(passed=1)
     scene = project.run_json()["scenes"][0]

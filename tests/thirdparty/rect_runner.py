@@ -5,6 +5,7 @@ another team would. Fault knobs for tests, from the environment:
   RECT_RUNNER_EXIT_AT=N   exit 1 after writing N frames (a crash mid-run)
   RECT_RUNNER_BAD=1       write NaN, negative and absurd cells into a few rows
   RECT_RUNNER_HANG=1      hang after the first frame (a runner that never returns)
+  RECT_RUNNER_NOISE=1     add random noise to captures (a non-deterministic renderer)
 """
 
 import csv
@@ -77,7 +78,10 @@ def run(job_path, outdir):
             if frame % 10 == 0:
                 print(json.dumps({"frame": frame, "of": total}), flush=True)
     for frame in job["capture"]:
-        Image.fromarray(render(scene), "RGBA").save(os.path.join(outdir, f"capture-{frame}.png"))
+        pixels = render(scene)
+        if os.environ.get("RECT_RUNNER_NOISE") == "1":
+            pixels[0, 0, :3] = np.random.default_rng().integers(0, 256, 3)
+        Image.fromarray(pixels, "RGBA").save(os.path.join(outdir, f"capture-{frame}.png"))
     json.dump({"protocol": 1, "backend": job["backend"], "timer_source": "none", "present_source": "frame_delta",
                "gpu": {}, "issues": []}, open(os.path.join(outdir, "result.json"), "w"))
 
