@@ -424,9 +424,14 @@ def _report_goldens(terminalreporter: Any, state: ZbenchState) -> None:
 def _terminal_progress(config: pytest.Config) -> Any:
     """A progress note (scene, launch, frame) after the test's dot, erased again; only on a terminal."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is None or hasattr(config, "workerinput") or not reporter.isatty:
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None or hasattr(config, "workerinput") or not reporter.isatty:
         return None
     shown = {"text": "", "at": 0.0}
+
+    def write(text: str) -> None:
+        with capture.global_and_fixture_disabled():  # fd capture would swallow it otherwise
+            reporter.write(text, flush=True)
 
     def progress(scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
         now = time.monotonic()
@@ -434,10 +439,10 @@ def _terminal_progress(config: pytest.Config) -> Any:
             return
         text = f" [{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}]"
         width = len(shown["text"])
-        reporter.write("\b" * width + " " * width + "\b" * width + text, flush=True)
+        write("\b" * width + " " * width + "\b" * width + text)
         shown["text"], shown["at"] = text, now
         if frame == of and launch + 1 == launches:
-            reporter.write("\b" * len(text) + " " * len(text) + "\b" * len(text), flush=True)
+            write("\b" * len(text) + " " * len(text) + "\b" * len(text))
             shown["text"] = ""
 
     return progress
