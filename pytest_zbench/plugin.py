@@ -41,6 +41,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def _dest(option: Option) -> str:
     return "zbench_" + option.name
 
@@ -381,6 +387,8 @@ def _write_run_json(state: ZbenchState) -> list[str]:
     name = "run.invalid.json" if errors else "run.json"
     write_json_atomic(state.settings.results / name, document)
     write_report(document, state.settings.results, state.settings.results / "report.html")
+    state.config.hook.pytest_zbench_run_finished(config=state.config, document=document,
+                                                 results_dir=state.settings.results)
     return errors
 
 

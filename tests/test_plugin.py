@@ -162,3 +162,16 @@ def test_quick_preset_is_documented_and_applies(project):
     scene = project.run_json()["scenes"][0]
     # quick: 5 warmup + 30 measured frames, but an explicit --zbench-runs wins over the preset's 2.
     assert (scene["warmup_frames"], scene["measured_frames"], scene["runs"]) == (5, 30, 3)
+
+
+def test_projects_receive_the_finished_run_through_a_hook(project):
+    project.pytester.makeconftest("""
+        import json
+
+        def pytest_zbench_run_finished(config, document, results_dir):
+            (results_dir / "uploaded.json").write_text(json.dumps(
+                {"run_id": document["run_id"], "scenes": [s["id"] for s in document["scenes"]]}))
+    """)
+    project.run("--zbench-device=local", "-k", "mini").assert_outcomes(passed=2)
+    uploaded = json.loads((project.results / "uploaded.json").read_text())
+    assert uploaded == {"run_id": project.run_json()["run_id"], "scenes": ["mini.fill.x1", "mini.fill.x2"]}
