@@ -12,7 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 from .errors import DeviceError, SceneError, UsageError
-from .settings import OPTIONS, Option, Settings, build_settings
+from .settings import BASELINE_KEYWORDS, OPTIONS, Option, Settings, build_settings
 
 SESSION_KEY = pytest.StashKey["ZbenchState"]()
 CASE_KEY = pytest.StashKey[Any]()  # SceneCase of a collected scene test
@@ -34,6 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a first look: 2 launches of 5 warmup + 30 measured frames unless given explicitly (default: off)",
     )
     parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
+    group.addoption(
+        "--zbench-calibrate", action="store_true", default=False,
+        help="record the launches as A/A calibration runs in the history and gate nothing; `zbench calibrate` "
+             "passes it (default: off)",
+    )
     group.addoption(
         "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
         help="write goldens from trusted captures: missing ones (the value when none is given), failing ones "
@@ -62,6 +67,10 @@ class ZbenchState:
         self.inventory = load_inventory(settings.inventory)
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
+        if settings.ab:
+            from .host.ab import resolve_b_runner
+
+            resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
         self.is_worker = hasattr(config, "workerinput")
         self._host: Any = None
         self.schema_errors: list[str] = []
@@ -87,7 +96,8 @@ def pytest_configure(config: pytest.Config) -> None:
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
         if value is not None:
-            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results"):
+            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "history") or (
+                    option.name == "baseline" and value not in BASELINE_KEYWORDS):
                 value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd
             return value
         return config.getini(option.ini)
@@ -95,7 +105,8 @@ def pytest_configure(config: pytest.Config) -> None:
     quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
     try:
         settings = build_settings(get, config.rootpath, quick=quick,
-                                  update_goldens=config.getoption("zbench_update_goldens"))
+                                  update_goldens=config.getoption("zbench_update_goldens"),
+                                  calibrate=bool(config.getoption("zbench_calibrate")))
         config.stash[SESSION_KEY] = ZbenchState(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -258,6 +269,28 @@ class Scene:
                 f"Samples kept (partial launches marked) in {measurement.samples_file}",
                 pytrace=False,
             )
+        self._gate(measurement)
+
+    def _gate(self, measurement: Any) -> None:
+        """Judge the measurement against its baseline: regressed fails, inconclusive warns."""
+        __tracebackhide__ = True
+        import warnings
+
+        from .host.gating import RegressionWarning
+
+        result = self._host.judge(measurement)
+        if result is None:
+            return
+        self._host.entry(measurement)["regression"] = result.to_json()
+        self._node.user_properties.extend(result.junit_properties())
+        where = f"scene {self.case.id} on device {measurement.device}"
+        if result.failed:
+            pytest.fail(f"{where}: {result.message}", pytrace=False)
+        note = result.warning()
+        if note:
+            # Located at the scene file: the place a reader goes to, not this line.
+            warnings.warn_explicit(RegressionWarning(f"{where}: {note}"), RegressionWarning,
+                                   filename=str(self._node.path), lineno=0)
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "outcome")
+COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "regression", "outcome")
 
 
 def summary_lines(scenes: Iterable[dict[str, Any]]) -> list[str]:
@@ -19,10 +19,20 @@ def summary_lines(scenes: Iterable[dict[str, Any]]) -> list[str]:
             _ms(frame.get("p50")), _ms(frame.get("p95")), _ms(frame.get("p99")),
             _ms(cpu.get("p50")), _ms(gpu.get("p50")),
             "-" if share is None else f"{metrics.get('jank', 0)} ({share:.1%})",
+            _regression(entry.get("regression")),
             entry["outcome"] + (" (partial)" if entry.get("partial") else ""),
         ))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
     return ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+
+
+def _regression(section: dict[str, Any] | None) -> str:
+    """The verdict, with the effect on cpu_ms.p50 when the gate judged it (1.30x = 30 % slower)."""
+    if not section:
+        return "-"
+    effects = {m["metric"]: m.get("effect") for m in section.get("metrics", [])}
+    effect = effects.get("cpu_ms.p50")
+    return section["verdict"] + ("" if effect is None else f" {effect:.2f}x")
 
 
 def _ms(value: float | None) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -18,6 +19,13 @@ DEFAULT_MODE = "paced"
 
 # `--zbench-quick`: a first look in seconds, not a measurement to trust. Two launches so that spread exists.
 QUICK = {"runs": 2, "warmup": 5, "frames": 30}
+
+# Regression gate (docs/regression.md). `.zbench/` is the project's local, git-ignored state.
+DEFAULT_HISTORY = ".zbench/history.sqlite"
+DEFAULT_THRESHOLD = 0.15
+DEFAULT_GATE_METRICS = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95", "jank_share")  # = gate.GATING_METRICS
+GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share")
+BASELINE_KEYWORDS = ("history", "none")
 
 
 @dataclass(frozen=True)
@@ -54,6 +62,23 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout_s", "--zbench-timeout", "zbench_timeout",
            "wall-clock limit of one runner launch in seconds (default: computed from the frame count)", None, float),
     Option("seed", "--zbench-seed", "zbench_seed", "seed passed to the runner (default: 1)", 1, int),
+    Option("history", "--zbench-history", "zbench_history",
+           f"run history database every measured scene is recorded in (default: {DEFAULT_HISTORY})",
+           DEFAULT_HISTORY),
+    Option("baseline", "--zbench-baseline", "zbench_baseline",
+           "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
+           "none (no gate), or the path of an earlier run.json (default: history)", "history"),
+    Option("threshold", "--zbench-threshold", "zbench_threshold",
+           f"smallest slowdown the gate calls a regression, whatever the noise (default: {DEFAULT_THRESHOLD})",
+           DEFAULT_THRESHOLD, float),
+    Option("gate_metrics", "--zbench-gate-metrics", "zbench_gate_metrics",
+           "per-launch statistics the gate judges, comma separated; a tail metric (p95) varies between sessions "
+           f"on a shared host, gate p50 there (default: {','.join(DEFAULT_GATE_METRICS)})",
+           ",".join(DEFAULT_GATE_METRICS)),
+    Option("ab", "--zbench-ab", "zbench_ab",
+           "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
+           "the same device interleaved with the device's own runner (A); B is judged against A "
+           "(default: off)", None),
 )
 
 
@@ -72,6 +97,13 @@ class Settings:
     seed: int
     quick: bool = False
     update_goldens: str | None = None  # None, or missing | failed | all
+    history: Path = Path(DEFAULT_HISTORY)
+    baseline: str = "history"  # history | none | file
+    baseline_file: Path | None = None  # the run.json when baseline == "file"
+    threshold: float = DEFAULT_THRESHOLD
+    gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
+    ab: str | None = None  # the B runner: a device name or an argv string
+    calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -86,7 +118,7 @@ UPDATE_MODES = ("missing", "failed", "all")
 
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
-                   update_goldens: str | None = None) -> Settings:
+                   update_goldens: str | None = None, calibrate: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -119,6 +151,28 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         p = Path(str(value)).expanduser()
         return p if p.is_absolute() else rootdir / p
 
+    if not 0 <= values["threshold"] < math.inf:
+        raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
+    baseline = str(values["baseline"])
+    baseline_file = None
+    if baseline not in BASELINE_KEYWORDS:
+        baseline_file = path(baseline)
+        if not baseline_file.is_file():
+            raise UsageError(f"--zbench-baseline: {baseline_file} is not a file; give history, none, or the "
+                             "path of an earlier run.json")
+        baseline = "file"
+    gate_metrics = tuple(m.strip() for m in str(values["gate_metrics"]).split(",") if m.strip())
+    bad = [m for m in gate_metrics if not GATE_METRIC.fullmatch(m)]
+    if bad or not gate_metrics:
+        raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
+                         "cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share, comma separated")
+    ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
+    if values["ab"] is not None and ab is None:
+        raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
+    if calibrate and ab:
+        raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
+                         "--zbench-ab")
+
     return Settings(
         devices=devices,
         inventory=path(values["inventory"]),
@@ -133,6 +187,13 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         seed=values["seed"],
         quick=quick,
         update_goldens=update_goldens,
+        history=path(values["history"]),
+        baseline=baseline,
+        baseline_file=baseline_file,
+        threshold=values["threshold"],
+        gate_metrics=gate_metrics,
+        ab=ab,
+        calibrate=calibrate,
     )
 
 

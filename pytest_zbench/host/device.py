@@ -10,7 +10,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from ..errors import DeviceError
 from ..inventory import Display, DeviceSpec
@@ -121,8 +121,10 @@ class Device:
             return DEFAULT_DISPLAY
 
     def launch(self, job: Job, index: int, local_dir: Path, *, timeout_s: float,
-               on_progress: ProgressCallback | None = None) -> LaunchOutcome:
-        """Run one launch of `job`, pull what it wrote into `local_dir`, and read it whatever happened."""
+               on_progress: ProgressCallback | None = None, runner: Sequence[str] | None = None) -> LaunchOutcome:
+        """Run one launch of `job`, pull what it wrote into `local_dir`, and read it whatever happened.
+
+        `runner` replaces the device's own runner argv for this launch (the B side of an A/B comparison)."""
         self.open()
         scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
         outdir = device_join(scene_dir, f"launch-{index}")
@@ -140,7 +142,8 @@ class Device:
             if progress is not None and on_progress is not None:
                 on_progress(*progress)
 
-        result = self.transport.run([*self.spec.runner, "run", remote_job, outdir], timeout_s=timeout_s, on_line=on_line)
+        argv = [*(runner or self.spec.runner), "run", remote_job, outdir]
+        result = self.transport.run(argv, timeout_s=timeout_s, on_line=on_line)
         issues: list[Issue] = []
         try:
             self.transport.pull_dir(outdir, local_dir)

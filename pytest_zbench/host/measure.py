@@ -39,6 +39,7 @@ class SceneMeasurement:
     samples_file: Path | None = None
     wall_s: float = 0.0
     budget_ms: float = 0.0
+    ab: Any = None  # host.ab.ABRun in A/B mode: the B runner's launches, interleaved with these
 
     @property
     def issues(self) -> list[Issue]:
@@ -108,17 +109,23 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
                 progress(case.id, index, settings.runs, 0, job.total_frames)
             outcome = device.launch(job, index, scene_dir / f"launch-{index}", timeout_s=timeout,
                                     on_progress=on_progress)
-            measurement.launches.append(outcome)
-            writer.append(index, outcome.frames)
-            samples = launch_samples(outcome.frames, job.mode, partial=outcome.partial)
-            if samples is not None:
-                measurement.summaries.append(summarize_launch(samples, budget))
+            add_launch(measurement, writer, outcome)
     finally:
         writer.close()
         measurement.wall_s = time.monotonic() - started
     if measurement.summaries:
         measurement.summary = summarize_scene(measurement.summaries, budget)
     return measurement
+
+
+def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: LaunchOutcome) -> None:
+    """Keep one launch: its rows in the scene's CSV (at once), its summary when it measured any frame."""
+    assert measurement.job is not None
+    measurement.launches.append(outcome)
+    writer.append(len(measurement.launches) - 1, outcome.frames)
+    samples = launch_samples(outcome.frames, measurement.job.mode, partial=outcome.partial)
+    if samples is not None:
+        measurement.summaries.append(summarize_launch(samples, measurement.budget_ms))
 
 
 def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamples | None:

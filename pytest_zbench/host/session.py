@@ -18,8 +18,10 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .artifacts import RunRecord, scene_entry
+from .ab import ab_entry, measure_ab, resolve_b_runner
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
+from .gating import GateResult, RegressionGate
 from .measure import ProgressSink, SceneMeasurement, measure_scene
 
 
@@ -39,7 +41,10 @@ class HostSession:
         self._failed: dict[str, str] = {}
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
+        self._history_sections: dict[tuple[str, str], dict[str, Any] | None] = {}
         self.progress: ProgressSink | None = None
+        self.gate = RegressionGate(settings)
+        self.b_runner = resolve_b_runner(settings.ab, inventory) if settings.ab else None
 
     def device(self, name: str) -> Device:
         """The open device `name`, probed once; a device that failed to open or probe stays failed."""
@@ -62,8 +67,18 @@ class HostSession:
         key = (device_name, case.id)
         if key not in self._measurements:
             device = self.device(device_name)
-            self._measurements[key] = measure_scene(device, case, self.settings, self.settings.results, self.progress)
+            if self.b_runner is not None:
+                measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
+                                         self.progress)
+            else:
+                measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress)
+            self._measurements[key] = measurement
+            self._history_sections[key] = self.gate.record(self.record, measurement)
         return self._measurements[key]
+
+    def judge(self, measurement: SceneMeasurement) -> GateResult | None:
+        """The regression verdict of a measured scene against the configured baseline (None: no gate)."""
+        return self.gate.judge(self.record, measurement)
 
     def entry(self, measurement: SceneMeasurement) -> dict[str, Any]:
         """The run.json entry of a measured scene, created once; the perf test sets its outcome, the golden
@@ -71,6 +86,9 @@ class HostSession:
         key = (measurement.device, measurement.case.id)
         if key not in self._entries:
             self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results)
+            self._entries[key]["history"] = self._history_sections.get(key)
+            if measurement.ab is not None:
+                self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
             self.record.add_scene(self._entries[key])
         return self._entries[key]
 
@@ -103,6 +121,7 @@ class HostSession:
         }
 
     def close(self) -> None:
+        self.gate.close()
         for device in self._devices.values():
             try:
                 device.close()

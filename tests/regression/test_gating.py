@@ -1,0 +1,48 @@
+"""host.gating without pytest runs: the environment fingerprint input, JSON safety, warnings."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from pytest_zbench.host.gating import GateResult, run_environment
+from pytest_zbench.regression.gate import GateConfig, judge
+from pytest_zbench.regression.history import environment_fingerprint
+
+
+def launches(level: float, n: int, seed: int, spread: float = 0.01) -> list[dict]:
+    values = level * np.exp(np.random.default_rng(seed).normal(0, spread, n))
+    return [{"cpu_ms": {"p50": float(v), "p95": float(v) * 1.2}, "gpu_ms": None, "gpu_source": None,
+             "jank_share": 0.0} for v in values]
+
+
+def test_environment_leaves_out_what_launches_fill_in_later():
+    sections = {"device": {"id": "pi3b", "model": "Pi 3B+"}, "gpu": {"backend": "gles2", "timer_source": None,
+                "gl_renderer": "VC4"}, "display": {"width": 800, "vsync": None, "present_source": None},
+                "conditions": {"temp_c": 48.2}}
+    before = environment_fingerprint(run_environment(sections))
+    sections["gpu"].update(timer_source="finish_bracket", timer_source_used="finish_bracket")
+    sections["display"].update(vsync=True, present_source="drm")
+    sections["conditions"]["temp_c"] = 61.0
+    assert environment_fingerprint(run_environment(sections)) == before
+    sections["gpu"]["gl_renderer"] = "V3D"
+    assert environment_fingerprint(run_environment(sections)) != before
+
+
+def test_result_is_json_safe_and_names_the_launches_that_would_decide_it():
+    verdict = judge(launches(1.0, 4, 1, spread=0.08), launches(1.12, 4, 2, spread=0.08), GateConfig())
+    result = GateResult(verdict.verdict, "history", "4 launches", verdict.message(), verdict)
+    doc = result.to_json()
+    json.dumps(doc, allow_nan=False)
+    assert doc["verdict"] == "inconclusive" and doc["not_judged"][0]["metric"] == "gpu_ms.p50"
+    assert "regression verdict inconclusive with 4 launches per side" in result.warning()
+    props = dict(result.junit_properties())
+    assert props["regression_verdict"] == "inconclusive" and "regression_effect_cpu_ms_p50" in props
+    assert not result.failed
+
+
+def test_no_baseline_passes_with_a_note():
+    result = GateResult("no_baseline", "history", "no comparable run of x", "no baseline: no comparable run of x")
+    assert not result.failed and result.warning() == "not gated: no comparable run of x"
+    assert result.to_json()["metrics"] == []
