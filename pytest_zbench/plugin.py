@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .errors import DeviceError, SceneError, UsageError
+from .errors import DeviceError, DeviceQuarantined, SceneError, UsageError
 from .settings import OPTIONS, Option, Settings, build_settings
 
 SESSION_KEY = pytest.StashKey["ZbenchState"]()
@@ -81,7 +81,7 @@ def pytest_configure(config: pytest.Config) -> None:
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
         if value is not None:
-            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results"):
+            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "lease_dir"):
                 value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd
             return value
         return config.getini(option.ini)
@@ -182,8 +182,10 @@ def device(request: pytest.FixtureRequest, zbench_session: Any) -> Any:
         name = marker.args[0] if marker else zbench_session.settings.devices[0]
     try:
         return zbench_session.device(name)
+    except DeviceQuarantined as exc:
+        pytest.skip(str(exc))
     except DeviceError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
 
 @pytest.fixture
@@ -231,7 +233,10 @@ class Scene:
         return self.case.id
 
     def measure(self, device: Any) -> Any:
-        measurement = self._host.measure(device.name, self.case)
+        try:
+            measurement = self._host.measure(device.name, self.case)
+        except DeviceError as exc:  # e.g. its lease could not be had
+            pytest.fail(str(exc), pytrace=False)
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
             pytest.skip(measurement.skipped)
@@ -243,7 +248,8 @@ class Scene:
         from .host.artifacts import issue_lines, junit_properties
 
         self._node.user_properties.extend(junit_properties(measurement))
-        blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan")]
+        blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
+                                                                 "connection_lost", "device_error", "quarantined")]
         if blocking or measurement.summary is None:
             complete = len(measurement.complete_launches)
             pytest.fail(

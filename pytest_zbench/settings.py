@@ -54,6 +54,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("timeout_s", "--zbench-timeout", "zbench_timeout",
            "wall-clock limit of one runner launch in seconds (default: computed from the frame count)", None, float),
     Option("seed", "--zbench-seed", "zbench_seed", "seed passed to the runner (default: 1)", 1, int),
+    Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
+           "folder of the remote devices' lease files, shared by every session that may use them "
+           "(default: zbench-leases-<uid> in the temporary folder)", None),
 )
 
 
@@ -72,6 +75,7 @@ class Settings:
     seed: int
     quick: bool = False
     update_goldens: str | None = None  # None, or missing | failed | all
+    lease_dir: Path | None = None  # None: host.health.default_lease_dir()
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -133,6 +137,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         seed=values["seed"],
         quick=quick,
         update_goldens=update_goldens,
+        lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
     )
 
 
