@@ -178,8 +178,8 @@ def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeo
 
 def launch_conditions(sample: dict[str, Any]) -> dict[str, Any]:
     """What run.json keeps of a platform sample per launch: the conditions keys and the raw readings."""
-    kept = {"sampled_utc": sample.get("sampled_utc"), **sample.get("conditions", {}),
-            "readings": sample.get("readings", {})}
+    readings = {k: v for k, v in sample.get("readings", {}).items() if k != "props"}  # props: static, in `device`
+    kept = {"sampled_utc": sample.get("sampled_utc"), **sample.get("conditions", {}), "readings": readings}
     if "probe" in sample.get("unavailable", {}):
         kept["unavailable"] = sample["unavailable"]["probe"]
     return kept

@@ -171,12 +171,12 @@ def device_environment(device: dict[str, Any], gpu: dict[str, Any], probe: Any,
                        display: dict[str, Any]) -> dict[str, Any]:
     """What the device is, as a plain dict: a change in any of it is a new environment for the regression
     history (`fingerprint`). Only facts that do not drift within a session: no conditions, no times."""
-    backends = {name: {"features": sorted(b.features), "timer_sources": list(b.timer_sources), **b.info}
-                for name, b in sorted(probe.backends.items())}
+    backend = probe.backends.get(gpu["backend"])
     return {
         "device": {k: v for k, v in device.items() if k != "fingerprint"},
         "gpu": {k: v for k, v in gpu.items() if k not in ("timer_source", "timer_source_used", "runner")},
         # The runner's name but not its version: a device's runner is often the build under test itself.
-        "probe": {"runner": probe.runner_name, "backends": backends, "display": probe.display},
+        "probe": {"runner": probe.runner_name, "features": sorted(backend.features) if backend else [],
+                  "display": probe.display},
         "display": display,
     }
