@@ -138,27 +138,29 @@ def _guarded_launch(device: Device, job: Job, index: int, scene_dir: Path, timeo
     outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
     if outcome.connection_lost:
         first = outcome
-        if not health.fault(device.name, first.issues[0].detail if first.issues else "connection lost"):
-            kept = local_dir.with_name(f"launch-{index}.lost")
-            shutil.rmtree(kept, ignore_errors=True)
-            if local_dir.exists():
-                local_dir.rename(kept)
-            outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
-            outcome.retried = {
-                "reason": first.issues[0].detail if first.issues else "connection lost",
-                "started_utc": first.started_utc, "ended_utc": first.ended_utc,
-                "frames_rendered": len(first.frames.rows), "kept_in": _relative(kept, results_dir),
-            }
-            outcome.issues.append(Issue("retried", f"launch {index} lost its connection and ran again; the first "
-                                                   f"attempt's files are kept in {kept}"))
-        else:
-            return outcome
+        if health.fault(device.name, _fault_detail(first)):
+            return first  # that fault quarantined the device: no retry
+        kept = local_dir.with_name(f"launch-{index}.lost")
+        shutil.rmtree(kept, ignore_errors=True)
+        if local_dir.exists():
+            local_dir.rename(kept)
+        outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
+        outcome.retried = {
+            "reason": _fault_detail(first), "started_utc": first.started_utc, "ended_utc": first.ended_utc,
+            "frames_rendered": len(first.frames.rows), "kept_in": str(kept.relative_to(results_dir)),
+        }
+        outcome.issues.append(Issue("retried", f"launch {index} lost its connection and ran again; the first "
+                                               f"attempt's files are kept in {kept}"))
     if outcome.timed_out or outcome.connection_lost:
-        kind = next((i for i in outcome.issues if i.kind in ("timeout", "connection_lost", "device_error")), None)
-        health.fault(device.name, kind.detail if kind else "launch failed")
+        health.fault(device.name, _fault_detail(outcome))
     else:
         health.ok(device.name)
     return outcome
+
+
+def _fault_detail(outcome: LaunchOutcome) -> str:
+    fault = next((i for i in outcome.issues if i.kind in ("timeout", "connection_lost", "device_error")), None)
+    return fault.detail if fault else "the launch failed"
 
 
 def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float,
@@ -183,13 +185,6 @@ def launch_conditions(sample: dict[str, Any]) -> dict[str, Any]:
     if "probe" in sample.get("unavailable", {}):
         kept["unavailable"] = sample["unavailable"]["probe"]
     return kept
-
-
-def _relative(path: Path, base: Path) -> str:
-    try:
-        return str(path.relative_to(base))
-    except ValueError:
-        return str(path)
 
 
 def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamples | None:

@@ -85,8 +85,9 @@ class HostSession:
                 measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                             self.health)
             self._measurements[key] = measurement
-            if self.health.reason(device_name) is not None:
-                self.record.quarantined[device_name] = self.health.reason(device_name)
+            reason = self.health.reason(device_name)
+            if reason is not None:
+                self.record.quarantined[device_name] = reason
         return self._measurements[key]
 
     def _lease(self, device: Device) -> Any:
