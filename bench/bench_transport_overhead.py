@@ -6,13 +6,18 @@ port + the emulated adbd), then runs the same small command N times on each tran
 transport / local. Each launch is a full `Transport.run` (pid wrapper, streaming, exit status); connection
 setup is excluded (one persistent connection per device, as in a test session).
 
-    python bench/bench_transport_overhead.py [-n 40] [--runner-probe]
+    python bench/bench_transport_overhead.py [-n 40] [--runner-probe | --scene]
 
 An ssh launch runs the device account's login shell with its rc files (bash sources ~/.bashrc for sshd
 commands): a slow rc file shows up here as transport overhead, as it would on the device.
 
 `--runner-probe` launches `python -m pytest_zbench.runner probe` instead of `sh -c 'echo ok'`: the ratio
 then shows what the transport adds to a real (heavier) launch.
+
+`--scene` times what a perf test does per launch: `Device.launch` of a mini scene (one translucent rect,
+64x48, 5 warmup + 30 measured frames, uncapped, one capture): push the job, run the reference runner, pull
+and read frames.csv, result.json and the capture, clean the device folder. The platform sample taken
+before and after each launch is timed on its own (one `sample_conditions` call).
 """
 
 from __future__ import annotations
@@ -40,8 +45,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("-n", type=int, default=40, help="launches per transport (default 40)")
     parser.add_argument("--runner-probe", action="store_true", help="launch the reference runner's probe")
+    parser.add_argument("--scene", action="store_true", help="a full Device.launch of a 30-frame mini scene")
     args = parser.parse_args()
     command = [*runner_argv(), "probe"] if args.runner_probe else ["sh", "-c", "echo ok"]
+    samples: dict[str, list[float]] = {}
 
     with tempfile.TemporaryDirectory(prefix="zbench-bench-") as tmp_name:
         tmp = Path(tmp_name)
@@ -52,7 +59,7 @@ def main() -> int:
         try:
             adb.connect(adbd.serial)
             devices = {
-                "local": {"transport": "local", "env": runner_env()},
+                "local": {"transport": "local", "env": runner_env(), "runner": runner_argv()},
                 "ssh": sshd.device_entry(workdir=str(tmp / "ssh-work")),
                 "adb": adb_device_entry(adb, adbd.serial, tmp / "adb-work"),
             }
@@ -62,16 +69,10 @@ def main() -> int:
             for name in devices:
                 transports[name] = make_transport(specs[name])
                 transports[name].open()
-            times: dict[str, list[float]] = {name: [] for name in transports}
-            for name, t in transports.items():  # one warm-up launch each
-                assert t.run(command, timeout_s=120).ok, f"{name}: warm-up launch failed"
-            for _ in range(args.n):
-                for name, t in transports.items():
-                    started = time.perf_counter()
-                    result = t.run(command, timeout_s=120)
-                    times[name].append(time.perf_counter() - started)
-                    if not result.ok:
-                        raise SystemExit(f"{name}: launch failed: {result.stderr.strip()}")
+            if args.scene:
+                times, samples = _scene_launches(specs, transports, args.n, tmp)
+            else:
+                times = _commands(transports, command, args.n)
         finally:
             for t in transports.values():
                 t.close()
@@ -82,7 +83,8 @@ def main() -> int:
 
     medians = {name: statistics.median(values) for name, values in times.items()}
     base = medians["local"]
-    what = "runner probe" if args.runner_probe else "sh -c 'echo ok'"
+    what = "Device.launch of a 30-frame mini scene" if args.scene else (
+        "runner probe" if args.runner_probe else "sh -c 'echo ok'")
     print(f"per-launch wall time, {args.n} launches each of `{what}`, interleaved; medians")
     print(f"{'transport':<10}{'median ms':>11}{'p90 ms':>9}{'+ms vs local':>14}{'ratio':>8}")
     for name, values in times.items():
@@ -90,7 +92,56 @@ def main() -> int:
         print(f"{name:<10}{medians[name] * 1e3:>11.1f}{p90 * 1e3:>9.1f}{(medians[name] - base) * 1e3:>14.1f}"
               f"{medians[name] / base:>8.2f}")
     print("(ssh includes the login shell's startup, rc files included, on every launch)")
+    if samples:
+        base = statistics.median(samples["local"])
+        print("one platform sample (sample_conditions; two per launch), medians")
+        for name, values in samples.items():
+            print(f"{name:<10}{statistics.median(values) * 1e3:>11.1f}{'':>9}"
+                  f"{(statistics.median(values) - base) * 1e3:>14.1f}{statistics.median(values) / base:>8.2f}")
     return 0
+
+
+def _commands(transports: dict, command: list[str], n: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {name: [] for name in transports}
+    for name, t in transports.items():  # one warm-up launch each
+        assert t.run(command, timeout_s=120).ok, f"{name}: warm-up launch failed"
+    for _ in range(n):
+        for name, t in transports.items():
+            started = time.perf_counter()
+            result = t.run(command, timeout_s=120)
+            times[name].append(time.perf_counter() - started)
+            if not result.ok:
+                raise SystemExit(f"{name}: launch failed: {result.stderr.strip()}")
+    return times
+
+
+def _scene_launches(specs: dict, transports: dict, n: int, tmp: Path) -> tuple[dict, dict]:
+    from pytest_zbench.host.device import Device
+    from pytest_zbench.protocol import Job
+    from pytest_zbench.scenes import load_scene_file
+
+    scene_file = tmp / "mini.yaml"
+    scene_file.write_text("family: mini\nscenes:\n  - id: mini.fill.x1\n    ops:\n"
+                          "      - {op: rect, x: 0, y: 0, w: '100%', h: '100%', color: '#3366CC80'}\n")
+    case = load_scene_file(scene_file)[0]
+    job = Job(backend="software", mode="uncapped", refresh_hz=60.0, warmup_frames=5, frames=30, capture=(0,),
+              seed=1, scene=case.job_scene(64, 48))
+    devices = {name: Device(specs[name], t) for name, t in transports.items()}
+    times: dict[str, list[float]] = {name: [] for name in devices}
+    samples: dict[str, list[float]] = {name: [] for name in devices}
+    for i in range(n + 1):  # the first round warms up
+        for name, device in devices.items():
+            started = time.perf_counter()
+            outcome = device.launch(job, i, tmp / "out" / name / f"launch-{i}", timeout_s=120)
+            took = time.perf_counter() - started
+            if not outcome.complete or len(outcome.frames.rows) != 35:
+                raise SystemExit(f"{name}: launch failed: {outcome.issues}")
+            started = time.perf_counter()
+            device.sample_conditions()
+            if i:
+                times[name].append(took)
+                samples[name].append(time.perf_counter() - started)
+    return times, samples
 
 
 if __name__ == "__main__":

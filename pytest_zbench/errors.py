@@ -34,3 +34,7 @@ class DeviceError(ZbenchError):
 
 class RunnerTimeout(DeviceError):
     """A runner call passed its wall-clock deadline and was killed."""
+
+
+class DeviceQuarantined(DeviceError):
+    """A device taken out of this session after it failed (to open, or repeatedly); the message says why."""

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .errors import DeviceError, SceneError, UsageError
+from .errors import DeviceError, DeviceQuarantined, SceneError, UsageError
 from .settings import BASELINE_KEYWORDS, OPTIONS, Option, Settings, build_settings
 
 SESSION_KEY = pytest.StashKey["ZbenchState"]()
@@ -96,7 +96,7 @@ def pytest_configure(config: pytest.Config) -> None:
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
         if value is not None:
-            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "history") or (
+            if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "history", "lease_dir") or (
                     option.name == "baseline" and value not in BASELINE_KEYWORDS):
                 value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd
             return value
@@ -157,7 +157,8 @@ class SceneTest(pytest.Function):
     """A test generated from a scene; reports the scene file as its location."""
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.name
+        # A line, not None: pytest reports a skip raised in a fixture (a quarantined device) at it.
+        return self.path, 0, self.name
 
 
 def perf_test(device: Any, scene: "Scene") -> None:
@@ -199,8 +200,10 @@ def device(request: pytest.FixtureRequest, zbench_session: Any) -> Any:
         name = marker.args[0] if marker else zbench_session.settings.devices[0]
     try:
         return zbench_session.device(name)
+    except DeviceQuarantined as exc:
+        pytest.skip(str(exc))
     except DeviceError as exc:
-        pytest.fail(str(exc), pytrace=False)
+        pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
 
 @pytest.fixture
@@ -248,7 +251,10 @@ class Scene:
         return self.case.id
 
     def measure(self, device: Any) -> Any:
-        measurement = self._host.measure(device.name, self.case)
+        try:
+            measurement = self._host.measure(device.name, self.case)
+        except DeviceError as exc:  # e.g. its lease could not be had
+            pytest.fail(str(exc), pytrace=False)
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
             pytest.skip(measurement.skipped)
@@ -260,7 +266,8 @@ class Scene:
         from .host.artifacts import issue_lines, junit_properties
 
         self._node.user_properties.extend(junit_properties(measurement))
-        blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan")]
+        blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
+                                                                 "connection_lost", "device_error", "quarantined")]
         if blocking or measurement.summary is None:
             complete = len(measurement.complete_launches)
             pytest.fail(

@@ -79,6 +79,9 @@ OPTIONS: tuple[Option, ...] = (
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
            "(default: off)", None),
+    Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
+           "folder of the remote devices' lease files, shared by every session that may use them "
+           "(default: zbench-leases-<uid> in the temporary folder)", None),
 )
 
 
@@ -104,6 +107,7 @@ class Settings:
     gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
+    lease_dir: Path | None = None  # None: host.health.default_lease_dir()
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -194,6 +198,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         gate_metrics=gate_metrics,
         ab=ab,
         calibrate=calibrate,
+        lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
     )
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..protocol import Issue
+from .device import LaunchOutcome
 from .measure import SceneMeasurement
 
 SCHEMA_VERSION = 1
@@ -72,11 +73,27 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path) -> dict
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
+        "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
     }
+
+
+def launch_record(launch: LaunchOutcome) -> dict[str, Any]:
+    """When a launch ran, how it ended, and the device's conditions just before and after it."""
+    if launch.complete:
+        status = "complete"
+    elif launch.timed_out:
+        status = "timeout"
+    elif launch.connection_lost:
+        status = "connection_lost"
+    else:
+        status = "failed"
+    return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
+            "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
+            "retried": launch.retried}
 
 
 def junit_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
@@ -112,9 +129,10 @@ class RunRecord:
     suite_version: str
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
+    quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
 
     def to_json(self) -> dict[str, Any]:
-        return {"devices": self.devices, "scenes": self.scenes}
+        return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -133,12 +151,15 @@ class RunRecord:
             self.devices.setdefault(name, section)
         for entry in part.get("scenes", []):
             self.add_scene(entry)
+        for name, reason in part.get("quarantined", {}).items():
+            self.quarantined.setdefault(name, reason)
 
     def document(self, device_order: tuple[str, ...]) -> dict[str, Any]:
         """The §8 document. Its top-level device/gpu/display/conditions describe the first device run;
         `devices` holds every device's sections when one session measured several."""
         names = [n for n in device_order if n in self.devices] or list(self.devices)
-        primary = self.devices[names[0]] if names else _empty_device()
+        devices = {n: self._with_session_conditions(n) for n in names}
+        primary = devices[names[0]] if names else _empty_device()
         scenes = sorted(self.scenes, key=lambda s: (names.index(s["device"]) if s["device"] in names else 99, s["id"]))
         return {
             "schema": SCHEMA_VERSION,
@@ -151,9 +172,37 @@ class RunRecord:
             "gpu": primary["gpu"],
             "display": primary["display"],
             "conditions": primary["conditions"],
-            "devices": {n: self.devices[n] for n in names},
+            "devices": devices,
+            "quarantined": dict(self.quarantined),
             "scenes": scenes,
         }
+
+    def _with_session_conditions(self, name: str) -> dict[str, Any]:
+        """The device's sections with its conditions summarised over every launch of the session (in
+        order of time, whichever worker ran them): temperature at the start and the end, throttling seen."""
+        sections = dict(self.devices[name])
+        launches = sorted((l for s in self.scenes if s["device"] == name for l in s.get("launches") or []
+                           if l.get("conditions")), key=lambda l: l.get("started_utc") or "")
+        if not launches:
+            return sections
+        samples = [l["conditions"][when] for l in launches for when in ("before", "after")
+                   if l["conditions"].get(when)]
+        throttled = [s.get("throttled") for s in samples if isinstance(s.get("throttled"), bool)]
+        conditions = dict(sections["conditions"])
+        conditions.update({
+            "temp_start_c": launches[0]["conditions"].get("before", {}).get("temp_c"),
+            "temp_end_c": launches[-1]["conditions"].get("after", {}).get("temp_c"),
+            "temp_max_c": max((s["temp_c"] for s in samples if isinstance(s.get("temp_c"), (int, float))),
+                              default=None),
+            "throttled": any(throttled) if throttled else conditions.get("throttled"),
+            "launches_sampled": len(launches),
+        })
+        for key in ("governor", "battery_pct"):
+            values = [s.get(key) for s in samples if s.get(key) not in (None, "")]
+            if values:
+                conditions[key] = values[0] if len(set(map(str, values))) == 1 else conditions.get(key)
+        sections["conditions"] = conditions
+        return sections
 
 
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:

@@ -6,11 +6,13 @@ wrote is pulled back and read even when the runner failed or was killed: partial
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
+import signal
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..errors import DeviceError
 from ..inventory import Display, DeviceSpec
@@ -56,6 +58,10 @@ class LaunchOutcome:
     local_dir: Path
     issues: list[Issue] = field(default_factory=list)
     stderr_tail: str = ""
+    started_utc: str = ""
+    ended_utc: str = ""
+    conditions: dict[str, Any] = field(default_factory=dict)  # {"before": ..., "after": ...} platform samples
+    retried: dict[str, Any] | None = None  # the first attempt, when a lost connection made it run again
 
     @property
     def complete(self) -> bool:
@@ -64,6 +70,11 @@ class LaunchOutcome:
     @property
     def partial(self) -> bool:
         return not self.complete
+
+    @property
+    def connection_lost(self) -> bool:
+        """The transport lost the device mid-launch (no exit status, no deadline): worth one retry."""
+        return self.exit_code is None and not self.timed_out
 
     @property
     def runner_wall_ms(self) -> float | None:
@@ -111,6 +122,12 @@ class Device:
                 raise DeviceError(str(exc)) from exc
         return self._probe
 
+    def sample_conditions(self) -> dict[str, Any]:
+        """The platform probe now (temperature, clocks, throttling, power); never raises."""
+        from .platform_probe import sample_conditions
+
+        return sample_conditions(self.transport, self.spec)
+
     def display(self) -> Display:
         if self.spec.display is not None:
             return self.spec.display
@@ -125,6 +142,7 @@ class Device:
         """Run one launch of `job`, pull what it wrote into `local_dir`, and read it whatever happened.
 
         `runner` replaces the device's own runner argv for this launch (the B side of an A/B comparison)."""
+        started_utc = utc_now()
         self.open()
         scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
         outdir = device_join(scene_dir, f"launch-{index}")
@@ -156,8 +174,12 @@ class Device:
         captures = {f: local_dir / capture_name(f) for f in job.capture if (local_dir / capture_name(f)).is_file()}
         if result.timed_out:
             issues.append(Issue("timeout", f"runner killed at its {timeout_s:.0f} s deadline on device {self.name}"))
+        elif result.exit_code is None:
+            issues.append(Issue("connection_lost", f"connection to device {self.name} lost during the launch: "
+                                                   f"{_tail(result.stderr)}"))
         elif result.exit_code != 0:
-            issues.append(Issue("exit", f"runner exited with {result.exit_code}: {_tail(result.stderr)}"))
+            issues.append(Issue("exit", f"runner {describe_exit(result.exit_code, self.spec.transport)}: "
+                                        f"{_tail(result.stderr)}"))
         rendered = len(frames.rows)
         if rendered < job.total_frames:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
@@ -176,7 +198,26 @@ class Device:
             local_dir=local_dir,
             issues=issues + frames.issues + run_result.issues,
             stderr_tail=_tail(result.stderr),
+            started_utc=started_utc,
+            ended_utc=utc_now(),
         )
+
+
+def utc_now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def describe_exit(code: int, transport: str) -> str:
+    """A runner's exit status in words. A runner killed by signal N exits -N over local and ssh (the
+    process's own status) and 128+N over adb and command (a shell's convention): both read the same."""
+    number = -code if code < 0 else code - 128 if transport in ("adb", "command") and 128 < code < 160 else None
+    if number is None:
+        return f"exited with {code}"
+    try:
+        name = f" ({signal.Signals(number).name})"
+    except ValueError:
+        name = ""
+    return f"killed by signal {number}{name} (exit status {code})"
 
 
 def _tail(text: str, lines: int = 8) -> str:

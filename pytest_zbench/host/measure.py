@@ -7,6 +7,7 @@ file per device and scene, so xdist workers never share one): a crash later in t
 from __future__ import annotations
 
 import csv
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +15,13 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, format_cell
+from ..errors import DeviceError
+from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
-from .device import Device, LaunchOutcome, safe_component
+from .device import Device, LaunchOutcome, safe_component, utc_now
+from .health import DeviceHealth
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
@@ -83,7 +86,7 @@ def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
 
 
 def measure_scene(device: Device, case: SceneCase, settings: Settings, results_dir: Path,
-                  progress: ProgressSink | None = None) -> SceneMeasurement:
+                  progress: ProgressSink | None = None, health: DeviceHealth | None = None) -> SceneMeasurement:
     started = time.monotonic()
     measurement = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
     measurement.skipped = missing_features(device, case)
@@ -99,6 +102,7 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
     measurement.samples_file = csv_path
     timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
     writer = SamplesCsv(csv_path)
+    health = health if health is not None else DeviceHealth()
     try:
         for index in range(settings.runs):
             def on_progress(frame: int, of: int, index: int = index) -> None:
@@ -107,9 +111,13 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
 
             if progress is not None:
                 progress(case.id, index, settings.runs, 0, job.total_frames)
-            outcome = device.launch(job, index, scene_dir / f"launch-{index}", timeout_s=timeout,
-                                    on_progress=on_progress)
+            outcome = _guarded_launch(device, job, index, scene_dir, timeout, on_progress, health, results_dir)
             add_launch(measurement, writer, outcome)
+            if health.reason(device.name) is not None:
+                left = settings.runs - index - 1
+                outcome.issues.append(Issue("quarantined", f"{health.skip_reason(device.name)}; "
+                                                           f"{left} launch(es) of this scene not run"))
+                break
     finally:
         writer.close()
         measurement.wall_s = time.monotonic() - started
@@ -126,6 +134,64 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
     samples = launch_samples(outcome.frames, measurement.job.mode, partial=outcome.partial)
     if samples is not None:
         measurement.summaries.append(summarize_launch(samples, measurement.budget_ms))
+
+
+def _guarded_launch(device: Device, job: Job, index: int, scene_dir: Path, timeout: float, on_progress: Any,
+                    health: DeviceHealth, results_dir: Path) -> LaunchOutcome:
+    """One launch with the platform probe before and after it. A connection lost mid-launch is retried
+    once (the first attempt's files are kept beside it); deadlines and lost connections count as device
+    faults for the quarantine."""
+    local_dir = scene_dir / f"launch-{index}"
+    outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
+    if outcome.connection_lost:
+        first = outcome
+        if health.fault(device.name, _fault_detail(first)):
+            return first  # that fault quarantined the device: no retry
+        kept = local_dir.with_name(f"launch-{index}.lost")
+        shutil.rmtree(kept, ignore_errors=True)
+        if local_dir.exists():
+            local_dir.rename(kept)
+        outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
+        outcome.retried = {
+            "reason": _fault_detail(first), "started_utc": first.started_utc, "ended_utc": first.ended_utc,
+            "frames_rendered": len(first.frames.rows), "kept_in": str(kept.relative_to(results_dir)),
+        }
+        outcome.issues.append(Issue("retried", f"launch {index} lost its connection and ran again; the first "
+                                               f"attempt's files are kept in {kept}"))
+    if outcome.timed_out or outcome.connection_lost:
+        health.fault(device.name, _fault_detail(outcome))
+    else:
+        health.ok(device.name)
+    return outcome
+
+
+def _fault_detail(outcome: LaunchOutcome) -> str:
+    fault = next((i for i in outcome.issues if i.kind in ("timeout", "connection_lost", "device_error")), None)
+    return fault.detail if fault else "the launch failed"
+
+
+def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float,
+                    on_progress: Any) -> LaunchOutcome:
+    before = device.sample_conditions()
+    started = utc_now()
+    try:
+        outcome = device.launch(job, index, local_dir, timeout_s=timeout, on_progress=on_progress)
+    except DeviceError as exc:  # the transport gave up (it already reconnected once): no exit status
+        outcome = LaunchOutcome(index=index, exit_code=None, timed_out=False, wall_s=0.0, frames=FrameTable(),
+                                result=RunResult(), captures={}, local_dir=local_dir,
+                                issues=[Issue("device_error", str(exc))], started_utc=started, ended_utc=utc_now())
+    after = device.sample_conditions()
+    outcome.conditions = {"before": launch_conditions(before), "after": launch_conditions(after)}
+    return outcome
+
+
+def launch_conditions(sample: dict[str, Any]) -> dict[str, Any]:
+    """What run.json keeps of a platform sample per launch: the conditions keys and the raw readings."""
+    readings = {k: v for k, v in sample.get("readings", {}).items() if k != "props"}  # props: static, in `device`
+    kept = {"sampled_utc": sample.get("sampled_utc"), **sample.get("conditions", {}), "readings": readings}
+    if "probe" in sample.get("unavailable", {}):
+        kept["unavailable"] = sample["unavailable"]["probe"]
+    return kept
 
 
 def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamples | None:

@@ -46,6 +46,8 @@ THROTTLED_BITS = {
     19: "soft_temp_limit_occurred",
 }
 
+PI_SOCS = {"Pi 3": "bcm2837", "Pi 4": "bcm2711", "Pi 5": "bcm2712", "Pi 2": "bcm2836", "Zero 2": "bcm2837"}
+
 _HELPERS = r"""
 s() { n=$1; shift; echo "@@zb-begin $n"; "$@" 2>&1; echo "@@zb-end $?"; }
 thermal() {
@@ -71,10 +73,18 @@ cpufreq() {
 }
 loadavg() { cat /proc/loadavg; }
 """
+# What the device is (run.json `device`, part of its fingerprint); cheap reads, no input interpolated.
+_LINUX_FACTS = (
+    "s uname uname -s -r -m\n"
+    "s os_release grep -m1 ^PRETTY_NAME= /etc/os-release\n"
+    "s meminfo grep -m1 ^MemTotal: /proc/meminfo\n"
+    "s nproc getconf _NPROCESSORS_ONLN\n"
+)
 
 SCRIPTS = {
-    "linux": _HELPERS + "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n",
-    "raspberrypi": _HELPERS + (
+    "linux": _HELPERS + _LINUX_FACTS + "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n",
+    "raspberrypi": _HELPERS + _LINUX_FACTS + (
+        "s dt_model cat /proc/device-tree/model\n"
         "s measure_temp vcgencmd measure_temp\n"
         "s get_throttled vcgencmd get_throttled\n"
         "s clock_arm vcgencmd measure_clock arm\n"
@@ -219,7 +229,31 @@ def _sys_common(sections: dict[str, tuple[int | None, str]], result: dict[str, A
 
 
 def _linux(sections: dict[str, tuple[int | None, str]], result: dict[str, Any]) -> None:
+    _linux_facts(sections, result)
     _sys_common(sections, result)
+
+
+def _linux_facts(sections: dict[str, tuple[int | None, str]], result: dict[str, Any]) -> None:
+    """uname, os-release, memory and cores into `device` (the keys of run.json's device section)."""
+    device = result["device"]
+    text = _ok(sections, "uname", result)
+    if text is not None:
+        parts = text.split()
+        if len(parts) >= 3:
+            device["kernel"] = parts[1]
+            device["model"] = parts[2]
+            device["cpu"] = {"arch": parts[2]}
+    text = _ok(sections, "os_release", result)
+    if text is not None and "=" in text:
+        device["os"] = text.strip().split("=", 1)[1].strip('"')
+    text = _ok(sections, "meminfo", result)
+    if text is not None:
+        match = re.search(r"(\d+)\s*kB", text)
+        if match:
+            device["ram_mb"] = int(match.group(1)) // 1024
+    text = _ok(sections, "nproc", result)
+    if text is not None and text.strip().isdigit():
+        device.setdefault("cpu", {})["cores"] = int(text.strip())
 
 
 # -- Raspberry Pi ---------------------------------------------------------------------------------------------
@@ -231,6 +265,14 @@ def decode_throttled(value: int) -> list[str]:
 
 def _raspberrypi(sections: dict[str, tuple[int | None, str]], result: dict[str, Any]) -> None:
     readings = result["readings"]
+    _linux_facts(sections, result)
+    text = _ok(sections, "dt_model", result)
+    if text is not None:
+        model = text.replace("\0", "").strip()  # "Raspberry Pi 3 Model B Plus Rev 1.3" (NUL-terminated)
+        result["device"]["model"] = model
+        soc = next((soc for name, soc in PI_SOCS.items() if name in model), None)
+        if soc:
+            result["device"]["soc"] = soc
     text = _ok(sections, "measure_temp", result)
     if text is not None:
         match = re.search(r"temp=([-\d.]+)", text)

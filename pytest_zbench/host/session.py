@@ -2,27 +2,36 @@
 
 A scene is measured at most once per session and device; its perf test and its golden test share the
 measurement (DESIGN.md §6, and capture never perturbs timing because captures come after the frames).
+A remote device is measured under its lease (host/lease.py), so that two xdist workers, or two sessions on
+this host, never measure it at once; a device that cannot be opened, or keeps faulting, is quarantined
+(host/health.py) and its remaining scenes are skipped with the reason.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import uuid
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import DeviceError
+from ..errors import DeviceError, DeviceQuarantined
 from ..inventory import Inventory
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
+from ..regression.history import environment_fingerprint
 from .artifacts import RunRecord, scene_entry
 from .ab import ab_entry, measure_ab, resolve_b_runner
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .gating import GateResult, RegressionGate
+from .health import DeviceHealth, default_lease_dir, lease_key
+from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
+
+LEASE_MIN_WAIT_S = 600.0
 
 
 class HostSession:
@@ -38,7 +47,7 @@ class HostSession:
             suite_version=__version__,
         )
         self._devices: dict[str, Device] = {}
-        self._failed: dict[str, str] = {}
+        self.health = DeviceHealth()
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         self._history_sections: dict[tuple[str, str], dict[str, Any] | None] = {}
@@ -47,38 +56,63 @@ class HostSession:
         self.b_runner = resolve_b_runner(settings.ab, inventory) if settings.ab else None
 
     def device(self, name: str) -> Device:
-        """The open device `name`, probed once; a device that failed to open or probe stays failed."""
-        if name in self._failed:
-            raise DeviceError(self._failed[name])
+        """The open device `name`, probed once. A device that failed to open or probe is quarantined: the
+        first call raises DeviceError with the cause, later calls DeviceQuarantined."""
         if name not in self._devices:
+            reason = self.health.skip_reason(name)
+            if reason is not None:
+                raise DeviceQuarantined(reason)
             spec = self.inventory.get(name)
             device = Device(spec, make_transport(spec))
             try:
                 device.probe()
+                sections = self.device_sections(device)
             except Exception as exc:
                 device.close()
-                self._failed[name] = f"device {name} is unusable in this session: {exc}"
-                raise DeviceError(self._failed[name]) from exc
+                self.health.quarantine(name, str(exc))
+                self.record.quarantined[name] = str(exc)
+                raise DeviceError(f"device {name} is unusable in this session: {exc}") from exc
             self._devices[name] = device
-            self.record.devices[name] = self.device_sections(device)
+            self.record.devices[name] = sections
         return self._devices[name]
 
     def measure(self, device_name: str, case: SceneCase) -> SceneMeasurement:
+        """The scene measured on the device (once per session), under the device's lease. A quarantined
+        device's scenes come back skipped with the reason."""
         key = (device_name, case.id)
         if key not in self._measurements:
             device = self.device(device_name)
-            if self.b_runner is not None:
-                measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
-                                         self.progress)
-            else:
-                measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress)
+            skip = self.health.skip_reason(device_name)
+            if skip is not None:
+                return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
+                                        skipped=skip)
+            with self._lease(device):
+                if self.b_runner is not None:
+                    measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
+                                             self.progress)
+                else:
+                    measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
+                                                self.health)
             self._measurements[key] = measurement
             self._history_sections[key] = self.gate.record(self.record, measurement)
+            reason = self.health.reason(device_name)
+            if reason is not None:
+                self.record.quarantined[device_name] = reason
         return self._measurements[key]
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
         """The regression verdict of a measured scene against the configured baseline (None: no gate)."""
         return self.gate.judge(self.record, measurement)
+
+    def _lease(self, device: Device) -> Any:
+        """The device's lease for one scene (all its launches); a no-op for `local`. A waiter may stand
+        behind other workers' scenes: it waits for a few of the longest scenes this session can measure."""
+        key = lease_key(device.spec)
+        if key is None:
+            return contextlib.nullcontext()
+        longest_scene = self.settings.runs * (self.settings.launch_timeout(60.0, device.spec.timeout_s) + 60.0)
+        return DeviceLease(key, self.settings.lease_dir or default_lease_dir(),
+                           timeout_s=max(LEASE_MIN_WAIT_S, 2 * longest_scene))
 
     def entry(self, measurement: SceneMeasurement) -> dict[str, Any]:
         """The run.json entry of a measured scene, created once; the perf test sets its outcome, the golden
@@ -101,8 +135,10 @@ class HostSession:
         timer_sources = list(backend.timer_sources) if backend else []
         display = device.display()
         local = spec.transport == "local"
+        sample = device.sample_conditions()
         section_device = {"id": spec.name, "transport": spec.transport, "platform": spec.platform,
-                          "device_class": spec.device_class, **(host_device_info() if local else {})}
+                          "device_class": spec.device_class,
+                          **(host_device_info() if local else device_facts(sample["device"]))}
         gpu = {
             "backend": spec.backend,
             "timer_source": timer_sources[0] if timer_sources else None,
@@ -110,21 +146,56 @@ class HostSession:
             "runner": {"name": probe.runner_name, "version": probe.runner_version},
             **info,
         }
-        conditions = host_conditions() if local else {"power": "unknown"}
+        conditions = host_conditions() if local else {**sample["conditions"], "power": sample["conditions"].get(
+            "power", "unknown")}
         conditions["deterministic"] = spec.backend == "software"
+        conditions["probes_unavailable"] = sample["unavailable"]
+        if sample.get("note"):
+            conditions["probe_note"] = sample["note"]
+        environment = device_environment(section_device, gpu, probe, display.to_dict())
+        section_device["fingerprint"] = environment_fingerprint(environment)
         return {
             "device": section_device,
             "gpu": gpu,
             # vsync and present_source are what the runner reports with its first launch (RunRecord.add_scene).
             "display": {**display.to_dict(), "scale": 1.0, "vsync": None, "present_source": None},
             "conditions": conditions,
+            "environment": environment,
+            "fingerprint": section_device["fingerprint"],
         }
 
     def close(self) -> None:
         self.gate.close()
-        for device in self._devices.values():
+        for device in list(self._devices.values()):
             try:
                 device.close()
             except Exception:  # closing must not hide the session's real outcome
                 pass
         self._devices.clear()
+
+
+def device_facts(sampled: dict[str, Any]) -> dict[str, Any]:
+    """The platform probe's `device` facts in run.json's shape (`cpu` is an object there)."""
+    facts = dict(sampled)
+    cpu = facts.pop("cpu", None)
+    cores = facts.pop("cores", None)
+    if isinstance(cpu, str):
+        cpu = {"model": cpu}
+    if cpu is not None or cores is not None:
+        facts["cpu"] = {**(cpu or {}), **({"cores": cores} if cores is not None else {})}
+    return facts
+
+
+def device_environment(device: dict[str, Any], gpu: dict[str, Any], probe: Any,
+                       display: dict[str, Any]) -> dict[str, Any]:
+    """What the device is, as a plain dict: a change in any of it is a new environment for the regression
+    history (`fingerprint`). Only facts that do not drift within a session: no conditions, no times."""
+    backend = probe.backends.get(gpu["backend"])
+    return {
+        "device": {k: v for k, v in device.items() if k != "fingerprint"},
+        "gpu": {k: v for k, v in gpu.items() if k not in ("timer_source", "timer_source_used", "runner")},
+        # The runner's name but not its version: a device's runner is often the build under test itself.
+        "probe": {"runner": probe.runner_name, "features": sorted(backend.features) if backend else [],
+                  "display": probe.display},
+        "display": display,
+    }

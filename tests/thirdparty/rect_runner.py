@@ -3,6 +3,7 @@
 It shares no code with the reference runner (it does not import pytest_zbench), as a runner written by
 another team would. Fault knobs for tests, from the environment:
   RECT_RUNNER_EXIT_AT=N   exit 1 after writing N frames (a crash mid-run)
+  RECT_RUNNER_KILL_AT=N   SIGKILL itself after writing N frames (killed mid-run, e.g. by the OOM killer)
   RECT_RUNNER_BAD=1       write NaN, negative and absurd cells into a few rows
   RECT_RUNNER_HANG=1      hang after the first frame (a runner that never returns)
   RECT_RUNNER_NOISE=1     add random noise to captures (a non-deterministic renderer)
@@ -11,6 +12,7 @@ another team would. Fault knobs for tests, from the environment:
 import csv
 import json
 import os
+import signal
 import sys
 import time
 
@@ -49,6 +51,7 @@ def run(job_path, outdir):
     job = json.load(open(job_path))
     scene = job["scene"]
     exit_at = int(os.environ.get("RECT_RUNNER_EXIT_AT", "-1"))
+    kill_at = int(os.environ.get("RECT_RUNNER_KILL_AT", "-1"))
     bad = os.environ.get("RECT_RUNNER_BAD") == "1"
     total = job["warmup_frames"] + job["frames"]
     with open(os.path.join(outdir, "frames.csv"), "w", newline="") as handle:
@@ -58,6 +61,8 @@ def run(job_path, outdir):
         for frame in range(total):
             if frame == exit_at:
                 sys.exit(1)
+            if frame == kill_at:
+                os.kill(os.getpid(), signal.SIGKILL)
             if os.environ.get("RECT_RUNNER_HANG") == "1" and frame == 1:
                 time.sleep(3600)
             start = time.monotonic_ns()
