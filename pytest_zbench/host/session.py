@@ -18,6 +18,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .artifacts import RunRecord, scene_entry
+from .calibration import calibrate
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .measure import ProgressSink, SceneMeasurement, measure_scene
@@ -55,8 +56,16 @@ class HostSession:
                 self._failed[name] = f"device {name} is unusable in this session: {exc}"
                 raise DeviceError(self._failed[name]) from exc
             self._devices[name] = device
-            self.record.devices[name] = self.device_sections(device)
+            sections = self.record.devices[name] = self.device_sections(device)
+            source = sections["gpu"].get("timer_source")
+            if source not in (None, "none"):
+                sections["gpu"]["calibration"] = calibrate(device, self.settings, self.settings.results, source)
         return self._devices[name]
+
+    def gpu_valid(self, device_name: str) -> bool | None:
+        """Whether the device's GPU time source passed calibration; None when it has no GPU time source."""
+        calibration = self.record.devices.get(device_name, {}).get("gpu", {}).get("calibration")
+        return None if calibration is None else bool(calibration.get("valid"))
 
     def measure(self, device_name: str, case: SceneCase) -> SceneMeasurement:
         key = (device_name, case.id)
@@ -70,7 +79,8 @@ class HostSession:
         test its correctness."""
         key = (measurement.device, measurement.case.id)
         if key not in self._entries:
-            self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results)
+            self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results,
+                                             gpu_valid=self.gpu_valid(measurement.device))
             self.record.add_scene(self._entries[key])
         return self._entries[key]
 
