@@ -265,7 +265,7 @@ class Scene:
         __tracebackhide__ = True
         from .host.artifacts import issue_lines, junit_properties
 
-        self._node.user_properties.extend(junit_properties(measurement))
+        self._node.user_properties.extend(junit_properties(measurement, self._host.gpu_valid(measurement.device)))
         blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
                                                                  "connection_lost", "device_error", "quarantined")]
         if blocking or measurement.summary is None:
@@ -346,6 +346,9 @@ class Golden:
             for metric, values in tight.items():
                 self._node.user_properties.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
             self._node.user_properties.append((f"frame{frame['frame']}_status", frame["status"]))
+            if frame.get("cross_backend"):
+                self._node.user_properties.append((f"frame{frame['frame']}_cross_backend_status",
+                                                   frame["cross_backend"]["status"]))
         if not outcome.passed:
             lines = [f"golden test of scene {measurement.case.id} on device {measurement.device} failed:"]
             lines += [f"  {failure}" for failure in outcome.failures]
@@ -439,7 +442,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     from .report import summary_lines
 
     terminalreporter.write_sep("-", "zbench")
-    for line in summary_lines(state.host.record.scenes):
+    for line in summary_lines(state.host.record.scenes, state.host.record.devices):
         terminalreporter.write_line(line)
     _report_goldens(terminalreporter, state)
     if state.schema_errors:

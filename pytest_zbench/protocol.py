@@ -312,6 +312,45 @@ def _number(cell: str, column: str, frame: int | None, issues: list[Issue], *, l
     return value
 
 
+# A GPU clock's garbage, read as milliseconds: all-ones counters (0x7FFFFFFF, 0xFFFFFFFF, 2^63-1, 2^64-1 ns).
+GPU_SENTINELS_NS = (2**31 - 1, 2**32 - 1, 2**63 - 1, 2**64 - 1)
+
+
+def _gpu_garbage(cell: str) -> str | None:
+    """Why a gpu_ms cell is a clock's garbage rather than a duration, or None."""
+    try:
+        value = float(cell)
+    except ValueError:
+        return None
+    if not math.isfinite(value):
+        return None
+    if value == 0:
+        return "0 (the counter did not run)"
+    ns = value * 1e6
+    if any(abs(ns - s) <= max(1.0, s * 1e-12) for s in GPU_SENTINELS_NS):
+        return f"{cell} ms is an all-ones counter read as nanoseconds"
+    return None
+
+
+def _judge_gpu_ms(cell: str, value: float | None, source: str | None, disjoint_cell: str, frame: int,
+                  issues: list[Issue]) -> float | None:
+    """The host's own check of a runner's GPU time (docs/gpu-timing.md, "what is dropped"): a third-party
+    runner may pass through what its driver returned. Garbage and values the runner itself flagged disjoint
+    are dropped and counted as `timer_invalid` (other out-of-range values stay `protocol` issues)."""
+    cell = cell.strip()
+    if not cell or source in (None, "none"):
+        return value
+    why = _gpu_garbage(cell)
+    if why is None and value is not None and disjoint_cell.strip() not in ("", "0", "false", "False"):
+        why = f"{cell} ms reported with disjoint=1 (the GPU clock was interrupted during the frame)"
+    if why is None:
+        return value
+    if value is None:  # already dropped by the generic check: say what it was instead
+        issues[:] = [i for i in issues if not (i.frame == frame and "'gpu_ms'" in i.detail)]
+    issues.append(Issue("timer_invalid", f"frames.csv gpu_ms ({source}): {why}; dropped", frame))
+    return None
+
+
 def read_frames_csv(path: str | Path) -> FrameTable:
     """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too."""
     table = FrameTable()
@@ -394,6 +433,8 @@ def read_frames_csv(path: str | Path) -> FrameTable:
                 issues.append(Issue("protocol", f"frames.csv: gpu_source {source!r} not in {GPU_SOURCES}; gpu_ms dropped", frame))
                 source, row["gpu_ms"] = None, None
             row["gpu_source"] = source
+            row["gpu_ms"] = _judge_gpu_ms(raw.get("gpu_ms", ""), row["gpu_ms"], source, raw.get("disjoint", ""),
+                                          frame, issues)
             for column in COUNTER_COLUMNS + extras:
                 row[column] = _number(raw.get(column, ""), column, frame, issues, limit=ABSURD_COUNT)
             for column in FLAG_COLUMNS:

@@ -7,7 +7,10 @@ from typing import Any, Iterable
 COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "regression", "outcome")
 
 
-def summary_lines(scenes: Iterable[dict[str, Any]]) -> list[str]:
+def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | None = None) -> list[str]:
+    """The table; gpu_ms of a device whose GPU time source failed calibration is not shown, and a line under
+    the table says why (`devices`: run.json's per-device sections, for the calibration detail)."""
+    scenes = list(scenes)
     rows = [COLUMNS]
     for entry in sorted(scenes, key=lambda e: (e["device"], e["id"])):
         metrics = entry.get("metrics") or {}
@@ -17,13 +20,18 @@ def summary_lines(scenes: Iterable[dict[str, Any]]) -> list[str]:
         rows.append((
             entry["device"], entry["id"], runs,
             _ms(frame.get("p50")), _ms(frame.get("p95")), _ms(frame.get("p99")),
-            _ms(cpu.get("p50")), _ms(gpu.get("p50")),
+            _ms(cpu.get("p50")), "untrusted" if entry.get("gpu_valid") is False else _ms(gpu.get("p50")),
             "-" if share is None else f"{metrics.get('jank', 0)} ({share:.1%})",
             _regression(entry.get("regression")),
             entry["outcome"] + (" (partial)" if entry.get("partial") else ""),
         ))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
-    return ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
+        calibration = ((devices or {}).get(name, {}).get("gpu") or {}).get("calibration") or {}
+        lines.append(f"gpu_ms of {name} not shown: its GPU time source failed calibration "
+                     f"({calibration.get('detail') or 'no detail'})")
+    return lines
 
 
 def _regression(section: dict[str, Any] | None) -> str:

@@ -45,6 +45,7 @@ def test_repository_inventory_loads():
     inv = load_inventory(REPO / "devices.yaml")
     assert {name: d.transport for name, d in inv.devices.items()} == {
         "local": "local",
+        "local-gles2": "local",
         "pi3b": "ssh",
         "nexus7": "adb",
         "ipad": "command",

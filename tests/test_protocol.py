@@ -151,7 +151,7 @@ def test_empty_cells_are_unknown_without_an_issue(tmp_path):
 
 
 def test_flags_and_whitespace(tmp_path):
-    path = write_csv(tmp_path, row(0, disjoint="1", gl_error="false"), row(1, cpu_ms=" 3.0 ", disjoint="0"))
+    path = write_csv(tmp_path, row(0, disjoint="1", gl_error="false", gpu_ms=""), row(1, cpu_ms=" 3.0 ", disjoint="0"))
     table = read_frames_csv(path)
     assert table.issues == []
     assert [r["disjoint"] for r in table.rows] == [True, False]
@@ -801,3 +801,18 @@ def test_progress_accepts_frame_of():
 def test_progress_rejects_everything_else(line):
     assert parse_progress(line) is None
 
+
+
+@pytest.mark.parametrize("gpu, disjoint, why", [
+    ("0", "0", "0 (the counter did not run)"),
+    ("4294.967295", "", "all-ones counter"),
+    ("2147.483647", "0", "all-ones counter"),
+    ("18446744073709.551615", "0", "all-ones counter"),
+    ("1.5", "1", "disjoint=1"),
+])
+def test_gpu_garbage_is_dropped_as_timer_invalid(tmp_path, gpu, disjoint, why):
+    path = write_csv(tmp_path, row(0, gpu_ms=gpu, disjoint=disjoint), row(1, gpu_ms="1.25"))
+    table = read_frames_csv(path)
+    assert [r["gpu_ms"] for r in table.rows] == [None, 1.25]
+    assert [(i.kind, i.frame) for i in table.issues] == [("timer_invalid", 0)]
+    assert why in table.issues[0].detail

@@ -35,8 +35,32 @@ def validate_run(document: dict[str, Any]) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in validator.iter_errors(document)]
 
 
-def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path) -> dict[str, Any]:
-    """One §8 `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error."""
+def gpu_timer_counts(m: SceneMeasurement) -> dict[str, Any]:
+    """Per scene: the GPU time source, how many measured frames carry a value of it, how many frames were
+    flagged disjoint, and how many values were dropped as invalid (by the runner: its timer_invalid issues or
+    result.json gpu.timer_stats; by the host at the protocol boundary: frames.csv timer_invalid issues)."""
+    sources = sorted({row["gpu_source"] for launch in m.launches for row in launch.frames.rows
+                      if row.get("gpu_source") not in (None, "none")})
+    source = sources[0] if len(sources) == 1 else None
+    with_gpu = disjoint = invalid = 0
+    for launch in m.launches:
+        for row in launch.frames.rows:
+            if row["phase"] == "measure" and source and row["gpu_source"] == source and row.get("gpu_ms") is not None:
+                with_gpu += 1
+            disjoint += bool(row.get("disjoint"))
+        stats = launch.result.gpu.get("timer_stats") if isinstance(launch.result.gpu, dict) else None
+        reported = stats.get("timer_invalid") if isinstance(stats, dict) else None
+        runner = sum(1 for i in launch.result.issues if i.kind == "timer_invalid")
+        invalid += max(runner, reported if isinstance(reported, int) and not isinstance(reported, bool) else 0)
+        invalid += sum(1 for i in launch.frames.issues if i.kind == "timer_invalid")
+    return {"source": source if len(sources) <= 1 else None, "sources": sources, "frames_with_gpu": with_gpu,
+            "disjoint": disjoint, "invalid": invalid}
+
+
+def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
+                gpu_valid: bool | None = None) -> dict[str, Any]:
+    """One §8 `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error. `gpu_valid`:
+    whether the device's GPU time source passed calibration (False: gpu_ms is not charted or gated)."""
     job = m.job
     summary = m.summary.to_dict() if m.summary else None
     metrics: dict[str, Any] = {"interval_ms": {}, "cpu_ms": {}, "gpu_ms": {}, "frame_ms": {}}
@@ -64,9 +88,13 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path) -> dict
         "surface": {"width": job.scene["width"], "height": job.scene["height"]} if job else None,
         "metrics": metrics,
         "per_run_medians": summary["per_run_medians"] if summary else {},
-        "per_run": summary["per_run"] if summary else [],
+        # Each launch carries the verdict too, so the regression gate skips gpu_ms it must not trust.
+        "per_run": ([dict(run, gpu_valid=False) for run in summary["per_run"]] if gpu_valid is False
+                    else summary["per_run"]) if summary else [],
         "cold": summary["cold"] if summary else {},
         "gpu_source": summary["gpu_source"] if summary else None,
+        "gpu_timer": gpu_timer_counts(m),
+        "gpu_valid": gpu_valid if summary and summary["gpu_source"] else None,
         "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
         "notes": summary["notes"] if summary else [],
@@ -96,8 +124,9 @@ def launch_record(launch: LaunchOutcome) -> dict[str, Any]:
             "retried": launch.retried}
 
 
-def junit_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
-    """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>)."""
+def junit_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
+    """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>). gpu_ms is left out
+    when the device's GPU time source failed calibration (gpu_valid False): its numbers are not trusted."""
     props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
                                        ("zbench_backend", m.backend), ("runs", len(m.launches))]
     if m.job is not None:
@@ -106,6 +135,8 @@ def junit_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
         return props
     s = m.summary
     for metric in ("frame_ms", "cpu_ms", "gpu_ms", "interval_ms"):
+        if metric == "gpu_ms" and gpu_valid is False:
+            continue
         values = s.metrics.get(metric)
         if values:
             props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
@@ -114,6 +145,8 @@ def junit_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
         props.append(("jank_share", round(s.jank_share, 6)))
     if s.gpu_source:
         props.append(("gpu_source", s.gpu_source))
+        if gpu_valid is not None:
+            props.append(("gpu_valid", gpu_valid))
     if m.samples_file is not None:
         props.append(("samples_file", str(m.samples_file)))
     return props

@@ -27,7 +27,7 @@ figure{margin:0}figcaption{font-size:12px;color:#555}img{max-width:360px;image-r
 
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
     parts = [f"<!doctype html><meta charset=utf-8><title>zbench run {html.escape(document['run_id'][:8])}</title>",
-             f"<style>{CSS}</style>", _header(document), _table(document["scenes"])]
+             f"<style>{CSS}</style>", _header(document), _calibration(document), _table(document["scenes"])]
     for scene in document["scenes"]:
         parts.append(_scene_section(scene, results_dir))
     path.write_text("\n".join(parts), encoding="utf-8")
@@ -45,19 +45,40 @@ def _header(doc: dict[str, Any]) -> str:
             f"{display.get('refresh_hz')} Hz</p>")
 
 
+def _calibration(doc: dict[str, Any]) -> str:
+    """Per device with a GPU time source: its calibration, and why its gpu_ms is hidden when it failed."""
+    items = []
+    for name, sections in (doc.get("devices") or {}).items():
+        calibration = (sections.get("gpu") or {}).get("calibration")
+        if not calibration:
+            continue
+        verdict = ("trusted" if calibration.get("valid") else
+                   "<b>not trusted</b>: gpu_ms of this device is not shown or charted, and the regression gate "
+                   "skips it")
+        items.append(f"<li>{html.escape(name)}: GPU time source <code>{html.escape(str(calibration.get('source')))}"
+                     f"</code> {verdict} ({html.escape(str(calibration.get('detail', '')))})</li>")
+    if not items:
+        return ""
+    return ("<p>GPU timing: gpu_ms of different sources is never compared. Calibration (a light and an 8x heavier "
+            "translucent fill must read clearly different GPU times):</p><ul>" + "".join(items) + "</ul>")
+
+
 def _table(scenes: Sequence[dict[str, Any]]) -> str:
     rows = ["<table><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50</th><th>p95</th><th>p99</th>"
             "<th>cpu p50</th><th>gpu p50</th><th>jank</th><th>golden</th><th>outcome</th></tr>"]
     for s in scenes:
         metrics = s.get("metrics") or {}
         frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
+        gpu_p50 = None if s.get("gpu_valid") is False else gpu.get("p50")
         golden = (s.get("correctness") or {}).get("outcome", "")
         anchor = _anchor(s)
         rows.append(
             f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
             + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
-                                                    cpu.get("p50"), gpu.get("p50")))
+                                                    cpu.get("p50")))
+            + (f"<td title='the GPU time source failed calibration'>untrusted</td>" if s.get("gpu_valid") is False
+               else f"<td>{_ms(gpu_p50)}</td>")
             + f"<td>{metrics.get('jank', '')}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
             f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>"
         )
@@ -77,8 +98,16 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
     series = _launch_series(results_dir, scene.get("samples_file"))
     if series:
         plots.append(_timeline_svg(series, budget, "cpu_ms per frame, by launch (warmup shaded)"))
+    if scene.get("gpu_valid") is True:
+        gpu_series = _launch_series(results_dir, scene.get("samples_file"), column="gpu_ms")
+        if gpu_series:
+            plots.append(_timeline_svg(gpu_series, None, f"gpu_ms per frame ({scene.get('gpu_source')}), by launch"))
     if plots:
         out.append("<div class=plots>" + "".join(plots) + "</div>")
+    if scene.get("gpu_valid") is False:
+        out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
+                   "GPU time source failed calibration, so its values are not trusted (see the top of this "
+                   "report).</p>")
     correctness = scene.get("correctness") or {}
     images = _golden_images(correctness, results_dir)
     if images:
@@ -135,7 +164,8 @@ def _figure(svg_body: str, title: str) -> str:
             f"style='background:#fafafa'>{svg_body}</svg><figcaption>{html.escape(title)}</figcaption></figure>")
 
 
-def _launch_series(results_dir: Path, samples_file: str | None) -> dict[int, list[tuple[float | None, bool]]]:
+def _launch_series(results_dir: Path, samples_file: str | None,
+                   column: str = "cpu_ms") -> dict[int, list[tuple[float | None, bool]]]:
     if not samples_file:
         return {}
     path = results_dir / samples_file
@@ -143,7 +173,7 @@ def _launch_series(results_dir: Path, samples_file: str | None) -> dict[int, lis
     try:
         with open(path, newline="", encoding="utf-8") as handle:
             for row in csv.DictReader(handle):
-                value = row.get("cpu_ms") or ""
+                value = row.get(column) or ""
                 series.setdefault(int(row["launch"]), []).append(
                     (float(value) if value else None, row.get("phase") == "warmup"))
     except (OSError, ValueError, KeyError):

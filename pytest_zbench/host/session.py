@@ -24,6 +24,7 @@ from ..transports import make_transport
 from ..regression.history import environment_fingerprint
 from .artifacts import RunRecord, scene_entry
 from .ab import ab_entry, measure_ab, resolve_b_runner
+from .calibration import calibrate
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .gating import GateResult, RegressionGate
@@ -74,7 +75,15 @@ class HostSession:
                 raise DeviceError(f"device {name} is unusable in this session: {exc}") from exc
             self._devices[name] = device
             self.record.devices[name] = sections
+            source = sections["gpu"].get("timer_source")
+            if source not in (None, "none"):
+                sections["gpu"]["calibration"] = calibrate(device, self.settings, self.settings.results, source)
         return self._devices[name]
+
+    def gpu_valid(self, device_name: str) -> bool | None:
+        """Whether the device's GPU time source passed calibration; None when it has no GPU time source."""
+        calibration = self.record.devices.get(device_name, {}).get("gpu", {}).get("calibration")
+        return None if calibration is None else bool(calibration.get("valid"))
 
     def measure(self, device_name: str, case: SceneCase) -> SceneMeasurement:
         """The scene measured on the device (once per session), under the device's lease. A quarantined
@@ -119,7 +128,8 @@ class HostSession:
         test its correctness."""
         key = (measurement.device, measurement.case.id)
         if key not in self._entries:
-            self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results)
+            self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results,
+                                             gpu_valid=self.gpu_valid(measurement.device))
             self._entries[key]["history"] = self._history_sections.get(key)
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)

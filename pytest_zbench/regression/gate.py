@@ -201,6 +201,10 @@ def gpu_sources(launches: Iterable[Any]) -> set[str | None]:
 
 def gpu_incomparable(baseline: Sequence[Any], candidate: Sequence[Any]) -> str | None:
     """Why gpu_ms cannot be compared (research §9, §10: never across timer sources), or None."""
+    for side, launches in (("baseline", baseline), ("candidate", candidate)):
+        if any((l.get("gpu_valid") if isinstance(l, Mapping) else getattr(l, "gpu_valid", None)) is False
+               for l in launches):
+            return f"the {side}'s GPU time source failed calibration (gpu_valid false); its gpu_ms is not trusted"
     base, cand = gpu_sources(baseline), gpu_sources(candidate)
     if not base or not cand:
         return "no gpu_ms on " + ("either side" if not base and not cand else

@@ -17,7 +17,7 @@ from pytest_zbench.protocol import (
     PROTOCOL_VERSION, FramesWriter, Issue, Job, ProtocolError, capture_name, progress_line, write_result_json,
 )
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
-from pytest_zbench.runner.backends import BACKENDS, Backend, open_backend
+from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.pacing import make_pacer
 
@@ -79,6 +79,40 @@ class _Stop:
 
 
 @dataclass
+class _PendingRows:
+    """Rows of frames.csv waiting for their GPU timing. Frame f is end_frame() call number f (captures come
+    after the measured frames), so a late timing's ordinal is its frame index."""
+
+    timings: dict[int, FrameTiming] = field(default_factory=dict)
+    cells: dict[int, dict[str, Any]] = field(default_factory=dict)
+    next_frame: int = 0
+
+    def add(self, frame: int, timing: FrameTiming, cells: dict[str, Any]) -> None:
+        self.timings[frame] = timing
+        self.cells[frame] = cells
+
+    def settle(self, late: list[tuple[int, FrameTiming]]) -> None:
+        for ordinal, timing in late:
+            if ordinal in self.timings:  # a late timing replaces the pending one entirely, issues included
+                self.timings[ordinal] = timing
+
+    def ready(self, final: bool = False) -> list[tuple[int, FrameTiming, dict[str, Any]]]:
+        """Rows that can be written now, in frame order: complete ones up to the first pending one; with
+        `final`, every row left (a timing that never came is written without its GPU values)."""
+        out = []
+        while self.next_frame in self.timings:
+            timing = self.timings[self.next_frame]
+            if timing.pending and not final:
+                break
+            if timing.pending:
+                timing = replace(timing, pending=False, gpu_ms=None)
+            out.append((self.next_frame, timing, self.cells.pop(self.next_frame)))
+            del self.timings[self.next_frame]
+            self.next_frame += 1
+        return out
+
+
+@dataclass
 class _Run:
     job: Job
     outdir: Path
@@ -103,36 +137,57 @@ class _Run:
         pacer = make_pacer(job.mode, job.refresh_hz)
         total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
         last_progress = 0.0
+        # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
+        # until their timing is complete and are written in frame order (docs/gpu-timing.md).
+        backend.collects_late_timings = True
+        rows = _PendingRows()
         # Python's cyclic collector would add pauses that belong to this harness, not to the scene.
         gc.collect()
         gc.disable()
         try:
             with FramesWriter(self.outdir / "frames.csv") as writer:
-                for f in range(total):
-                    if self.stop.signum is not None:
-                        return
-                    complexity = self.complexity_at(f)
-                    t_start = pacer.begin()
-                    backend.begin_frame()
-                    counters = program.render(canvas, f, complexity)
-                    if burn_s:
-                        _burn(burn_s)
-                    timing = backend.end_frame()
-                    interval = pacer.end()
-                    writer.write(frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
-                                 cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
-                                 present_interval_ms=interval, complexity=complexity,
-                                 draw_calls=counters.draw_calls, texture_upload_bytes=counters.upload_bytes,
-                                 disjoint=timing.disjoint, gl_error=timing.gl_error)
-                    self.issues.extend(i if i.frame is not None else replace(i, frame=f) for i in timing.issues)
-                    self.frames_rendered = f + 1
-                    now = time.perf_counter()
-                    if now - last_progress >= PROGRESS_EVERY_S or f + 1 == total:
-                        last_progress = now
-                        print(progress_line(f + 1, total), file=self.out, flush=True)
+                try:
+                    for f in range(total):
+                        if self.stop.signum is not None:
+                            break
+                        complexity = self.complexity_at(f)
+                        t_start = pacer.begin()
+                        backend.begin_frame()
+                        counters = program.render(canvas, f, complexity)
+                        if burn_s:
+                            _burn(burn_s)
+                        timing = backend.end_frame()
+                        interval = pacer.end()
+                        rows.add(f, timing, dict(
+                            frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
+                            present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
+                            texture_upload_bytes=counters.upload_bytes))
+                        self.frames_rendered = f + 1
+                        rows.settle(backend.late_timings())
+                        self._write_ready(rows, writer)
+                        now = time.perf_counter()
+                        if now - last_progress >= PROGRESS_EVERY_S or f + 1 == total:
+                            last_progress = now
+                            print(progress_line(f + 1, total), file=self.out, flush=True)
+                finally:
+                    # After the last frame, on SIGTERM and after a frame that raised: wait for the timings
+                    # still outstanding, so that every rendered frame's row is written before anything else.
+                    try:
+                        rows.settle(backend.late_timings(final=True))
+                    except Exception as exc:  # the rows are still written, without the values that never came
+                        self.issues.append(Issue("error", f"waiting for late GPU timings failed: "
+                                                          f"{type(exc).__name__}: {exc}"))
+                    self._write_ready(rows, writer, final=True)
         finally:
             gc.enable()
-        self.captures(surface, canvas)
+        if self.stop.signum is None:
+            self.captures(surface, canvas)
+
+    def _write_ready(self, rows: "_PendingRows", writer: FramesWriter, final: bool = False) -> None:
+        for f, timing, row in rows.ready(final=final):
+            writer.write(**row, cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
+                         disjoint=timing.disjoint, gl_error=timing.gl_error)
+            self.issues.extend(i if i.frame is not None else replace(i, frame=f) for i in timing.issues)
 
     def captures(self, surface: skia.Surface, canvas: skia.Canvas) -> None:
         # After the measured frames, so readback never perturbs their timing; any frame index can be asked for.

@@ -7,6 +7,10 @@ another team would. Fault knobs for tests, from the environment:
   RECT_RUNNER_BAD=1       write NaN, negative and absurd cells into a few rows
   RECT_RUNNER_HANG=1      hang after the first frame (a runner that never returns)
   RECT_RUNNER_NOISE=1     add random noise to captures (a non-deterministic renderer)
+  RECT_RUNNER_GPU=garbage claim a timer query: gpu_ms proportional to the rects drawn, except for a few
+                          measured frames that pass through what a broken driver returns (0, 0xFFFFFFFF ns
+                          read as ms = 4294.967295, a value flagged disjoint=1)
+  RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails calibration)
 """
 
 import csv
@@ -23,9 +27,27 @@ COLUMNS = ["frame", "phase", "t_start_ns", "cpu_ms", "gpu_ms", "gpu_source", "pr
            "complexity", "draw_calls", "texture_upload_bytes", "disjoint", "gl_error"]
 
 
+GPU = os.environ.get("RECT_RUNNER_GPU", "")
+# Measured frame offset -> (gpu_ms cell, disjoint cell) written instead of the real value.
+GARBAGE = {1: ("0", "0"), 2: ("4294.967295", "0"), 3: ("0.25", "1"), 5: ("0", "")}
+
+
 def probe():
+    timers = ["timer_query"] if GPU else ["none"]
     print(json.dumps({"protocol": 1, "runner": {"name": "rect-only", "version": "0.0.1"},
-                      "backends": {"software": {"features": ["rect"], "timer_sources": ["none"]}}}))
+                      "backends": {"software": {"features": ["rect"], "timer_sources": timers}}}))
+
+
+def gpu_cells(frame, job):
+    """(gpu_ms, gpu_source, disjoint) cells of one row."""
+    if not GPU:
+        return "", "none", ""
+    if GPU == "stuck":
+        return "0.5", "timer_query", "0"
+    ops = len(job["scene"]["ops"])
+    value = f"{0.05 * ops * (1 + 0.01 * (frame % 3)):.6f}"
+    cells = GARBAGE.get(frame - job["warmup_frames"], (value, "0"))
+    return cells[0], "timer_query", cells[1]
 
 
 def color(text):
@@ -76,8 +98,9 @@ def run(job_path, outdir):
             if bad and frame == job["warmup_frames"] + 3:
                 cpu = 1e12
             phase = "warmup" if frame < job["warmup_frames"] else "measure"
-            writer.writerow([frame, phase, start, cpu, "", "none", (end - last) / 1e6, "", len(scene["ops"]), 0, "", "",
-                             len(scene["ops"]) * scene["width"] * scene["height"]])
+            gpu, source, disjoint = gpu_cells(frame, job)
+            writer.writerow([frame, phase, start, cpu, gpu, source, (end - last) / 1e6, "", len(scene["ops"]), 0,
+                             disjoint, "", len(scene["ops"]) * scene["width"] * scene["height"]])
             handle.flush()
             last = end
             if frame % 10 == 0:
@@ -87,7 +110,8 @@ def run(job_path, outdir):
         if os.environ.get("RECT_RUNNER_NOISE") == "1":
             pixels[0, 0, :3] = np.random.default_rng().integers(0, 256, 3)
         Image.fromarray(pixels, "RGBA").save(os.path.join(outdir, f"capture-{frame}.png"))
-    json.dump({"protocol": 1, "backend": job["backend"], "timer_source": "none", "present_source": "frame_delta",
+    json.dump({"protocol": 1, "backend": job["backend"], "timer_source": "timer_query" if GPU else "none",
+               "present_source": "frame_delta",
                "gpu": {}, "issues": []}, open(os.path.join(outdir, "result.json"), "w"))
 
 

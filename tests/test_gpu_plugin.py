@@ -1,0 +1,83 @@
+"""GPU time on the host, end to end with a third-party runner at the protocol boundary: garbage values are
+dropped and counted, calibration decides whether gpu_ms is trusted, and an untrusted source is neither shown,
+charted, written as a JUnit property nor gated."""
+
+from __future__ import annotations
+
+import csv
+import xml.etree.ElementTree as ET
+
+from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.regression.gate import gpu_incomparable
+
+
+def junit_cases(path) -> dict[str, dict[str, str]]:
+    root = ET.parse(path).getroot()
+    return {case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")}
+            for case in root.iter("testcase")}
+
+
+def test_garbage_gpu_values_from_a_runner_are_dropped_and_counted(project, tmp_path):
+    project.write_inventory({"RECT_RUNNER_GPU": "garbage"})
+    junit = tmp_path / "junit.xml"
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", f"--junitxml={junit}")
+    result.assert_outcomes(passed=1)
+
+    document = project.run_json()
+    assert validate_run(document) == []
+    (scene,) = document["scenes"]
+    # Per launch (6 measured frames): a 0, an all-ones counter read as ms, a value flagged disjoint and
+    # another 0 are dropped at the protocol boundary; two good values remain.
+    invalid = [i for i in scene["issues"] if i["kind"] == "timer_invalid"]
+    assert len(invalid) == 2 * 4
+    assert any("4294.967295" in i["detail"] for i in invalid)
+    assert any("disjoint=1" in i["detail"] for i in invalid)
+    assert {i["frame"] for i in invalid} == {3, 4, 5, 7}
+    assert scene["gpu_timer"] == {"source": "timer_query", "sources": ["timer_query"], "frames_with_gpu": 4,
+                                  "disjoint": 2, "invalid": 8}
+    samples = list(csv.DictReader(open(project.results / scene["samples_file"])))
+    measured = [r for r in samples if r["phase"] == "measure"]
+    assert sum(1 for r in measured if r["gpu_ms"]) == 4
+    assert all(float(r["gpu_ms"]) < 1 for r in measured if r["gpu_ms"])  # no garbage reached the samples
+    # The good values are all the statistics saw; the source passed calibration (8 rects read 8x one rect).
+    assert 0.04 < scene["metrics"]["gpu_ms"]["p50"] < 0.06
+    calibration = document["gpu"]["calibration"]
+    assert calibration["source"] == "timer_query" and calibration["valid"] is True, calibration
+    assert calibration["heavy_ms"] > 5 * calibration["light_ms"]
+    assert scene["gpu_valid"] is True
+    props = junit_cases(junit)["perf[mini.fill.x1-rectonly]"]
+    assert props["gpu_source"] == "timer_query" and "gpu_ms_p50" in props and props["gpu_valid"] == "True"
+
+
+def test_a_source_failing_calibration_is_not_shown_charted_or_gated(project, tmp_path):
+    project.write_inventory({"RECT_RUNNER_GPU": "stuck"})
+    junit = tmp_path / "junit.xml"
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", f"--junitxml={junit}")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*mini.fill.x1*untrusted*", "*gpu_ms of rectonly not shown*failed calibration*"])
+
+    document = project.run_json()
+    assert validate_run(document) == []
+    calibration = document["gpu"]["calibration"]
+    assert calibration["valid"] is False and "calibration failed" in calibration["detail"]
+    assert calibration["light_ms"] == calibration["heavy_ms"] == 0.5
+    (scene,) = document["scenes"]
+    assert scene["gpu_valid"] is False
+    assert scene["metrics"]["gpu_ms"]["p50"] == 0.5  # kept as data, flagged
+    props = junit_cases(junit)["perf[mini.fill.x1-rectonly]"]
+    assert not any(k.startswith("gpu_ms") for k in props) and props["gpu_valid"] == "False"
+    report = (project.results / "report.html").read_text()
+    assert "not trusted" in report and "untrusted" in report and "gpu_ms per frame" not in report
+    # The gate never compares gpu_ms of an untrusted source, even against itself.
+    reason = gpu_incomparable(scene["per_run"], scene["per_run"])
+    assert reason is not None and "calibration" in reason
+
+
+def test_a_runner_without_gpu_time_is_not_calibrated(project):
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1")
+    result.assert_outcomes(passed=1)
+    document = project.run_json()
+    assert "calibration" not in document["gpu"]
+    (scene,) = document["scenes"]
+    assert scene["gpu_valid"] is None
+    assert scene["gpu_timer"] == {"source": None, "sources": [], "frames_with_gpu": 0, "disjoint": 0, "invalid": 0}
