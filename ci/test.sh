@@ -18,9 +18,12 @@ run() {
 }
 
 results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
+echo "scene suite artifacts will be in $results"
 run python3 -m pytest tests -n 2 -p no:cacheprovider -q -rfEs
-run python3 -m pytest --zbench-device=local --zbench-quick -n 2 -p no:cacheprovider -q -rfEs \
-    --zbench-results="$results/local" --junitxml="$results/local/junit.xml"
-run python3 -m pytest --zbench-device=local-gles2 --zbench-quick -n 2 -p no:cacheprovider -q -rfEs \
-    --zbench-results="$results/local-gles2" --junitxml="$results/local-gles2/junit.xml"
-echo "scene suite artifacts: $results/local, $results/local-gles2"
+# The scene suite is a smoke test here (quick setting, a shared machine): it records into a history of its
+# own, so no earlier run on this machine becomes its baseline.
+for device in local local-gles2; do
+    run python3 -m pytest --zbench-device="$device" --zbench-quick -n 2 -p no:cacheprovider -q -rfEs \
+        --zbench-results="$results/$device" --junitxml="$results/$device/junit.xml" \
+        --zbench-history="$results/history.sqlite"
+done
