@@ -21,7 +21,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import summarize_scene
 from .device import Device, safe_component
-from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, build_job, missing_features
+from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, new_measurement
 
 
 @dataclass
@@ -51,14 +51,11 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
                progress: ProgressSink | None = None) -> SceneMeasurement:
     """settings.runs launches per side, interleaved; returns A's measurement with the B side in `.ab`."""
     started = time.monotonic()
-    a = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
-    a.skipped = missing_features(device, case)
-    if a.skipped:
+    a = new_measurement(device, case, settings)
+    if a.job is None:
         return a
-    job = build_job(device, case, settings)
-    b = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=job)
-    a.job = job
-    a.budget_ms = b.budget_ms = case.budget_ms or 1000.0 / job.refresh_hz
+    job = a.job
+    b = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=job, budget_ms=a.budget_ms)
     device_dir = results_dir / safe_component(device.name)
     scene_dir = device_dir / safe_component(case.id)
     a.samples_file = device_dir / f"{case.id}.frames.csv"

@@ -77,7 +77,7 @@ def _table(scenes: Sequence[dict[str, Any]]) -> str:
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
             + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                     cpu.get("p50")))
-            + (f"<td title='the GPU time source failed calibration'>untrusted</td>" if s.get("gpu_valid") is False
+            + ("<td title='the GPU time source failed calibration'>untrusted</td>" if s.get("gpu_valid") is False
                else f"<td>{_ms(gpu_p50)}</td>")
             + f"<td>{metrics.get('jank', '')}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
             f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>"

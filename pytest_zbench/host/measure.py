@@ -85,17 +85,24 @@ def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
     )
 
 
+def new_measurement(device: Device, case: SceneCase, settings: Settings) -> SceneMeasurement:
+    """A scene's measurement before its launches: skipped with the reason, or with its job and budget."""
+    measurement = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
+    measurement.skipped = missing_features(device, case)
+    if not measurement.skipped:
+        measurement.job = build_job(device, case, settings)
+        measurement.budget_ms = case.budget_ms or 1000.0 / measurement.job.refresh_hz
+    return measurement
+
+
 def measure_scene(device: Device, case: SceneCase, settings: Settings, results_dir: Path,
                   progress: ProgressSink | None = None, health: DeviceHealth | None = None) -> SceneMeasurement:
     started = time.monotonic()
-    measurement = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
-    measurement.skipped = missing_features(device, case)
-    if measurement.skipped:
+    measurement = new_measurement(device, case, settings)
+    if measurement.job is None:
         return measurement
-    job = build_job(device, case, settings)
-    measurement.job = job
-    budget = case.budget_ms or 1000.0 / job.refresh_hz
-    measurement.budget_ms = budget
+    job = measurement.job
+    budget = measurement.budget_ms
     device_dir = results_dir / safe_component(device.name)
     scene_dir = device_dir / safe_component(case.id)
     csv_path = device_dir / f"{case.id}.frames.csv"

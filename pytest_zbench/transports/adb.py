@@ -29,7 +29,7 @@ from typing import Any, Sequence
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import alive_command, kill_command, parse_pid_line, quote_argv, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback
+from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
 
 log = logging.getLogger(__name__)
 
@@ -57,7 +57,7 @@ def adb_server_address(spec: DeviceSpec, environ: dict[str, str] | None = None) 
     return str(host), int(port)
 
 
-class AdbTransport:
+class AdbTransport(WorkdirMixin):
     def __init__(self, spec: DeviceSpec) -> None:
         import adbutils  # noqa: F401  (fail early if the extra is not installed)
 
@@ -92,11 +92,6 @@ class AdbTransport:
         self._device = None
         self._client = None
         self._workdir = None
-
-    def workdir(self) -> str:
-        if self._workdir is None:
-            raise RuntimeError(f"device {self.name}: transport used before open()")
-        return self._workdir
 
     # -- files -------------------------------------------------------------------------------------------
 

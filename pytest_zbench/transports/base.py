@@ -6,7 +6,9 @@ lists go to the device as lists (or are quoted element by element where the wire
 
 from __future__ import annotations
 
+import os
 import posixpath
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -58,3 +60,30 @@ class Transport(Protocol):
 
 def device_join(*parts: str) -> str:
     return posixpath.join(*parts)
+
+
+class WorkdirMixin:
+    """The `workdir()` of the Transport protocol, for transports that set `_workdir` in `open()`."""
+
+    name: str
+    _workdir: str | None = None
+
+    def workdir(self) -> str:
+        if self._workdir is None:
+            raise RuntimeError(f"device {self.name}: transport used before open()")
+        return self._workdir
+
+
+def copy_regular_files(source: str | Path, target: Path, *, move: bool = False) -> list[Path]:
+    """Copy (or move) the regular files of a host folder, not its subfolders or links, into `target`."""
+    target.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for entry in sorted(os.scandir(source), key=lambda e: e.name):
+        if entry.is_file(follow_symlinks=False):
+            destination = target / entry.name
+            if move:
+                os.replace(entry.path, destination)
+            else:
+                shutil.copyfile(entry.path, destination)
+            copied.append(destination)
+    return copied

@@ -27,14 +27,14 @@ from typing import Sequence
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback
+from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin, copy_regular_files
 
 SCRIPT_TIMEOUT_S = 300.0
 HOUSEKEEPING_TIMEOUT_S = 60.0
 TOOLING_FAILED = 125
 
 
-class CommandTransport:
+class CommandTransport(WorkdirMixin):
     def __init__(self, spec: DeviceSpec) -> None:
         self.name = spec.name
         self.spec = spec
@@ -63,11 +63,6 @@ class CommandTransport:
     def close(self) -> None:
         self._workdir = None
 
-    def workdir(self) -> str:
-        if self._workdir is None:
-            raise RuntimeError(f"device {self.name}: transport used before open()")
-        return self._workdir
-
     # -- files -------------------------------------------------------------------------------------------
 
     def mkdir(self, path: str) -> None:
@@ -84,13 +79,7 @@ class CommandTransport:
         # into an empty folder first, so that exactly what the script fetched is returned
         with tempfile.TemporaryDirectory(prefix=".zbench-pull-", dir=local) as staging:
             self._script("pull", [remote, staging], SCRIPT_TIMEOUT_S)
-            pulled = []
-            for entry in sorted(os.scandir(staging), key=lambda e: e.name):
-                if entry.is_file(follow_symlinks=False):
-                    target = local / entry.name
-                    os.replace(entry.path, target)
-                    pulled.append(target)
-        return pulled
+            return copy_regular_files(staging, local, move=True)
 
     # -- processes -----------------------------------------------------------------------------------------
 

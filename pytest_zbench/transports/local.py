@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Sequence
 
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback
+from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin, copy_regular_files
 
 
-class LocalTransport:
+class LocalTransport(WorkdirMixin):
     def __init__(self, spec: DeviceSpec) -> None:
         self.name = spec.name
         self.spec = spec
@@ -37,11 +37,6 @@ class LocalTransport:
             shutil.rmtree(self._workdir, ignore_errors=True)
         self._workdir = None
 
-    def workdir(self) -> str:
-        if self._workdir is None:
-            raise RuntimeError(f"device {self.name}: transport used before open()")
-        return self._workdir
-
     def mkdir(self, path: str) -> None:
         os.makedirs(path, exist_ok=True)
 
@@ -52,14 +47,7 @@ class LocalTransport:
         shutil.copyfile(local, remote)
 
     def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        local.mkdir(parents=True, exist_ok=True)
-        pulled = []
-        for entry in sorted(os.scandir(remote), key=lambda e: e.name):
-            if entry.is_file(follow_symlinks=False):
-                target = local / entry.name
-                shutil.copyfile(entry.path, target)
-                pulled.append(target)
-        return pulled
+        return copy_regular_files(remote, local)
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(argv)

@@ -31,7 +31,7 @@ from typing import Any, Awaitable, Callable, Sequence, TypeVar
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import alive_command, kill_command, parse_pid_line, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback
+from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -42,7 +42,7 @@ KEEPALIVE_COUNT_MAX = 3
 SMALL_COMMAND_TIMEOUT_S = 30.0
 
 
-class SshTransport:
+class SshTransport(WorkdirMixin):
     def __init__(self, spec: DeviceSpec) -> None:
         import asyncssh  # noqa: F401  (fail here, with the hint below, if the extra is not installed)
 
@@ -98,11 +98,6 @@ class SshTransport:
             if thread is not None:
                 thread.join(timeout=5)
             loop.close()
-
-    def workdir(self) -> str:
-        if self._workdir is None:
-            raise RuntimeError(f"device {self.name}: transport used before open()")
-        return self._workdir
 
     # -- files -------------------------------------------------------------------------------------------
 
