@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "regression", "outcome")
+COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "regression", "perf", "golden")
 
 
 def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | None = None) -> list[str]:
@@ -24,6 +24,7 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
             "-" if share is None else f"{metrics.get('jank', 0)} ({share:.1%})",
             _regression(entry.get("regression")),
             entry["outcome"] + (" (partial)" if entry.get("partial") else ""),
+            (entry.get("correctness") or {}).get("outcome", "-"),
         ))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
