@@ -21,7 +21,8 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import summarize_scene
 from .device import Device, safe_component
-from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, new_measurement
+from .health import DeviceHealth
+from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
 
 
 @dataclass
@@ -48,7 +49,7 @@ def resolve_b_runner(spec: str, inventory: Inventory) -> tuple[str, ...]:
 
 
 def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tuple[str, ...], results_dir: Path,
-               progress: ProgressSink | None = None) -> SceneMeasurement:
+               progress: ProgressSink | None = None, health: DeviceHealth | None = None) -> SceneMeasurement:
     """settings.runs launches per side, interleaved; returns A's measurement with the B side in `.ab`."""
     started = time.monotonic()
     a = new_measurement(device, case, settings)
@@ -75,8 +76,8 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
 
             folder = scene_dir / (f"launch-{k}" if arm == "A" else f"b-launch-{k}")
             # The device-side folder is named by slot, so the two sides never share one.
-            outcome = device.launch(job, slot, folder, timeout_s=timeout, on_progress=on_progress,
-                                    runner=None if arm == "A" else b_runner)
+            outcome = guarded_launch(device, job, slot, folder, timeout, on_progress, health or DeviceHealth(),
+                                     results_dir, runner=None if arm == "A" else b_runner)
             add_launch(side, writers[arm], outcome)
     finally:
         for writer in writers.values():

@@ -11,7 +11,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -118,7 +118,8 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
 
             if progress is not None:
                 progress(case.id, index, settings.runs, 0, job.total_frames)
-            outcome = _guarded_launch(device, job, index, scene_dir, timeout, on_progress, health, results_dir)
+            outcome = guarded_launch(device, job, index, scene_dir / f"launch-{index}", timeout, on_progress, health,
+                                     results_dir)
             add_launch(measurement, writer, outcome)
             if health.reason(device.name) is not None:
                 left = settings.runs - index - 1
@@ -143,22 +144,21 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
         measurement.summaries.append(summarize_launch(samples, measurement.budget_ms))
 
 
-def _guarded_launch(device: Device, job: Job, index: int, scene_dir: Path, timeout: float, on_progress: Any,
-                    health: DeviceHealth, results_dir: Path) -> LaunchOutcome:
+def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float, on_progress: Any,
+                   health: DeviceHealth, results_dir: Path, runner: Sequence[str] | None = None) -> LaunchOutcome:
     """One launch with the platform probe before and after it. A connection lost mid-launch is retried
     once (the first attempt's files are kept beside it); deadlines and lost connections count as device
-    faults for the quarantine."""
-    local_dir = scene_dir / f"launch-{index}"
-    outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
+    faults for the quarantine. `runner` replaces the device's runner argv (the B side of an A/B run)."""
+    outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress, runner)
     if outcome.connection_lost:
         first = outcome
         if health.fault(device.name, _fault_detail(first)):
             return first  # that fault quarantined the device: no retry
-        kept = local_dir.with_name(f"launch-{index}.lost")
+        kept = local_dir.with_name(f"{local_dir.name}.lost")
         shutil.rmtree(kept, ignore_errors=True)
         if local_dir.exists():
             local_dir.rename(kept)
-        outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress)
+        outcome = _sampled_launch(device, job, index, local_dir, timeout, on_progress, runner)
         outcome.retried = {
             "reason": _fault_detail(first), "started_utc": first.started_utc, "ended_utc": first.ended_utc,
             "frames_rendered": len(first.frames.rows), "kept_in": str(kept.relative_to(results_dir)),
@@ -178,11 +178,11 @@ def _fault_detail(outcome: LaunchOutcome) -> str:
 
 
 def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float,
-                    on_progress: Any) -> LaunchOutcome:
+                    on_progress: Any, runner: Sequence[str] | None) -> LaunchOutcome:
     before = device.sample_conditions()
     started = utc_now()
     try:
-        outcome = device.launch(job, index, local_dir, timeout_s=timeout, on_progress=on_progress)
+        outcome = device.launch(job, index, local_dir, timeout_s=timeout, on_progress=on_progress, runner=runner)
     except DeviceError as exc:  # the transport gave up (it already reconnected once): no exit status
         outcome = LaunchOutcome(index=index, exit_code=None, timed_out=False, wall_s=0.0, frames=FrameTable(),
                                 result=RunResult(), captures={}, local_dir=local_dir,

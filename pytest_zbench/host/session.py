@@ -98,7 +98,7 @@ class HostSession:
             with self._lease(device):
                 if self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
-                                             self.progress)
+                                             self.progress, self.health)
                 else:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
