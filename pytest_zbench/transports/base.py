@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import posixpath
 import shutil
+import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
@@ -56,6 +58,46 @@ class Transport(Protocol):
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         """Run argv on the device; stream stdout lines to on_line; kill it on the device at the deadline."""
+
+
+class OutputReaders:
+    """Drain a host subprocess's stdout (line by line, to `on_line`) and stderr on two threads, so that a
+    chatty runner never blocks on a full pipe while the caller waits for its deadline."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], on_line: LineCallback | None) -> None:
+        self.stdout_lines: list[str] = []
+        self._stderr: list[str] = []
+        self._threads = [threading.Thread(target=self._read_stdout, args=(proc, on_line), daemon=True),
+                         threading.Thread(target=self._read_stderr, args=(proc,), daemon=True)]
+        for thread in self._threads:
+            thread.start()
+
+    def _read_stdout(self, proc: subprocess.Popen[bytes], on_line: LineCallback | None) -> None:
+        assert proc.stdout is not None
+        for raw in proc.stdout:
+            line = raw.decode("utf-8", "replace")
+            self.stdout_lines.append(line)
+            if on_line is not None:
+                try:
+                    on_line(line.rstrip("\r\n"))
+                except Exception:  # noqa: BLE001 - a progress callback must not lose the run
+                    pass
+
+    def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        self._stderr.append(proc.stderr.read().decode("utf-8", "replace"))
+
+    def join(self, timeout_s: float) -> None:
+        for thread in self._threads:
+            thread.join(timeout=timeout_s)
+
+    @property
+    def stdout(self) -> str:
+        return "".join(self.stdout_lines)
+
+    @property
+    def stderr(self) -> str:
+        return "".join(self._stderr)
 
 
 def device_join(*parts: str) -> str:

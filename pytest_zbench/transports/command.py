@@ -20,14 +20,13 @@ import secrets
 import signal
 import subprocess
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Sequence
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin, copy_regular_files
+from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
 
 SCRIPT_TIMEOUT_S = 300.0
 HOUSEKEEPING_TIMEOUT_S = 60.0
@@ -98,27 +97,7 @@ class CommandTransport(WorkdirMixin):
         except OSError as exc:
             raise DeviceError(f"device {self.name}: cannot start exec script {command[0]!r}: "
                               f"{exc.strerror or exc}") from None
-        out_lines: list[str] = []
-        err_chunks: list[str] = []
-
-        def read_stdout() -> None:
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace")
-                out_lines.append(line)
-                if on_line is not None:
-                    try:
-                        on_line(line.rstrip("\r\n"))
-                    except Exception:  # noqa: BLE001 - a progress callback must not lose the run
-                        pass
-
-        def read_stderr() -> None:
-            assert proc.stderr is not None
-            err_chunks.append(proc.stderr.read().decode("utf-8", "replace"))
-
-        readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
-        for reader in readers:
-            reader.start()
+        readers = OutputReaders(proc, on_line)
         timed_out = False
         notes: list[str] = []
         try:
@@ -126,15 +105,14 @@ class CommandTransport(WorkdirMixin):
         except subprocess.TimeoutExpired:
             timed_out = True
             notes.append(self._stop(proc, run_id))
-        for reader in readers:
-            reader.join(timeout=KILL_GRACE_S)
-        stderr = "".join(err_chunks)
+        readers.join(KILL_GRACE_S)
+        stderr = readers.stderr
         if notes:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
         code = None if timed_out else proc.returncode
         if code is not None and code < 0:
             code = 128 - code  # the exec script itself was killed by a signal
-        return CommandResult(argv=argv, exit_code=code, stdout="".join(out_lines), stderr=stderr,
+        return CommandResult(argv=argv, exit_code=code, stdout=readers.stdout, stderr=stderr,
                              timed_out=timed_out, wall_s=time.monotonic() - started)
 
     # -- internals -------------------------------------------------------------------------------------------

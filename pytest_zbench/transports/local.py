@@ -8,13 +8,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Sequence
 
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin, copy_regular_files
+from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
 
 
 class LocalTransport(WorkdirMixin):
@@ -62,37 +61,19 @@ class LocalTransport(WorkdirMixin):
             )
         except OSError as exc:
             return CommandResult(argv, 127, "", f"cannot start {command[0]!r}: {exc.strerror or exc}", False, 0.0)
-        out_lines: list[str] = []
-        err_chunks: list[str] = []
-
-        def read_stdout() -> None:
-            assert proc.stdout is not None
-            for raw in proc.stdout:
-                line = raw.decode("utf-8", "replace")
-                out_lines.append(line)
-                if on_line is not None:
-                    on_line(line.rstrip("\n"))
-
-        def read_stderr() -> None:
-            assert proc.stderr is not None
-            err_chunks.append(proc.stderr.read().decode("utf-8", "replace"))
-
-        readers = [threading.Thread(target=read_stdout, daemon=True), threading.Thread(target=read_stderr, daemon=True)]
-        for reader in readers:
-            reader.start()
+        readers = OutputReaders(proc, on_line)
         timed_out = False
         try:
             proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc)
-        for reader in readers:
-            reader.join(timeout=KILL_GRACE_S)
+        readers.join(KILL_GRACE_S)
         return CommandResult(
             argv=argv,
             exit_code=None if timed_out else proc.returncode,
-            stdout="".join(out_lines),
-            stderr="".join(err_chunks),
+            stdout=readers.stdout,
+            stderr=readers.stderr,
             timed_out=timed_out,
             wall_s=time.monotonic() - started,
         )
