@@ -14,7 +14,7 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Iterable, Iterator, Literal, Mapping
 
 PROTOCOL_VERSION = 1
 
@@ -547,6 +547,19 @@ def write_result_json(path: str | Path, *, backend: str, timer_source: str, pres
         **extra,
     }
     Path(path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """Every op of a display list, nested ones (in `ops` of clip, layer, group, repeat) included."""
+    for op in ops:
+        yield op
+        if "ops" in op:
+            yield from walk_ops(op["ops"])
+
+
+def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
+    return frozenset(op["op"] for op in walk_ops(ops))
 
 
 def capture_name(frame: int) -> str:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from .errors import SceneError
+from .protocol import ops_features, walk_ops
 from .units import Axis, Length, parse_length
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -100,7 +101,7 @@ class SceneCase:
     @property
     def adaptive(self) -> bool:
         """True when a `repeat` counts "complexity", i.e. the job must carry a per-frame complexity."""
-        return any(op["op"] == "repeat" and op["count"] == "complexity" for op in _walk(self.ops))
+        return any(op["op"] == "repeat" and op["count"] == "complexity" for op in walk_ops(self.ops))
 
     def job_scene(self, width: int, height: int) -> dict[str, Any]:
         """The job's `scene` object (DESIGN.md §3) with every length resolved to pixels of this surface."""
@@ -282,7 +283,7 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             family=family,
             source=path,
             params=MappingProxyType(dict(combination)),
-            features=frozenset(op["op"] for op in _walk(ops)),
+            features=ops_features(ops),
             budget_ms=settings.budget_ms,
             mode=settings.mode,
             capture=settings.capture if settings.capture is not None else _auto_capture(ops),
@@ -661,14 +662,6 @@ def _string(raw: Any, where: _Where) -> str:
     if not isinstance(raw, str):
         raise where.error(f"expected a string, got {raw!r}")
     return raw
-
-
-def _walk(ops: Any):
-    """Every op, nested ones included."""
-    for op in ops:
-        yield op
-        if "ops" in op:
-            yield from _walk(op["ops"])
 
 
 def _walk_values(value: Any):

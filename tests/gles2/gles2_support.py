@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from pytest_zbench.protocol import Job
+from pytest_zbench.protocol import Job, ops_features
 from pytest_zbench.runner.gl import glapi
 
 REPO = Path(__file__).resolve().parents[2]
@@ -54,16 +54,8 @@ def runner_env(**extra: str) -> dict[str, str]:
 
 def make_job(ops: list[dict[str, Any]], *, backend: str = "gles2", width: int = 32, height: int = 24,
              warmup: int = 2, frames: int = 8, capture: tuple[int, ...] = (), mode: str = "uncapped") -> Job:
-    used: set[str] = set()
-
-    def walk(items: list[dict[str, Any]]) -> None:
-        for op in items:
-            used.add(op["op"])
-            walk(op.get("ops", []))
-
-    walk(ops)
-    scene = {"id": "gles2.test", "params": {}, "width": width, "height": height, "features": sorted(used),
-             "ops": ops}
+    scene = {"id": "gles2.test", "params": {}, "width": width, "height": height,
+             "features": sorted(ops_features(ops)), "ops": ops}
     return Job(backend=backend, mode=mode, refresh_hz=120.0, warmup_frames=warmup, frames=frames,
                capture=capture, seed=1, scene=scene)
 

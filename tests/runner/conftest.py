@@ -11,7 +11,7 @@ from typing import Any, Callable
 
 import pytest
 
-from pytest_zbench.protocol import Job
+from pytest_zbench.protocol import Job, ops_features
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -29,16 +29,8 @@ def _argv(*args: str) -> list[str]:
 def _make_job(ops: list[dict[str, Any]], *, width: int = 48, height: int = 32, mode: str = "uncapped",
              refresh_hz: float = 120.0, warmup: int = 1, frames: int = 3, capture: tuple[int, ...] = (),
              complexity: tuple[float, ...] | None = None, features: list[str] | None = None) -> Job:
-    used: set[str] = set()
-
-    def walk(items: list[dict[str, Any]]) -> None:
-        for op in items:
-            used.add(op["op"])
-            walk(op.get("ops", []))
-
-    walk(ops)
     scene = {"id": "test.scene", "params": {}, "width": width, "height": height,
-             "features": sorted(used) if features is None else features, "ops": ops}
+             "features": sorted(ops_features(ops)) if features is None else features, "ops": ops}
     return Job(backend="software", mode=mode, refresh_hz=refresh_hz, warmup_frames=warmup, frames=frames,
                capture=capture, seed=1, scene=scene, complexity=complexity)
 
