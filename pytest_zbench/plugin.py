@@ -283,7 +283,7 @@ class Scene:
         __tracebackhide__ = True
         import warnings
 
-        from .host.gating import RegressionWarning
+        from .host.regression_gate import RegressionWarning
 
         result = self._host.judge(measurement)
         if result is None:

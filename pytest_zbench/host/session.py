@@ -27,7 +27,7 @@ from .ab import ab_entry, measure_ab, resolve_b_runner
 from .calibration import calibrate
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
-from .gating import GateResult, RegressionGate
+from .regression_gate import GateResult, RegressionGate
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene

@@ -1,4 +1,4 @@
-"""host.gating without pytest runs: the environment fingerprint input, JSON safety, warnings."""
+"""host.regression_gate without pytest runs: the environment fingerprint input, JSON safety, warnings."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 
 import numpy as np
 
-from pytest_zbench.host.gating import GateResult, run_environment
+from pytest_zbench.host.regression_gate import GateResult, run_environment
 from pytest_zbench.regression.gate import GateConfig, judge
 from pytest_zbench.regression.history import environment_fingerprint
 
