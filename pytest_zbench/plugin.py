@@ -68,7 +68,7 @@ class ZbenchState:
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         if settings.ab:
-            from .host.ab import resolve_b_runner
+            from .host.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
         self.is_worker = hasattr(config, "workerinput")

@@ -42,7 +42,7 @@ class SceneMeasurement:
     samples_file: Path | None = None
     wall_s: float = 0.0
     budget_ms: float = 0.0
-    ab: Any = None  # host.ab.ABRun in A/B mode: the B runner's launches, interleaved with these
+    ab: Any = None  # host.ab_launches.ABRun in A/B mode: the B runner's launches, interleaved with these
 
     @property
     def issues(self) -> list[Issue]:

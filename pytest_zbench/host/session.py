@@ -23,7 +23,7 @@ from ..settings import Settings
 from ..transports import make_transport
 from ..regression.history import environment_fingerprint
 from .artifacts import RunRecord, scene_entry
-from .ab import ab_entry, measure_ab, resolve_b_runner
+from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .calibration import calibrate
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
