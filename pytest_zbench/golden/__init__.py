@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .artifacts import defect_record, diff_image, write_artifacts
+from .failure_images import defect_record, diff_image, write_artifacts
 from .check import FrameCheck, check_capture
 from .match import Comparison, compare
 from .perceptual import FlipError, flip, ssim

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Literal, Mapping
 
 import numpy as np
 
-from .artifacts import defect_record, write_artifacts
+from .failure_images import defect_record, write_artifacts
 from .match import Comparison, compare
 from .store import GoldenError, GoldenKey, GoldenStore, UpdateDecision, as_rgba8, decide_update, load_png
 from .tolerance import resolve_tolerance

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..golden.artifacts import write_artifacts
+from ..golden.failure_images import write_artifacts
 from ..golden.check import FrameCheck, check_capture
 from ..golden.match import compare
 from ..golden.store import GoldenError, GoldenStore, load_png, pixel_digest

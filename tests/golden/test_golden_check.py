@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_zbench.golden import GoldenStore, ToleranceError, check_capture, load_png
-from pytest_zbench.golden.artifacts import WITHIN_TOLERANCE_RGB, diff_image, magma
+from pytest_zbench.golden.failure_images import WITHIN_TOLERANCE_RGB, diff_image, magma
 from pytest_zbench.golden.store import encode_png
 from pytest_zbench.protocol import Issue
 
