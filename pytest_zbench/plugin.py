@@ -263,7 +263,7 @@ class Scene:
     def check_perf(self, measurement: Any) -> None:
         """Fail when the launches did not all produce trustworthy samples; the samples are kept either way."""
         __tracebackhide__ = True
-        from .host.artifacts import issue_lines, junit_properties
+        from .host.run_record import issue_lines, junit_properties
 
         self._node.user_properties.extend(junit_properties(measurement, self._host.gpu_valid(measurement.device)))
         blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
@@ -419,7 +419,7 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def _write_run_json(state: ZbenchState) -> list[str]:
     """Write run.json; a document that breaks its schema is a bug of ours, but its numbers are still worth
     keeping: it goes to run.invalid.json and the session fails with the violations listed."""
-    from .host.artifacts import validate_run, write_json_atomic
+    from .host.run_record import validate_run, write_json_atomic
     from .host.html_report import write_report
 
     record = state.host.record

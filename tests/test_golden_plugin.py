@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from PIL import Image
 
-from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.host.run_record import validate_run
 
 MINI = "goldens/software/any/mini.fill.x1/frame-0.png"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import xml.etree.ElementTree as ET
 
-from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.gate import gpu_incomparable
 
 

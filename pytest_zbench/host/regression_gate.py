@@ -26,7 +26,7 @@ from ..regression.baseline import judge_against_history
 from ..regression.gate import GateConfig, SceneVerdict, Verdict, judge
 from ..regression.history import History, RunInfo, SceneRecord
 from ..settings import Settings
-from .artifacts import RunRecord
+from .run_record import RunRecord
 from .measure import SceneMeasurement, launch_samples
 
 # Sections of a device's run.json entry that are filled in later, from the launches, and would make one

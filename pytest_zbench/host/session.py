@@ -22,7 +22,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from ..regression.history import environment_fingerprint
-from .artifacts import RunRecord, scene_entry
+from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .calibration import calibrate
 from .device import Device

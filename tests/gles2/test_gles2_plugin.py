@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.host.run_record import validate_run
 
 pytestmark = pytest.mark.usefixtures("require_egl")
 

@@ -23,7 +23,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 
-from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.gate import GateConfig, judge
 from pytest_zbench.regression.history import History
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_zbench.host.artifacts import validate_run
+from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import RunInfo
 
 from .servers import adb_device_entry, runner_env
