@@ -263,9 +263,10 @@ class Scene:
     def check_perf(self, measurement: Any) -> None:
         """Fail when the launches did not all produce trustworthy samples; the samples are kept either way."""
         __tracebackhide__ = True
-        from .host.run_record import issue_lines, junit_properties
+        from .host.junit import perf_properties
+        from .host.run_record import issue_lines
 
-        self._node.user_properties.extend(junit_properties(measurement, self._host.gpu_valid(measurement.device)))
+        self._node.user_properties.extend(perf_properties(measurement, self._host.gpu_valid(measurement.device)))
         blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
                                                                  "connection_lost", "device_error", "quarantined")]
         if blocking or measurement.summary is None:
@@ -324,6 +325,7 @@ class Golden:
         __tracebackhide__ = True
         from .golden.store import GoldenStore
         from .host.goldens import check_goldens
+        from .host.junit import golden_properties
 
         settings = self._host.settings
         self._node.stash[MEASUREMENT_KEY] = measurement
@@ -341,14 +343,7 @@ class Golden:
             pytest.fail(str(exc), pytrace=False)
         correctness = outcome.correctness(settings.results)
         self._host.entry(measurement)["correctness"] = correctness
-        for frame in correctness["frames"]:
-            tight = frame.get("tightness") or {}
-            for metric, values in tight.items():
-                self._node.user_properties.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
-            self._node.user_properties.append((f"frame{frame['frame']}_status", frame["status"]))
-            if frame.get("cross_backend"):
-                self._node.user_properties.append((f"frame{frame['frame']}_cross_backend_status",
-                                                   frame["cross_backend"]["status"]))
+        self._node.user_properties.extend(golden_properties(correctness))
         if not outcome.passed:
             lines = [f"golden test of scene {measurement.case.id} on device {measurement.device} failed:"]
             lines += [f"  {failure}" for failure in outcome.failures]

@@ -1,4 +1,4 @@
-"""run.json (seed §8) and the per-test JUnit properties.
+"""run.json (docs/architecture.md, "What a run writes"): the session's record, scene entries, writing and validation.
 
 Workers of pytest-xdist build the same JSON-safe pieces and send them to the controller, which merges them
 and alone writes run.json (written atomically, validated against the shipped schema before it is written).
@@ -122,34 +122,6 @@ def launch_record(launch: LaunchOutcome) -> dict[str, Any]:
     return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
             "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
             "retried": launch.retried}
-
-
-def junit_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
-    """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>). gpu_ms is left out
-    when the device's GPU time source failed calibration (gpu_valid False): its numbers are not trusted."""
-    props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
-                                       ("zbench_backend", m.backend), ("runs", len(m.launches))]
-    if m.job is not None:
-        props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
-    if m.summary is None:
-        return props
-    s = m.summary
-    for metric in ("frame_ms", "cpu_ms", "gpu_ms", "interval_ms"):
-        if metric == "gpu_ms" and gpu_valid is False:
-            continue
-        values = s.metrics.get(metric)
-        if values:
-            props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
-    props += [("jank", s.jank), ("severe_jank", s.severe_jank)]
-    if s.jank_share is not None:
-        props.append(("jank_share", round(s.jank_share, 6)))
-    if s.gpu_source:
-        props.append(("gpu_source", s.gpu_source))
-        if gpu_valid is not None:
-            props.append(("gpu_valid", gpu_valid))
-    if m.samples_file is not None:
-        props.append(("samples_file", str(m.samples_file)))
-    return props
 
 
 @dataclass

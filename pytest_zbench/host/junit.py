@@ -1,0 +1,52 @@
+"""The properties a test carries into --junitxml (pytest writes `item.user_properties` as <property>).
+
+Per-test numbers travel this way, through xdist too; bulk samples go to run.json and the CSVs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .measure import SceneMeasurement
+
+
+def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
+    """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>). gpu_ms is left out
+    when the device's GPU time source failed calibration (gpu_valid False): its numbers are not trusted."""
+    props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
+                                       ("zbench_backend", m.backend), ("runs", len(m.launches))]
+    if m.job is not None:
+        props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
+    if m.summary is None:
+        return props
+    s = m.summary
+    for metric in ("frame_ms", "cpu_ms", "gpu_ms", "interval_ms"):
+        if metric == "gpu_ms" and gpu_valid is False:
+            continue
+        values = s.metrics.get(metric)
+        if values:
+            props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
+    props += [("jank", s.jank), ("severe_jank", s.severe_jank)]
+    if s.jank_share is not None:
+        props.append(("jank_share", round(s.jank_share, 6)))
+    if s.gpu_source:
+        props.append(("gpu_source", s.gpu_source))
+        if gpu_valid is not None:
+            props.append(("gpu_valid", gpu_valid))
+    if m.samples_file is not None:
+        props.append(("samples_file", str(m.samples_file)))
+    return props
+
+
+def golden_properties(correctness: dict[str, Any]) -> list[tuple[str, object]]:
+    """The observed metrics and status of every captured frame of a golden test, from the scene's run.json
+    `correctness` section: frame<N>_<metric>, frame<N>_status, frame<N>_cross_backend_status."""
+    props: list[tuple[str, object]] = []
+    for frame in correctness["frames"]:
+        tight = frame.get("tightness") or {}
+        for metric, values in tight.items():
+            props.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
+        props.append((f"frame{frame['frame']}_status", frame["status"]))
+        if frame.get("cross_backend"):
+            props.append((f"frame{frame['frame']}_cross_backend_status", frame["cross_backend"]["status"]))
+    return props
