@@ -24,7 +24,7 @@ from ..transports import make_transport
 from ..regression.history import environment_fingerprint
 from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .calibration import calibrate
+from .timer_check import calibrate
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .regression_gate import GateResult, RegressionGate
