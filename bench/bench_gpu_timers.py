@@ -6,7 +6,7 @@ interpreter; the table shows per-source medians of the measured frames and the r
 * finish/timer   how much a glFinish bracket inflates the timer query's number (CPU part + pipeline drain);
 * timer/cpu      GPU time against CPU submit time;
 * heavy/light    per source, each scene against the first (lightest) one: a source whose ratio stays near 1
-                 does not see the GPU's work (gpu_timing.check_calibration);
+                 does not see the GPU's work (gpu_timing.check_timer);
 * coverage       timer_query against finish_bracket minus CPU time (gpu_timing.check_coverage): a timer that
                  scales with the work but measures only part of the frame fails here.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_zbench.gpu_timing import check_calibration, check_coverage  # noqa: E402
+from pytest_zbench.gpu_timing import check_timer, check_coverage  # noqa: E402
 from pytest_zbench.runner.backends import BackendUnavailable  # noqa: E402
 from pytest_zbench.runner.backends.gles2 import Gles2Backend  # noqa: E402
 from pytest_zbench.runner.interpreter import compile_scene  # noqa: E402
@@ -111,7 +111,7 @@ def main() -> int:
         print(row)
 
     light = wanted[0]
-    print(f"\nheavy/light against {light} (calibration, pass at >= 1.5x):")
+    print(f"\nheavy/light against {light} (timer check, pass at >= 1.5x):")
     for scene_id in wanted[1:]:
         cells = []
         for source in sources + ["cpu"]:
@@ -120,7 +120,7 @@ def main() -> int:
                 b = results[scene_id, sources[0]]["cpu"]
                 cells.append(f"cpu {b / a:5.2f}x")
                 continue
-            verdict = check_calibration(results[light, source]["gpu"], results[scene_id, source]["gpu"])
+            verdict = check_timer(results[light, source]["gpu"], results[scene_id, source]["gpu"])
             a, b = results[light, source]["gpu"], results[scene_id, source]["gpu"]
             ratio = f"{b / a:5.2f}x" if a and b else "   - "
             cells.append(f"{source} {ratio} {'ok' if verdict.valid else 'FAIL'}")

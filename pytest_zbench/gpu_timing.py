@@ -1,12 +1,12 @@
 """Host-side rules that keep GPU numbers honest (research §2, §9, §10). Plain values in, plain values out.
 
-* `check_calibration`: a time source is only trusted if a deliberately heavier variant of a scene reads as
+* `check_timer` (the timer check): a time source is only trusted if a deliberately heavier variant of a scene reads as
   more GPU time. A driver whose glFinish does not wait, or a timer query that returns a constant, fails here.
   The host runs the light and the heavy job (same device, same source, same pacing) and passes the GPU-time
   medians (or the per-launch medians, or raw values) of each.
 * `check_coverage`: a timer query must account for a fair share of the work a finish bracket sees on the same
   GPU-bound scene. A timer that scales with the work but measures only part of it (llvmpipe's TIME_ELAPSED
-  covers about one tile's rasterisation, not the frame's) passes calibration and fails here.
+  covers about one tile's rasterisation, not the frame's) passes the timer check and fails here.
 * `heavier_ops`: the heavy variant of a display list — the same ops drawn `k` times on top of each other.
 * `run_source`: the one gpu_source of a run's frames; two sources in one run is an error, never averaged.
 """
@@ -19,18 +19,18 @@ import statistics
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
 # A translucent full-surface fill: overdraw that neither Skia nor a driver can cull. Opaque overdraw is a bad
-# calibration scene: llvmpipe drops binned commands under an opaque full-tile cover and tile-based GPUs with
+# timer-check scene: llvmpipe drops binned commands under an opaque full-tile cover and tile-based GPUs with
 # hidden-surface removal (PowerVR) do the same, so fill.opaque.x8 reads about as fast as fill.opaque.x1.
-CALIBRATION_SCENE = "fill.alpha.x1"
+TIMER_CHECK_SCENE = "fill.alpha.x1"
 # The heavy variant draws the scene this many times.
-CALIBRATION_FACTOR = 8
+TIMER_CHECK_FACTOR = 8
 # It must read as at least this many times the light variant's GPU time. With 8x the drawing, per-frame fixed
 # costs (clear, submit, the bracket's own overhead) keep real ratios below 8; llvmpipe reads 3x-7x on a small
 # surface. Below 1.5x the source is not seeing the GPU work.
 MIN_RATIO = 1.5
 
 
-class Calibration(NamedTuple):
+class TimerCheck(NamedTuple):
     valid: bool
     detail: str
 
@@ -50,9 +50,9 @@ def _median(values: float | int | Sequence[float | int | None] | None) -> tuple[
     return statistics.median(finite), len(finite)
 
 
-def check_calibration(light_gpu_ms: float | Sequence[float | None] | None,
+def check_timer(light_gpu_ms: float | Sequence[float | None] | None,
                       heavy_gpu_ms: float | Sequence[float | None] | None, *,
-                      min_ratio: float = MIN_RATIO, source: str = "") -> Calibration:
+                      min_ratio: float = MIN_RATIO, source: str = "") -> TimerCheck:
     """Does the heavy variant read as clearly more GPU time than the light one?
 
     Each argument is a median or a sequence of values (None and non-finite values are ignored; the median
@@ -63,19 +63,19 @@ def check_calibration(light_gpu_ms: float | Sequence[float | None] | None,
     heavy, n_heavy = _median(heavy_gpu_ms)
     if light is None or heavy is None:
         missing = " and ".join(name for name, v in (("light", light), ("heavy", heavy)) if v is None)
-        return Calibration(False, f"{what}calibration: no GPU time for the {missing} variant; the source "
+        return TimerCheck(False, f"{what}timer check: no GPU time for the {missing} variant; the source "
                                   "cannot be checked, so its numbers are not trusted")
     if light <= 0 or heavy <= 0:
-        return Calibration(False, f"{what}calibration: a median of {light:g} ms (light) / {heavy:g} ms (heavy) "
+        return TimerCheck(False, f"{what}timer check: a median of {light:g} ms (light) / {heavy:g} ms (heavy) "
                                   "is not a duration")
     ratio = heavy / light
     numbers = (f"light median {light:.4g} ms (n={n_light}), heavy median {heavy:.4g} ms (n={n_heavy}), "
                f"ratio {ratio:.2f}x")
     if ratio < min_ratio:
-        return Calibration(False, f"{what}calibration failed: {numbers}; a variant with more GPU work must read "
+        return TimerCheck(False, f"{what}timer check failed: {numbers}; a variant with more GPU work must read "
                                   f"at least {min_ratio:g}x, so this source does not see the GPU's work "
                                   "(a glFinish that does not wait, a stuck or stub timer)")
-    return Calibration(True, f"{what}calibration passed: {numbers} (>= {min_ratio:g}x)")
+    return TimerCheck(True, f"{what}timer check passed: {numbers} (>= {min_ratio:g}x)")
 
 
 # On a GPU-bound scene a timer query must see at least this share of (finish bracket - CPU submit time).
@@ -85,10 +85,10 @@ MIN_COVERAGE = 0.25
 def check_coverage(timer_gpu_ms: float | Sequence[float | None] | None,
                    finish_gpu_ms: float | Sequence[float | None] | None,
                    cpu_ms: float | Sequence[float | None] | None = None, *,
-                   min_share: float = MIN_COVERAGE) -> Calibration:
+                   min_share: float = MIN_COVERAGE) -> TimerCheck:
     """Does a timer query measure the frame, or only part of it?
 
-    Arguments are medians (or values) from two runs of the same GPU-bound scene — use the heavy calibration
+    Arguments are medians (or values) from two runs of the same GPU-bound scene — use the heavy timer-check
     variant — one timed by timer_query, one by finish_bracket, and optionally the CPU time (cpu_ms) of the
     finish_bracket run. A finish bracket contains the CPU part, the GPU work and the drain; the GPU work alone
     must be at least `min_share` of what is left once the CPU part is taken away, and cannot exceed the
@@ -98,24 +98,24 @@ def check_coverage(timer_gpu_ms: float | Sequence[float | None] | None,
     finish, _ = _median(finish_gpu_ms)
     cpu, _ = _median(cpu_ms)
     if timer is None or finish is None:
-        return Calibration(False, "timer_query coverage: a timer_query and a finish_bracket median are both "
+        return TimerCheck(False, "timer_query coverage: a timer_query and a finish_bracket median are both "
                                   "needed")
     if timer <= 0 or finish <= 0:
-        return Calibration(False, f"timer_query coverage: {timer:g} ms / {finish:g} ms is not a duration")
+        return TimerCheck(False, f"timer_query coverage: {timer:g} ms / {finish:g} ms is not a duration")
     budget = max(finish - (cpu or 0.0), 1e-9)
     share = timer / budget
     numbers = (f"timer_query {timer:.4g} ms against finish_bracket {finish:.4g} ms"
                + (f" minus {cpu:.4g} ms of CPU" if cpu else "") + f": {share:.0%}")
     if timer > finish * 1.5:
-        return Calibration(False, f"timer_query coverage failed: {numbers}; more GPU time than the whole "
+        return TimerCheck(False, f"timer_query coverage failed: {numbers}; more GPU time than the whole "
                                   "finish-bracketed frame is impossible")
     if share < min_share:
-        return Calibration(False, f"timer_query coverage failed: {numbers} (< {min_share:.0%}); the timer "
+        return TimerCheck(False, f"timer_query coverage failed: {numbers} (< {min_share:.0%}); the timer "
                                   "measures only part of the frame's GPU work, so its values understate it")
-    return Calibration(True, f"timer_query coverage passed: {numbers} (>= {min_share:.0%})")
+    return TimerCheck(True, f"timer_query coverage passed: {numbers} (>= {min_share:.0%})")
 
 
-def heavier_ops(ops: Sequence[Mapping[str, Any]], k: int = CALIBRATION_FACTOR) -> list[dict[str, Any]]:
+def heavier_ops(ops: Sequence[Mapping[str, Any]], k: int = TIMER_CHECK_FACTOR) -> list[dict[str, Any]]:
     """The same display list drawn k times in place (one `repeat` with dx = dy = 0): k times the overdraw,
     so the same pixels are touched k times. Translucent ops cannot be culled; opaque ones stay unculled as
     long as they do not cover the whole target exactly (a full-target opaque rect may become a clear)."""
@@ -124,11 +124,11 @@ def heavier_ops(ops: Sequence[Mapping[str, Any]], k: int = CALIBRATION_FACTOR) -
     return [{"op": "repeat", "count": k, "dx": 0, "dy": 0, "ops": copy.deepcopy(list(ops))}]
 
 
-def heavier_scene(scene: Mapping[str, Any], k: int = CALIBRATION_FACTOR) -> dict[str, Any]:
+def heavier_scene(scene: Mapping[str, Any], k: int = TIMER_CHECK_FACTOR) -> dict[str, Any]:
     """A job's `scene` object with `heavier_ops` applied, its id suffixed and `repeat` added to features."""
     out = copy.deepcopy(dict(scene))
     out["ops"] = heavier_ops(scene["ops"], k)
-    out["id"] = f"{scene['id']}.calibration.x{k}"
+    out["id"] = f"{scene['id']}.timer_check.x{k}"
     out["features"] = sorted(set(scene.get("features", [])) | {"repeat"})
     return out
 

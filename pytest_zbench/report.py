@@ -8,8 +8,8 @@ COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu
 
 
 def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | None = None) -> list[str]:
-    """The table; gpu_ms of a device whose GPU time source failed calibration is not shown, and a line under
-    the table says why (`devices`: run.json's per-device sections, for the calibration detail)."""
+    """The table; gpu_ms of a device whose GPU time source failed the timer check is not shown, and a line
+    under the table says why (`devices`: run.json's per-device sections, for the timer check's detail)."""
     scenes = list(scenes)
     rows = [COLUMNS]
     for entry in sorted(scenes, key=lambda e: (e["device"], e["id"])):
@@ -29,9 +29,9 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
-        calibration = ((devices or {}).get(name, {}).get("gpu") or {}).get("calibration") or {}
-        lines.append(f"gpu_ms of {name} not shown: its GPU time source failed calibration "
-                     f"({calibration.get('detail') or 'no detail'})")
+        check = ((devices or {}).get(name, {}).get("gpu") or {}).get("timer_check") or {}
+        lines.append(f"gpu_ms of {name} not shown: its GPU time source failed the timer check "
+                     f"({check.get('detail') or 'no detail'})")
     return lines
 
 

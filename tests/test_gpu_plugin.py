@@ -1,5 +1,5 @@
 """GPU time on the host, end to end with a third-party runner at the protocol boundary: garbage values are
-dropped and counted, calibration decides whether gpu_ms is trusted, and an untrusted source is neither shown,
+dropped and counted, the timer check decides whether gpu_ms is trusted, and an untrusted source is neither shown,
 charted, written as a JUnit property nor gated."""
 
 from __future__ import annotations
@@ -39,28 +39,28 @@ def test_garbage_gpu_values_from_a_runner_are_dropped_and_counted(project, tmp_p
     measured = [r for r in samples if r["phase"] == "measure"]
     assert sum(1 for r in measured if r["gpu_ms"]) == 4
     assert all(float(r["gpu_ms"]) < 1 for r in measured if r["gpu_ms"])  # no garbage reached the samples
-    # The good values are all the statistics saw; the source passed calibration (8 rects read 8x one rect).
+    # The good values are all the statistics saw; the source passed the timer check (8 rects read 8x one rect).
     assert 0.04 < scene["metrics"]["gpu_ms"]["p50"] < 0.06
-    calibration = document["gpu"]["calibration"]
-    assert calibration["source"] == "timer_query" and calibration["valid"] is True, calibration
-    assert calibration["heavy_ms"] > 5 * calibration["light_ms"]
+    check = document["gpu"]["timer_check"]
+    assert check["source"] == "timer_query" and check["valid"] is True, check
+    assert check["heavy_ms"] > 5 * check["light_ms"]
     assert scene["gpu_valid"] is True
     props = junit_cases(junit)["perf[mini.fill.x1-rectonly]"]
     assert props["gpu_source"] == "timer_query" and "gpu_ms_p50" in props and props["gpu_valid"] == "True"
 
 
-def test_a_source_failing_calibration_is_not_shown_charted_or_gated(project, tmp_path):
+def test_a_source_failing_the_timer_check_is_not_shown_charted_or_gated(project, tmp_path):
     project.write_inventory({"RECT_RUNNER_GPU": "stuck"})
     junit = tmp_path / "junit.xml"
     result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", f"--junitxml={junit}")
     result.assert_outcomes(passed=1)
-    result.stdout.fnmatch_lines(["*mini.fill.x1*untrusted*", "*gpu_ms of rectonly not shown*failed calibration*"])
+    result.stdout.fnmatch_lines(["*mini.fill.x1*untrusted*", "*gpu_ms of rectonly not shown*failed the timer check*"])
 
     document = project.run_json()
     assert validate_run(document) == []
-    calibration = document["gpu"]["calibration"]
-    assert calibration["valid"] is False and "calibration failed" in calibration["detail"]
-    assert calibration["light_ms"] == calibration["heavy_ms"] == 0.5
+    check = document["gpu"]["timer_check"]
+    assert check["valid"] is False and "timer check failed" in check["detail"]
+    assert check["light_ms"] == check["heavy_ms"] == 0.5
     (scene,) = document["scenes"]
     assert scene["gpu_valid"] is False
     assert scene["metrics"]["gpu_ms"]["p50"] == 0.5  # kept as data, flagged
@@ -70,14 +70,14 @@ def test_a_source_failing_calibration_is_not_shown_charted_or_gated(project, tmp
     assert "not trusted" in report and "untrusted" in report and "gpu_ms per frame" not in report
     # The gate never compares gpu_ms of an untrusted source, even against itself.
     reason = gpu_incomparable(scene["per_run"], scene["per_run"])
-    assert reason is not None and "calibration" in reason
+    assert reason is not None and "timer check" in reason
 
 
-def test_a_runner_without_gpu_time_is_not_calibrated(project):
+def test_a_runner_without_gpu_time_gets_no_timer_check(project):
     result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1")
     result.assert_outcomes(passed=1)
     document = project.run_json()
-    assert "calibration" not in document["gpu"]
+    assert "timer_check" not in document["gpu"]
     (scene,) = document["scenes"]
     assert scene["gpu_valid"] is None
     assert scene["gpu_timer"] == {"source": None, "sources": [], "frames_with_gpu": 0, "disjoint": 0, "invalid": 0}

@@ -27,7 +27,7 @@ figure{margin:0}figcaption{font-size:12px;color:#555}img{max-width:360px;image-r
 
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
     parts = [f"<!doctype html><meta charset=utf-8><title>zbench run {html.escape(document['run_id'][:8])}</title>",
-             f"<style>{CSS}</style>", _header(document), _calibration(document), _table(document["scenes"])]
+             f"<style>{CSS}</style>", _header(document), _timer_checks(document), _table(document["scenes"])]
     for scene in document["scenes"]:
         parts.append(_scene_section(scene, results_dir))
     path.write_text("\n".join(parts), encoding="utf-8")
@@ -45,21 +45,21 @@ def _header(doc: dict[str, Any]) -> str:
             f"{display.get('refresh_hz')} Hz</p>")
 
 
-def _calibration(doc: dict[str, Any]) -> str:
-    """Per device with a GPU time source: its calibration, and why its gpu_ms is hidden when it failed."""
+def _timer_checks(doc: dict[str, Any]) -> str:
+    """Per device with a GPU time source: its timer check, and why its gpu_ms is hidden when it failed."""
     items = []
     for name, sections in (doc.get("devices") or {}).items():
-        calibration = (sections.get("gpu") or {}).get("calibration")
-        if not calibration:
+        check = (sections.get("gpu") or {}).get("timer_check")
+        if not check:
             continue
-        verdict = ("trusted" if calibration.get("valid") else
+        verdict = ("trusted" if check.get("valid") else
                    "<b>not trusted</b>: gpu_ms of this device is not shown or charted, and the regression gate "
                    "skips it")
-        items.append(f"<li>{html.escape(name)}: GPU time source <code>{html.escape(str(calibration.get('source')))}"
-                     f"</code> {verdict} ({html.escape(str(calibration.get('detail', '')))})</li>")
+        items.append(f"<li>{html.escape(name)}: GPU time source <code>{html.escape(str(check.get('source')))}"
+                     f"</code> {verdict} ({html.escape(str(check.get('detail', '')))})</li>")
     if not items:
         return ""
-    return ("<p>GPU timing: gpu_ms of different sources is never compared. Calibration (a light and an 8x heavier "
+    return ("<p>GPU timing: gpu_ms of different sources is never compared. Timer check (a light and an 8x heavier "
             "translucent fill must read clearly different GPU times):</p><ul>" + "".join(items) + "</ul>")
 
 
@@ -77,7 +77,7 @@ def _table(scenes: Sequence[dict[str, Any]]) -> str:
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
             + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                     cpu.get("p50")))
-            + ("<td title='the GPU time source failed calibration'>untrusted</td>" if s.get("gpu_valid") is False
+            + ("<td title='the GPU time source failed the timer check'>untrusted</td>" if s.get("gpu_valid") is False
                else f"<td>{_ms(gpu_p50)}</td>")
             + f"<td>{metrics.get('jank', '')}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
             f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>"
@@ -106,7 +106,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
         out.append("<div class=plots>" + "".join(plots) + "</div>")
     if scene.get("gpu_valid") is False:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
-                   "GPU time source failed calibration, so its values are not trusted (see the top of this "
+                   "GPU time source failed the timer check, so its values are not trusted (see the top of this "
                    "report).</p>")
     correctness = scene.get("correctness") or {}
     images = _golden_images(correctness, results_dir)

@@ -12,7 +12,7 @@ from .measure import SceneMeasurement
 
 def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
     """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>). gpu_ms is left out
-    when the device's GPU time source failed calibration (gpu_valid False): its numbers are not trusted."""
+    when the device's GPU time source failed the timer check (gpu_valid False): its numbers are not trusted."""
     props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
                                        ("zbench_backend", m.backend), ("runs", len(m.launches))]
     if m.job is not None:

@@ -60,7 +60,7 @@ def gpu_timer_counts(m: SceneMeasurement) -> dict[str, Any]:
 def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
                 gpu_valid: bool | None = None) -> dict[str, Any]:
     """One §8 `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error. `gpu_valid`:
-    whether the device's GPU time source passed calibration (False: gpu_ms is not charted or gated)."""
+    whether the device's GPU time source passed the timer check (False: gpu_ms is not charted or gated)."""
     job = m.job
     summary = m.summary.to_dict() if m.summary else None
     metrics: dict[str, Any] = {"interval_ms": {}, "cpu_ms": {}, "gpu_ms": {}, "frame_ms": {}}

@@ -24,7 +24,7 @@ from ..transports import make_transport
 from ..regression.history import environment_fingerprint
 from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .timer_check import calibrate
+from .timer_check import check_gpu_timer
 from .device import Device
 from .environment import app_info, host_conditions, host_device_info
 from .regression_gate import GateResult, RegressionGate
@@ -77,13 +77,13 @@ class HostSession:
             self.record.devices[name] = sections
             source = sections["gpu"].get("timer_source")
             if source not in (None, "none"):
-                sections["gpu"]["calibration"] = calibrate(device, self.settings, self.settings.results, source)
+                sections["gpu"]["timer_check"] = check_gpu_timer(device, self.settings, self.settings.results, source)
         return self._devices[name]
 
     def gpu_valid(self, device_name: str) -> bool | None:
-        """Whether the device's GPU time source passed calibration; None when it has no GPU time source."""
-        calibration = self.record.devices.get(device_name, {}).get("gpu", {}).get("calibration")
-        return None if calibration is None else bool(calibration.get("valid"))
+        """Whether the device's GPU time source passed the timer check; None when it has no GPU time source."""
+        check = self.record.devices.get(device_name, {}).get("gpu", {}).get("timer_check")
+        return None if check is None else bool(check.get("valid"))
 
     def measure(self, device_name: str, case: SceneCase) -> SceneMeasurement:
         """The scene measured on the device (once per session), under the device's lease. A quarantined

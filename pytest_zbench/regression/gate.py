@@ -204,7 +204,7 @@ def gpu_incomparable(baseline: Sequence[Any], candidate: Sequence[Any]) -> str |
     for side, launches in (("baseline", baseline), ("candidate", candidate)):
         if any((l.get("gpu_valid") if isinstance(l, Mapping) else getattr(l, "gpu_valid", None)) is False
                for l in launches):
-            return f"the {side}'s GPU time source failed calibration (gpu_valid false); its gpu_ms is not trusted"
+            return f"the {side}'s GPU time source failed the timer check (gpu_valid false); its gpu_ms is not trusted"
     base, cand = gpu_sources(baseline), gpu_sources(candidate)
     if not base or not cand:
         return "no gpu_ms on " + ("either side" if not base and not cand else

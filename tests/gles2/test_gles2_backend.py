@@ -1,5 +1,5 @@
 """The gles2 backend in-process, frame by frame: late timer results, GL errors, shader errors, garbage and
-disjoint timer values, and the calibration that a heavier scene reads as more GPU time."""
+disjoint timer values, and the timer check that a heavier scene reads as more GPU time."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from pytest_zbench.gpu_timing import check_calibration, heavier_ops
+from pytest_zbench.gpu_timing import check_timer, heavier_ops
 from pytest_zbench.runner.backends import FrameTiming
 from pytest_zbench.runner.backends.gles2 import Gles2Backend
 from pytest_zbench.runner.gl.timer import TimerQuery
@@ -164,5 +164,5 @@ def test_a_heavier_variant_reads_as_more_gpu_time(backend, source):
         timings = render(b, ops, 14, size=256)
         medians.append(statistics.median(t.gpu_ms for f, t in timings.items() if f >= 4 and t.gpu_ms))
         b.close()
-    valid, detail = check_calibration(*medians, source=source)
+    valid, detail = check_timer(*medians, source=source)
     assert valid, detail

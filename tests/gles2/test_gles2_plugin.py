@@ -1,5 +1,5 @@
 """The gles2 backend through the plugin: run.json's gpu section, per-frame gpu_ms in the per-scene CSV, the
-per-scene timer counts, calibration, and a device that forces the finish bracket (a runner without a timer
+per-scene timer counts, the timer check, and a device that forces the finish bracket (a runner without a timer
 query) saying so."""
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ def test_gles2_device_reports_renderer_timer_source_and_per_frame_gpu_ms(project
     assert gpu["backend"] == "gles2" and gpu["gl_renderer"]
     assert gpu["gl_extensions_hash"].startswith("sha256:")
     assert gpu["timer_source"] in ("timer_query", "finish_bracket")
-    assert gpu["calibration"]["source"] == gpu["timer_source"]
-    assert isinstance(gpu["calibration"]["valid"], bool) and gpu["calibration"]["detail"]
+    assert gpu["timer_check"]["source"] == gpu["timer_source"]
+    assert isinstance(gpu["timer_check"]["valid"], bool) and gpu["timer_check"]["detail"]
     for scene in document["scenes"]:
         counts = scene["gpu_timer"]
         assert counts["source"] == gpu["timer_source"] == scene["timer_source"]
@@ -44,7 +44,7 @@ def test_gles2_device_reports_renderer_timer_source_and_per_frame_gpu_ms(project
         rows = list(csv.DictReader(open(project.results / scene["samples_file"])))
         assert {r["gpu_source"] for r in rows} == {gpu["timer_source"]}
         assert sum(1 for r in rows if r["gpu_ms"]) == len(rows) - counts["invalid"] - counts["disjoint"]
-        assert scene["gpu_valid"] is gpu["calibration"]["valid"]
+        assert scene["gpu_valid"] is gpu["timer_check"]["valid"]
 
 
 def test_a_device_forcing_the_finish_bracket_runs_and_says_so(project):
@@ -56,7 +56,7 @@ def test_a_device_forcing_the_finish_bracket_runs_and_says_so(project):
     gpu = document["gpu"]
     assert gpu["timer_source"] == "finish_bracket" and gpu["timer_sources"] == ["finish_bracket"]
     assert gpu["timer_forced"] == "finish_bracket"
-    assert gpu["calibration"]["source"] == "finish_bracket"
+    assert gpu["timer_check"]["source"] == "finish_bracket"
     (scene,) = document["scenes"]
     assert scene["timer_source"] == scene["gpu_source"] == "finish_bracket"
     assert scene["gpu_timer"]["source"] == "finish_bracket" and scene["gpu_timer"]["frames_with_gpu"] == 12

@@ -1,5 +1,5 @@
 """GPU time validation and bookkeeping without a GPU: raw timer values, the query ring against a scripted GL,
-the choice of a time source, calibration and the one-source-per-run rule."""
+the choice of a time source, the timer check and the one-source-per-run rule."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import hashlib
 import pytest
 
 from pytest_zbench.gpu_timing import (
-    CALIBRATION_FACTOR, MixedGpuSources, check_calibration, heavier_ops, heavier_scene, run_source,
+    TIMER_CHECK_FACTOR, MixedGpuSources, check_timer, heavier_ops, heavier_scene, run_source,
 )
 from pytest_zbench.runner.gl.timer import (
     ABSURD_NS, TimerQuery, TimerUnavailable, available_sources, choose_source, judge_elapsed,
@@ -165,35 +165,35 @@ def test_a_forced_source_is_used_and_must_exist():
         choose_source(available_sources(True), "vsync")
 
 
-# --------------------------------------------------------------------------------- calibration
+# -------------------------------------------------------------------------------- timer check
 
 
-def test_calibration_passes_when_the_heavy_variant_reads_clearly_more():
-    valid, detail = check_calibration(0.5, 3.0, source="timer_query")
+def test_timer_check_passes_when_the_heavy_variant_reads_clearly_more():
+    valid, detail = check_timer(0.5, 3.0, source="timer_query")
     assert valid and "6.00x" in detail and detail.startswith("timer_query")
 
 
-def test_calibration_fails_for_a_source_that_does_not_see_the_gpu():
+def test_timer_check_fails_for_a_source_that_does_not_see_the_gpu():
     # A glFinish that returns at once: both variants read as the submit cost.
-    valid, detail = check_calibration([0.2, 0.21, 0.19], [0.22, 0.2, 0.21], source="finish_bracket")
+    valid, detail = check_timer([0.2, 0.21, 0.19], [0.22, 0.2, 0.21], source="finish_bracket")
     assert not valid and "does not see" in detail
 
 
-def test_calibration_fails_without_values_and_ignores_unknown_cells():
-    assert not check_calibration([None, None], [1.0]).valid
-    assert not check_calibration(None, 1.0).valid
-    assert not check_calibration(0.0, 1.0).valid
-    assert check_calibration([None, 1.0, float("nan"), 1.0], [4.0, None]).valid
+def test_timer_check_fails_without_values_and_ignores_unknown_cells():
+    assert not check_timer([None, None], [1.0]).valid
+    assert not check_timer(None, 1.0).valid
+    assert not check_timer(0.0, 1.0).valid
+    assert check_timer([None, 1.0, float("nan"), 1.0], [4.0, None]).valid
 
 
 def test_the_heavy_variant_repeats_the_ops_in_place():
     ops = [{"op": "rect", "x": 1, "y": 1, "w": 10, "h": 10, "color": "#3366CC40"}]
     heavy = heavier_ops(ops)
-    assert heavy == [{"op": "repeat", "count": CALIBRATION_FACTOR, "dx": 0, "dy": 0, "ops": ops}]
+    assert heavy == [{"op": "repeat", "count": TIMER_CHECK_FACTOR, "dx": 0, "dy": 0, "ops": ops}]
     assert heavy[0]["ops"] is not ops
     scene = {"id": "fill.alpha.x1", "features": ["rect"], "ops": ops, "width": 20, "height": 20}
     heavy_scene = heavier_scene(scene, 4)
-    assert heavy_scene["features"] == ["rect", "repeat"] and heavy_scene["id"] == "fill.alpha.x1.calibration.x4"
+    assert heavy_scene["features"] == ["rect", "repeat"] and heavy_scene["id"] == "fill.alpha.x1.timer_check.x4"
     assert scene["ops"] is ops and scene["features"] == ["rect"]
     with pytest.raises(ValueError):
         heavier_ops(ops, 1)

@@ -10,7 +10,7 @@ another team would. Fault knobs for tests, from the environment:
   RECT_RUNNER_GPU=garbage claim a timer query: gpu_ms proportional to the rects drawn, except for a few
                           measured frames that pass through what a broken driver returns (0, 0xFFFFFFFF ns
                           read as ms = 4294.967295, a value flagged disjoint=1)
-  RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails calibration)
+  RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails the timer check)
 """
 
 import csv

@@ -4,7 +4,6 @@
 * `glapi`    — the handful of GL entry points the runner calls itself, resolved with eglGetProcAddress.
 * `timer`    — GPU time sources (timer_query, finish_bracket, readback, none) and the validation of raw
                timer values.
-* `calibrate` — the light/heavy check that a time source actually sees GPU work.
 
 Nothing here imports PyOpenGL: its extension wrappers do not resolve on a surfaceless EGL context.
 """
