@@ -11,8 +11,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from .errors import DeviceError, DeviceQuarantined, SceneError, UsageError
-from .settings import BASELINE_KEYWORDS, OPTIONS, Option, Settings, build_settings
+from ..errors import DeviceError, DeviceQuarantined, SceneError, UsageError
+from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, Settings, build_settings
 
 SESSION_KEY = pytest.StashKey["ZbenchState"]()
 CASE_KEY = pytest.StashKey[Any]()  # SceneCase of a collected scene test
@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from . import hookspecs
+    from .. import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -60,7 +60,7 @@ class ZbenchState:
     """Session state in config.stash: settings, the host session (lazy), the terminal progress line."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
-        from .inventory import load_inventory
+        from ..inventory import load_inventory
 
         self.config = config
         self.settings = settings
@@ -68,7 +68,7 @@ class ZbenchState:
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         if settings.ab:
-            from .host.ab_launches import resolve_b_runner
+            from ..host.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
         self.is_worker = hasattr(config, "workerinput")
@@ -78,7 +78,7 @@ class ZbenchState:
     @property
     def host(self) -> Any:
         if self._host is None:
-            from .host.session import HostSession
+            from ..host.session import HostSession
 
             run = getattr(self.config, "workerinput", {}).get("zbench_run", {})
             self._host = HostSession(self.settings, self.inventory, self.config.rootpath,
@@ -134,7 +134,7 @@ class SceneFile(pytest.File):
     """One scene file: a perf test per scene case and device."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from .scenes import load_scene_file
+        from ..scenes import load_scene_file
 
         state = self.config.stash[SESSION_KEY]
         for case in load_scene_file(self.path):
@@ -228,7 +228,7 @@ def scene(request: pytest.FixtureRequest, zbench_session: Any) -> "Scene":
 
 
 def _find_case(scenes_dir: Path, scene_id: str) -> Any:
-    from .scenes import load_corpus
+    from ..scenes import load_corpus
 
     cases, errors = load_corpus(scenes_dir)
     for case in cases:
@@ -263,8 +263,8 @@ class Scene:
     def check_perf(self, measurement: Any) -> None:
         """Fail when the launches did not all produce trustworthy samples; the samples are kept either way."""
         __tracebackhide__ = True
-        from .host.junit import perf_properties
-        from .host.run_record import issue_lines
+        from ..host.junit import perf_properties
+        from ..host.run_record import issue_lines
 
         self._node.user_properties.extend(perf_properties(measurement, self._host.gpu_valid(measurement.device)))
         blocking = [i for i in measurement.issues if i.kind in ("exit", "timeout", "partial", "protocol", "nan",
@@ -284,7 +284,7 @@ class Scene:
         __tracebackhide__ = True
         import warnings
 
-        from .host.regression_gate import RegressionWarning
+        from ..host.regression_gate import RegressionWarning
 
         result = self._host.judge(measurement)
         if result is None:
@@ -323,9 +323,9 @@ class Golden:
 
     def check(self, measurement: Any) -> Any:
         __tracebackhide__ = True
-        from .golden.store import GoldenStore
-        from .host.goldens import check_goldens
-        from .host.junit import golden_properties
+        from ..golden.store import GoldenStore
+        from ..host.goldens import check_goldens
+        from ..host.junit import golden_properties
 
         settings = self._host.settings
         self._node.stash[MEASUREMENT_KEY] = measurement
@@ -391,7 +391,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     with several devices keep each device on one worker (a device measures one thing at a time)."""
     if config.getvalue("dist") != "load":
         return None
-    from .xdist_scheduling import SceneScheduling
+    from ..xdist_scheduling import SceneScheduling
 
     return SceneScheduling(config, log, devices=config.stash[SESSION_KEY].settings.devices)
 
@@ -414,8 +414,8 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 def _write_run_json(state: ZbenchState) -> list[str]:
     """Write run.json; a document that breaks its schema is a bug of ours, but its numbers are still worth
     keeping: it goes to run.invalid.json and the session fails with the violations listed."""
-    from .host.run_record import validate_run, write_json_atomic
-    from .host.html_report import write_report
+    from ..host.run_record import validate_run, write_json_atomic
+    from ..host.html_report import write_report
 
     record = state.host.record
     if not record.scenes:
@@ -434,7 +434,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(SESSION_KEY, None)
     if state is None or state.is_worker or state._host is None or not state.host.record.scenes:
         return
-    from .report import summary_lines
+    from ..report import summary_lines
 
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(state.host.record.scenes, state.host.record.devices):
@@ -453,7 +453,7 @@ def _report_goldens(terminalreporter: Any, state: ZbenchState) -> None:
     """What --zbench-update-goldens wrote, and goldens that no scene uses any more."""
     if state.settings.update_goldens is None:
         return
-    from .host.goldens import unused_goldens
+    from ..host.goldens import unused_goldens
 
     written = [f["written"] for s in state.host.record.scenes for f in (s.get("correctness") or {}).get("frames", [])
                if f.get("written")]
