@@ -47,7 +47,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    from .. import hookspecs
+    from . import hookspecs
 
     pluginmanager.add_hookspecs(hookspecs)
 
@@ -391,7 +391,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     with several devices keep each device on one worker (a device measures one thing at a time)."""
     if config.getvalue("dist") != "load":
         return None
-    from ..xdist_scheduling import SceneScheduling
+    from .xdist import SceneScheduling
 
     return SceneScheduling(config, log, devices=config.stash[SESSION_KEY].settings.devices)
 
