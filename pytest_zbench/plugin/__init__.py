@@ -434,7 +434,7 @@ def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pyte
     state = config.stash.get(SESSION_KEY, None)
     if state is None or state.is_worker or state._host is None or not state.host.record.scenes:
         return
-    from ..report import summary_lines
+    from ..host.summary_table import summary_lines
 
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(state.host.record.scenes, state.host.record.devices):
