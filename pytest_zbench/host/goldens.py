@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from ..golden.failure_images import write_artifacts
 from ..golden.check import FrameCheck, check_capture
@@ -36,6 +36,19 @@ class GoldenOutcome:
     @property
     def passed(self) -> bool:
         return not self.failures and all(check.ok for check in self.checks)
+
+    def failure_message(self, m: SceneMeasurement, update: str | None) -> str | None:
+        """The golden test's failure text, or None when it passed: the invariants broken, every frame that
+        failed, and the command that records a missing golden."""
+        if self.passed:
+            return None
+        lines = [f"golden test of scene {m.case.id} on device {m.device} failed:"]
+        lines += [f"  {failure}" for failure in self.failures]
+        lines += [check.message for check in self.checks if not check.ok]
+        if any(check.status == "missing" for check in self.checks) and update is None:
+            lines.append(f"  create it: pytest --zbench-device={m.device} "
+                         f"-k 'golden[{m.case.id}-{m.device}]' --zbench-update-goldens=missing")
+        return "\n".join(lines)
 
     def correctness(self, results_dir: Path) -> dict[str, Any]:
         """The run.json `correctness` section of the scene."""
@@ -130,6 +143,12 @@ def _cross_backend(store: GoldenStore, m: SceneMeasurement, frame: int, capture:
         entry["message"] += (f"\n  if the difference is a real rasteriser difference, declare it in the scene's "
                              f"tolerance.{m.backend}.cross_backend")
     return entry
+
+
+def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
+    """The goldens this session wrote, from run.json scene entries (their `correctness` frames)."""
+    return [frame["written"] for scene in scenes for frame in (scene.get("correctness") or {}).get("frames", [])
+            if frame.get("written")]
 
 
 def unused_goldens(settings: Settings, inventory: Inventory) -> list[Path]:

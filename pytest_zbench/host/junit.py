@@ -5,8 +5,7 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 
 from __future__ import annotations
 
-from typing import Any
-
+from .goldens import GoldenOutcome
 from .measure import SceneMeasurement
 
 
@@ -38,15 +37,17 @@ def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[
     return props
 
 
-def golden_properties(correctness: dict[str, Any]) -> list[tuple[str, object]]:
-    """The observed metrics and status of every captured frame of a golden test, from the scene's run.json
-    `correctness` section: frame<N>_<metric>, frame<N>_status, frame<N>_cross_backend_status."""
+def golden_properties(outcome: GoldenOutcome) -> list[tuple[str, object]]:
+    """The observed metrics and status of every captured frame of a golden test: frame<N>_<metric>,
+    frame<N>_status and, for a GPU backend, frame<N>_cross_backend_status."""
     props: list[tuple[str, object]] = []
-    for frame in correctness["frames"]:
-        tight = frame.get("tightness") or {}
-        for metric, values in tight.items():
-            props.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
-        props.append((f"frame{frame['frame']}_status", frame["status"]))
-        if frame.get("cross_backend"):
-            props.append((f"frame{frame['frame']}_cross_backend_status", frame["cross_backend"]["status"]))
+    for check in outcome.checks:
+        frame = check.key.frame
+        tightness = (check.comparison.tightness if check.comparison else None) or {}
+        for metric, values in tightness.items():
+            props.append((f"frame{frame}_{metric}", values.get("observed")))
+        props.append((f"frame{frame}_status", check.status))
+        cross = outcome.cross.get(frame)
+        if cross:
+            props.append((f"frame{frame}_cross_backend_status", cross["status"]))
     return props

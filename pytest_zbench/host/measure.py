@@ -26,6 +26,12 @@ from .health import DeviceHealth
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
 
+# Issues after which a scene's samples are not a measurement of the build's speed: the perf test fails (the
+# samples are kept either way). Device faults are what the quarantine counts (host/health.py).
+PERF_BLOCKING_KINDS = ("exit", "timeout", "partial", "protocol", "nan", "connection_lost", "device_error",
+                       "quarantined")
+DEVICE_FAULT_KINDS = ("timeout", "connection_lost", "device_error")
+
 
 @dataclass
 class SceneMeasurement:
@@ -55,6 +61,16 @@ class SceneMeasurement:
     @property
     def partial(self) -> bool:
         return any(launch.partial for launch in self.launches)
+
+    def perf_failure(self) -> str | None:
+        """Why the perf test fails before any regression gate, or None: a launch that did not produce
+        trustworthy samples (PERF_BLOCKING_KINDS), or no summary at all."""
+        blocking = [i for i in self.issues if i.kind in PERF_BLOCKING_KINDS]
+        if not blocking and self.summary is not None:
+            return None
+        return (f"scene {self.case.id} on device {self.device}: {len(self.complete_launches)} of "
+                f"{len(self.launches)} launches complete; the runner's output was not trustworthy:\n"
+                f"{issue_lines(blocking)}\nSamples kept (partial launches marked) in {self.samples_file}")
 
 
 def missing_features(device: Device, case: SceneCase) -> str | None:
@@ -173,7 +189,7 @@ def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeou
 
 
 def _fault_detail(outcome: LaunchOutcome) -> str:
-    fault = next((i for i in outcome.issues if i.kind in ("timeout", "connection_lost", "device_error")), None)
+    fault = next((i for i in outcome.issues if i.kind in DEVICE_FAULT_KINDS), None)
     return fault.detail if fault else "the launch failed"
 
 
@@ -257,3 +273,9 @@ class SamplesCsv:
             self._writer.writerow(["launch", *FRAME_COLUMNS])
         self._handle.close()
 
+
+def issue_lines(issues: list[Issue], limit: int = 6) -> str:
+    lines = [f"  - [{i.kind}]{'' if i.frame is None else f' frame {i.frame}'}: {i.detail}" for i in issues[:limit]]
+    if len(issues) > limit:
+        lines.append(f"  - ... and {len(issues) - limit} more (see run.json)")
+    return "\n".join(lines)

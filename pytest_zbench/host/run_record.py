@@ -14,7 +14,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..protocol import Issue
 from .device import LaunchOutcome
 from .measure import SceneMeasurement
 
@@ -210,6 +209,22 @@ class RunRecord:
         return sections
 
 
+def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> tuple[dict[str, Any] | None,
+                                                                                   list[str]]:
+    """Write run.json and report.html of a session that measured anything; (the document, its schema
+    violations). A document that breaks its schema is a bug of ours, but its numbers are still worth keeping:
+    it goes to run.invalid.json, and the caller fails the session with the violations listed."""
+    from .html_report import write_report
+
+    if not record.scenes:
+        return None, []
+    document = record.document(device_order)
+    errors = validate_run(document)
+    write_json_atomic(results_dir / ("run.invalid.json" if errors else "run.json"), document)
+    write_report(document, results_dir, results_dir / "report.html")
+    return document, errors
+
+
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
@@ -221,13 +236,6 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-
-
-def issue_lines(issues: list[Issue], limit: int = 6) -> str:
-    lines = [f"  - [{i.kind}]{'' if i.frame is None else f' frame {i.frame}'}: {i.detail}" for i in issues[:limit]]
-    if len(issues) > limit:
-        lines.append(f"  - ... and {len(issues) - limit} more (see run.json)")
-    return "\n".join(lines)
 
 
 def _relative(path: Path | None, base: Path) -> str | None:

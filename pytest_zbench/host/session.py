@@ -25,7 +25,9 @@ from ..regression.history import environment_fingerprint
 from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .timer_check import check_gpu_timer
+from ..golden.store import GoldenStore
 from .device import Device
+from .goldens import GoldenOutcome, check_goldens
 from .environment import app_info, host_conditions, host_device_info
 from .regression_gate import GateResult, RegressionGate
 from .health import DeviceHealth, default_lease_dir, lease_key
@@ -110,8 +112,30 @@ class HostSession:
         return self._measurements[key]
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
-        """The regression verdict of a measured scene against the configured baseline (None: no gate)."""
-        return self.gate.judge(self.record, measurement)
+        """The regression verdict of a measured scene against the configured baseline (None: no gate),
+        recorded in its run.json entry."""
+        result = self.gate.judge(self.record, measurement)
+        if result is not None:
+            self.entry(measurement)["regression"] = result.to_json()
+        return result
+
+    def check_goldens(self, measurement: SceneMeasurement) -> GoldenOutcome:
+        """The golden check of a measured scene (writing goldens when asked to), recorded in its run.json
+        entry as `correctness`. A bad tolerance in the scene file raises SceneError."""
+        settings = self.settings
+        device = self.device(measurement.device)
+        outcome = check_goldens(
+            measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
+            update=settings.update_goldens, results_dir=settings.results,
+            driver=self.record.devices.get(measurement.device, {}).get("gpu", {}),
+            build_hash=self.record.app.get("build_hash"),
+        )
+        self.entry(measurement)["correctness"] = outcome.correctness(settings.results)
+        return outcome
+
+    def set_outcome(self, measurement: SceneMeasurement, outcome: str) -> None:
+        """The perf test's outcome in the scene's run.json entry: passed, failed, skipped or error."""
+        self.entry(measurement)["outcome"] = outcome
 
     def _lease(self, device: Device) -> Any:
         """The device's lease for one scene (all its launches); a no-op for `local`. A waiter may stand

@@ -1,4 +1,8 @@
-"""pytest-xdist scheduling for scene tests, used only when xdist is installed and `-n` is given.
+"""pytest-xdist: scheduling scene tests, and the session's run record between controller and workers. Imported
+only by xdist's hooks, which run only when xdist is installed and `-n` is given.
+
+The controller hands every worker one run id and start time (workerinput); each worker sends back its part
+of the run record (workeroutput), which the controller merges and alone writes as run.json.
 
 Work units: with one device, a scene's perf and golden tests (they share one measurement); with several
 devices, all of one device's tests, so that each device is measured by one worker at a time and
@@ -8,9 +12,13 @@ devices, all of one device's tests, so that each device is measured by one worke
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import pytest
 from xdist.scheduler import LoadScopeScheduling
+
+if TYPE_CHECKING:
+    from ..host.run_record import RunRecord
 
 SCENE_TEST = re.compile(r"::(?:perf|golden)\[(?P<case>.+)\]$")
 
@@ -29,3 +37,36 @@ class SceneScheduling(LoadScopeScheduling):
             if case.endswith(f"-{device}"):
                 return f"device:{device}" if len(self._devices) > 1 else f"scene:{case}"
         return nodeid
+
+
+RUN_KEY = "zbench_run"  # workerinput: the session's run id and start time
+OUTPUT_KEY = "zbench"  # workeroutput: the worker's RunRecord.to_json()
+
+
+def make_scheduler(config: pytest.Config, log: Any, devices: tuple[str, ...]) -> SceneScheduling | None:
+    """With plain `-n`, keep a scene's perf and golden tests on one worker (one measurement for both), and
+    with several devices keep each device on one worker (a device measures one thing at a time)."""
+    if config.getvalue("dist") != "load":
+        return None
+    return SceneScheduling(config, log, devices=devices)
+
+
+def send_run(node: Any, record: RunRecord) -> None:
+    """Controller to worker: one run id and start time for the whole session."""
+    node.workerinput[RUN_KEY] = {"run_id": record.run_id, "started_utc": record.started_utc}
+
+
+def worker_run(config: pytest.Config) -> dict[str, str]:
+    """On a worker, the run id and start time the controller sent."""
+    return dict(getattr(config, "workerinput", {}).get(RUN_KEY, {}))
+
+
+def send_worker_output(config: pytest.Config, record: RunRecord) -> None:
+    """Worker to controller: this worker's part of run.json."""
+    config.workeroutput[OUTPUT_KEY] = record.to_json()  # type: ignore[attr-defined]
+
+
+def merge_worker_output(node: Any, record: RunRecord) -> None:
+    part = getattr(node, "workeroutput", {}).get(OUTPUT_KEY)
+    if part:
+        record.merge(part)

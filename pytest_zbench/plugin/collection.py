@@ -1,0 +1,68 @@
+"""Collection: every scene file in the scenes folder becomes a perf test and a golden test per scene case
+and device (plugin/fixtures.py gives them their device, scene and golden)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pytest
+
+from ..errors import SceneError
+from .stash import CASE_KEY, DEVICE_KEY, SESSION_KEY
+
+if TYPE_CHECKING:
+    from ..host.device import Device
+    from ..settings import Settings
+    from .fixtures import Golden, Scene
+
+SCENE_SUFFIXES = (".yaml", ".yml")
+
+
+def collect_scene_file(settings: Settings, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """A SceneFile for a scene file of the configured scenes folder, None for any other file."""
+    if file_path.suffix not in SCENE_SUFFIXES or file_path.parent.resolve() != settings.scenes_dir.resolve():
+        return None
+    return SceneFile.from_parent(parent, path=file_path)
+
+
+class SceneFile(pytest.File):
+    """One scene file: a perf test and a golden test per scene case and device."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        from ..scenes import load_scene_file
+
+        devices = self.config.stash[SESSION_KEY].settings.devices
+        for case in load_scene_file(self.path):
+            for device in devices:
+                for kind, test, marker in (("perf", perf_test, pytest.mark.zbench_perf),
+                                           ("golden", golden_test, pytest.mark.zbench_golden)):
+                    item = SceneTest.from_parent(self, name=f"{kind}[{case.id}-{device}]", callobj=test)
+                    item.stash[CASE_KEY] = case
+                    item.stash[DEVICE_KEY] = device
+                    item.add_marker(marker)
+                    yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, SceneError):
+            return f"{excinfo.value}\nFix the scene file; the other scene files were still collected."
+        return super().repr_failure(excinfo)
+
+
+class SceneTest(pytest.Function):
+    """A test generated from a scene; reports the scene file as its location."""
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        # A line, not None: pytest reports a skip raised in a fixture (a quarantined device) at it.
+        return self.path, 0, self.name
+
+
+def perf_test(device: Device, scene: Scene) -> None:
+    """The generated perf test: measure the scene on the device and judge the measurement."""
+    measurement = scene.measure(device)
+    scene.check_perf(measurement)
+
+
+def golden_test(device: Device, scene: Scene, golden: Golden) -> None:
+    """The generated golden test: the scene's captures (from the same launches) against its goldens."""
+    golden.check(scene.measure(device))

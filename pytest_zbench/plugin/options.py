@@ -1,0 +1,89 @@
+"""Command-line options and ini keys, and the settings built from them at configure time.
+
+`pytest_configure` builds the one Settings object and registers the session object (plugin/session.py) with
+pytest's plugin manager, as pytest's own junitxml registers LogXML: its hooks run only in a session that was
+configured, so none of them asks whether the plugin is active.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from ..errors import UsageError
+from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
+from .stash import SESSION_KEY
+
+# Options whose command-line value is a path: relative to the directory pytest was started in (an ini value
+# is relative to the rootdir, in build_settings).
+PATH_OPTIONS = ("inventory", "scenes_dir", "goldens_dir", "results", "history", "lease_dir")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("zbench", "render benchmarks and golden images (pytest-zbench)")
+    for option in OPTIONS:
+        group.addoption(option.flag, dest=_dest(option), default=None, metavar=option.name.upper(), help=option.help)
+        parser.addini(option.ini, help=option.help, default=None)
+    group.addoption(
+        "--zbench-quick", action="store_true", default=False,
+        help="a first look: 2 launches of 5 warmup + 30 measured frames unless given explicitly (default: off)",
+    )
+    parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
+    group.addoption(
+        "--zbench-calibrate", action="store_true", default=False,
+        help="record the launches as A/A calibration runs in the history and gate nothing; `zbench calibrate` "
+             "passes it (default: off)",
+    )
+    group.addoption(
+        "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
+        help="write goldens from trusted captures: missing ones (the value when none is given), failing ones "
+             "too, or all (default: no writing)",
+    )
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def _dest(option: Option) -> str:
+    return "zbench_" + option.name
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "zbench_scene(scene_id): the scene the `scene` fixture gives a plain test")
+    config.addinivalue_line("markers", "zbench_device(name): the device the `device` fixture gives a plain test")
+    config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
+    config.addinivalue_line("markers", "zbench_golden: a golden-image test generated from a scene file")
+
+    def get(option: Option) -> Any:
+        value = config.getoption(_dest(option))
+        if value is not None:
+            if option.name in PATH_OPTIONS or (option.name == "baseline" and value not in BASELINE_KEYWORDS):
+                value = str(config.invocation_params.dir / value)
+            return value
+        return config.getini(option.ini)
+
+    from .session import ZbenchPlugin
+
+    quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
+    try:
+        settings = build_settings(get, config.rootpath, quick=quick,
+                                  update_goldens=config.getoption("zbench_update_goldens"),
+                                  calibrate=bool(config.getoption("zbench_calibrate")))
+        plugin = ZbenchPlugin(config, settings)
+    except UsageError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    config.stash[SESSION_KEY] = plugin
+    config.pluginmanager.register(plugin, "zbench-session")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    plugin = config.stash.get(SESSION_KEY, None)
+    if plugin is not None:  # None: configuring failed with a usage error
+        plugin.close()
+        del config.stash[SESSION_KEY]
+        config.pluginmanager.unregister(plugin)

@@ -1,0 +1,123 @@
+"""The plugin's session object: settings, the inventory and the host session, and the hooks that need them.
+
+`pytest_configure` (plugin/options.py) creates it and registers it with pytest's plugin manager (pytest's
+LogXML pattern), so its hooks exist only in a configured session. Each hook is a line or two into the module
+of its role: collection, terminal, xdist; the host session (host/session.py) does the work.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generator
+
+import pytest
+
+from ..inventory import load_inventory
+from ..settings import Settings
+from .collection import collect_scene_file
+from .stash import MEASUREMENT_KEY, RECORDED_KEY
+from .terminal import write_summary
+
+if TYPE_CHECKING:
+    from ..host.session import HostSession
+
+
+class ZbenchPlugin:
+    """One per pytest session (and per xdist worker)."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.inventory = load_inventory(settings.inventory)
+        for name in settings.devices:
+            self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
+        if settings.ab:
+            from ..host.ab_launches import resolve_b_runner
+
+            resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
+        self.is_worker = hasattr(config, "workerinput")
+        # Created by the first test that needs it: a session that measures nothing opens no device, reads no
+        # git state and writes no run.json.
+        self.host: HostSession | None = None
+        self.schema_errors: list[str] = []
+
+    def open_host(self) -> HostSession:
+        if self.host is None:
+            from ..host.session import HostSession
+
+            run: dict[str, str] = {}
+            if self.is_worker:
+                from .xdist import worker_run
+
+                run = worker_run(self.config)
+            self.host = HostSession(self.settings, self.inventory, self.config.rootpath,
+                                    run_id=run.get("run_id"), started_utc=run.get("started_utc"))
+        return self.host
+
+    def close(self) -> None:
+        if self.host is not None:
+            self.host.close()
+
+    # -- collection
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+        return collect_scene_file(self.settings, file_path, parent)
+
+    # -- reporting
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[
+            None, pytest.TestReport, pytest.TestReport]:
+        """A measured scene's entry goes into run.json with the perf test's outcome (or, when only its golden
+        test ran, with outcome not_run)."""
+        report = yield
+        measurement = item.stash.get(MEASUREMENT_KEY, None)
+        if measurement is None or item.stash.get(RECORDED_KEY, False):
+            return report
+        if call.when == "call" or (call.when == "setup" and report.outcome != "passed"):
+            host = self.open_host()
+            host.entry(measurement)
+            if item.get_closest_marker("zbench_perf") is not None:
+                host.set_outcome(measurement, "skipped" if report.skipped else report.outcome)
+            item.stash[RECORDED_KEY] = True
+        return report
+
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.host is None:
+            return
+        if self.is_worker:
+            from .xdist import send_worker_output
+
+            send_worker_output(session.config, self.host.record)
+            return
+        from ..host.run_record import write_run
+
+        document, self.schema_errors = write_run(self.host.record, self.settings.devices, self.settings.results)
+        if document is not None:
+            self.config.hook.pytest_zbench_run_finished(config=self.config, document=document,
+                                                        results_dir=self.settings.results)
+        if self.schema_errors:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        write_summary(terminalreporter, self)
+
+    # -- pytest-xdist (these hooks exist only when it is installed)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
+        from .xdist import make_scheduler
+
+        return make_scheduler(config, log, self.settings.devices)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        from .xdist import send_run
+
+        send_run(node, self.open_host().record)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from .xdist import merge_worker_output
+
+        merge_worker_output(node, self.open_host().record)
