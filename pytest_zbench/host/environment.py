@@ -1,4 +1,5 @@
-"""What the run was measured with: the build under test and the conditions of the machine (seed §8).
+"""What the run was measured with: the build under test, what identifies a device's environment, and the
+conditions of the machine (run.json's app, device, gpu, display, conditions; docs/architecture.md).
 
 Only facts that are cheap to read and safe to publish: no environment variables, no user names, no paths
 of credentials.
@@ -10,7 +11,35 @@ import os
 import platform
 import subprocess
 from pathlib import Path
+from collections.abc import Mapping
 from typing import Any
+
+from ..regression.history import environment_fingerprint
+
+# What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
+# RAM, OS, kernel; the GPU driver strings and what the context offers; the display), without the keys below.
+# A change in any of it is a new environment, for run.json's `fingerprint`, the history's runs and the
+# verdict's fingerprint changes alike. Left out: the runner (often the build under test itself: a new build
+# is not a new environment), the timer check's readings, what the launches fill in later (the timer source a
+# run used, vsync and the present source), the fingerprint itself; conditions are never part of it.
+ENVIRONMENT_SECTIONS = ("device", "gpu", "display")
+NOT_ENVIRONMENT: Mapping[str, tuple[str, ...]] = {
+    "device": ("fingerprint",),
+    "gpu": ("runner", "timer_check", "timer_source", "timer_source_used"),
+    "display": ("vsync", "present_source"),
+}
+
+
+def environment(sections: Mapping[str, Any]) -> dict[str, Any]:
+    """The environment of a device, from its run.json sections: equal environments, equal fingerprints,
+    whenever in the session they are read."""
+    return {name: {k: v for k, v in (sections.get(name) or {}).items() if k not in NOT_ENVIRONMENT.get(name, ())}
+            for name in ENVIRONMENT_SECTIONS}
+
+
+def fingerprint(sections: Mapping[str, Any]) -> str:
+    """The hash of a device's environment (run.json `fingerprint`, the history's runs.fingerprint)."""
+    return environment_fingerprint(environment(sections))
 
 
 def app_info(root: Path) -> dict[str, Any]:

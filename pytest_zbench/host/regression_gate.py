@@ -26,13 +26,9 @@ from ..regression.baseline import judge_against_history
 from ..regression.gate import GateConfig, SceneVerdict, Verdict, judge
 from ..regression.history import History, RunInfo, SceneRecord
 from ..settings import Settings
+from .environment import environment
 from .run_record import RunRecord
 from .measure import SceneMeasurement, launch_samples
-
-# Sections of a device's run.json entry that are filled in later, from the launches, and would make one
-# session's environment differ from scene to scene.
-_LATE_KEYS = {"gpu": ("timer_source", "timer_source_used"), "display": ("vsync", "present_source")}
-
 
 class RegressionWarning(UserWarning):
     """A perf test passed without a decided verdict: inconclusive, or a fingerprint changed."""
@@ -111,16 +107,6 @@ class GateResult:
         return props
 
 
-def run_environment(sections: Mapping[str, Any]) -> dict[str, Any]:
-    """The facts a measurement depends on, from a device's run.json sections (device, gpu, display),
-    without what launches fill in later: equal sections give an equal fingerprint."""
-    env: dict[str, Any] = {}
-    for name in ("device", "gpu", "display"):
-        late = _LATE_KEYS.get(name, ())
-        env[name] = {k: v for k, v in (sections.get(name) or {}).items() if k not in late}
-    return env
-
-
 def comparison_params(m: SceneMeasurement) -> dict[str, Any]:
     """What must be equal for two measurements of a scene to be compared, beyond device, backend, mode and
     gpu source: the scene's params, the surface, the frame counts and the seed."""
@@ -167,7 +153,7 @@ class RegressionGate:
         session is a run of its own (`-b`), its build named by the B runner's argv."""
         build = "B: " + shlex.join(b_runner) if b_runner else record.app.get("build_hash") or ""
         return RunInfo(device, backend, build_hash=build, dirty=None if b_runner else record.app.get("dirty"),
-                       environment=run_environment(record.devices.get(device, {})),
+                       environment=environment(record.devices.get(device, {})),
                        run_id=f"{record.run_id}-{device}{'-b' if b_runner else ''}",
                        started_utc=record.started_utc, kind=self.kind)
 

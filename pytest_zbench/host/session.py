@@ -21,14 +21,13 @@ from ..inventory import Inventory
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
-from ..regression.history import environment_fingerprint
 from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .timer_check import check_gpu_timer
 from ..golden.store import GoldenStore
 from .device import Device
 from .goldens import GoldenOutcome, check_goldens
-from .environment import app_info, host_conditions, host_device_info
+from .environment import app_info, environment, fingerprint, host_conditions, host_device_info
 from .regression_gate import GateResult, RegressionGate
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
@@ -161,7 +160,8 @@ class HostSession:
         return self._entries[key]
 
     def device_sections(self, device: Device) -> dict[str, Any]:
-        """§8 device / gpu / display / conditions for one device, from its spec and its runner's probe."""
+        """run.json's device / gpu / display / conditions for one device, from its spec and its runner's probe,
+        with its environment and fingerprint (host/environment.py)."""
         spec = device.spec
         probe = device.probe()
         backend = probe.backends.get(spec.backend)
@@ -186,17 +186,16 @@ class HostSession:
         conditions["probes_unavailable"] = sample["unavailable"]
         if sample.get("note"):
             conditions["probe_note"] = sample["note"]
-        environment = device_environment(section_device, gpu, probe, display.to_dict())
-        section_device["fingerprint"] = environment_fingerprint(environment)
-        return {
+        sections = {
             "device": section_device,
             "gpu": gpu,
             # vsync and present_source are what the runner reports with its first launch (RunRecord.add_scene).
             "display": {**display.to_dict(), "scale": 1.0, "vsync": None, "present_source": None},
             "conditions": conditions,
-            "environment": environment,
-            "fingerprint": section_device["fingerprint"],
         }
+        sections["environment"] = environment(sections)
+        sections["fingerprint"] = section_device["fingerprint"] = fingerprint(sections)
+        return sections
 
     def close(self) -> None:
         self.gate.close()
@@ -218,18 +217,3 @@ def device_facts(sampled: dict[str, Any]) -> dict[str, Any]:
     if cpu is not None or cores is not None:
         facts["cpu"] = {**(cpu or {}), **({"cores": cores} if cores is not None else {})}
     return facts
-
-
-def device_environment(device: dict[str, Any], gpu: dict[str, Any], probe: Any,
-                       display: dict[str, Any]) -> dict[str, Any]:
-    """What the device is, as a plain dict: a change in any of it is a new environment for the regression
-    history (`fingerprint`). Only facts that do not drift within a session: no conditions, no times."""
-    backend = probe.backends.get(gpu["backend"])
-    return {
-        "device": {k: v for k, v in device.items() if k != "fingerprint"},
-        "gpu": {k: v for k, v in gpu.items() if k not in ("timer_source", "timer_source_used", "runner")},
-        # The runner's name but not its version: a device's runner is often the build under test itself.
-        "probe": {"runner": probe.runner_name, "features": sorted(backend.features) if backend else [],
-                  "display": probe.display},
-        "display": display,
-    }

@@ -1,4 +1,5 @@
-"""host.regression_gate without pytest runs: the environment fingerprint input, JSON safety, warnings."""
+"""host.regression_gate and host.environment without pytest runs: the environment fingerprint input, JSON
+safety, warnings."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ import json
 
 import numpy as np
 
-from pytest_zbench.host.regression_gate import GateResult, run_environment
+from pytest_zbench.host.environment import environment as run_environment
+from pytest_zbench.host.regression_gate import GateResult
 from pytest_zbench.regression.gate import GateConfig, judge
 from pytest_zbench.regression.history import environment_fingerprint
 

@@ -11,6 +11,7 @@ another team would. Fault knobs for tests, from the environment:
                           measured frames that pass through what a broken driver returns (0, 0xFFFFFFFF ns
                           read as ms = 4294.967295, a value flagged disjoint=1)
   RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails the timer check)
+  RECT_RUNNER_VERSION=V   report version V in the probe (default 0.0.1): a new build of the runner
 """
 
 import csv
@@ -34,7 +35,8 @@ GARBAGE = {1: ("0", "0"), 2: ("4294.967295", "0"), 3: ("0.25", "1"), 5: ("0", ""
 
 def probe():
     timers = ["timer_query"] if GPU else ["none"]
-    print(json.dumps({"protocol": 1, "runner": {"name": "rect-only", "version": "0.0.1"},
+    print(json.dumps({"protocol": 1, "runner": {"name": "rect-only",
+                                                 "version": os.environ.get("RECT_RUNNER_VERSION", "0.0.1")},
                       "backends": {"software": {"features": ["rect"], "timer_sources": timers}}}))
 
 
