@@ -19,7 +19,11 @@ from typing import Any, Callable, Mapping
 import yaml
 
 from .errors import SceneError
-from .protocol import ops_features, walk_ops
+from .protocol import MODES, ops_features, walk_ops
+from .protocol.display_list import (
+    ANIMATIONS, CHOICES, CLIP_SHAPES, COMPLEXITY_COUNT, INTEGER_RANGES, KEY_KINDS, MAX_COUNT, OPS, TEXT_PLACEHOLDERS,
+    ValueKind,
+)
 from .units import Axis, Length, parse_length
 
 ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -27,54 +31,12 @@ FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 PARAM_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?$")
-# Left in text for the runner, which fills them per frame and per repetition (docs/display-list.md).
-RUNNER_PLACEHOLDERS = frozenset({"frame", "i"})
-
 FILE_KEYS = ("family", "description", "defaults", "scenes")
 SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
 SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
-MODES = ("paced", "uncapped")
 # `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
 MAX_UNROLL = 64
-MAX_COUNT = 100_000
-MAX_TEXTURE = 16_384
-
-# op -> (keys the display list requires, keys it allows besides); docs/display-list.md.
-OPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "rect": (("x", "y", "w", "h", "color"), ()),
-    "rrect": (("x", "y", "w", "h", "radius", "color"), ()),
-    "border": (("x", "y", "w", "h", "radius", "width", "color"), ()),
-    "linear_gradient": (("x", "y", "w", "h", "x0", "y0", "x1", "y1", "stops"), ()),
-    "radial_gradient": (("x", "y", "w", "h", "cx", "cy", "r", "stops"), ()),
-    "shadow": (("x", "y", "w", "h", "radius", "blur", "dx", "dy", "color"), ()),
-    "backdrop_blur": (("x", "y", "w", "h", "blur"), ()),
-    "text": (("x", "y", "size", "color", "text"), ("max_width", "line_height")),
-    "image": (("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"), ()),
-    "path": (("points", "closed", "color"), ("stroke_width",)),
-    "clip": (("shape", "ops"), ()),
-    "layer": (("opacity", "ops"), ()),
-    "group": (("dx", "dy", "ops"), ()),
-    "repeat": (("count", "dx", "dy", "ops"), ("columns",)),
-}
-# Required keys a scene file may leave out; filled in so that a runner always receives every required key.
-OP_DEFAULTS: dict[str, dict[str, Any]] = {
-    "image": {"seed": 0, "upload": "once", "filter": "linear"},
-    "path": {"closed": True},
-    "group": {"dx": 0, "dy": 0},
-    "repeat": {"dx": 0, "dy": 0},
-}
-CLIP_SHAPES: dict[str, tuple[str, ...]] = {
-    "rect": ("x", "y", "w", "h"),
-    "rrect": ("x", "y", "w", "h", "radius"),
-    "path": ("points",),
-}
-# anim -> (keys holding values of the animated key, key holding a frame count).
-ANIMS: dict[str, tuple[tuple[str, ...], str]] = {
-    "linear": (("from", "to"), "period"),
-    "sine": (("center", "amplitude"), "period"),
-    "step": (("values",), "every"),
-}
 
 
 @dataclass(frozen=True)
@@ -101,7 +63,7 @@ class SceneCase:
     @property
     def adaptive(self) -> bool:
         """True when a `repeat` counts "complexity", i.e. the job must carry a per-frame complexity."""
-        return any(op["op"] == "repeat" and op["count"] == "complexity" for op in walk_ops(self.ops))
+        return any(op["op"] == "repeat" and op["count"] == COMPLEXITY_COUNT for op in walk_ops(self.ops))
 
     def job_scene(self, width: int, height: int) -> dict[str, Any]:
         """The job's `scene` object (DESIGN.md §3) with every length resolved to pixels of this surface."""
@@ -405,7 +367,7 @@ def _params(raw: Any, where: _Where) -> dict[str, Any]:
 def _param_name(name: Any, where: _Where) -> None:
     if not isinstance(name, str) or not PARAM_RE.match(name):
         raise where.error(f"param name {name!r} must match {PARAM_RE.pattern}")
-    if name in RUNNER_PLACEHOLDERS:
+    if name in TEXT_PLACEHOLDERS:
         raise where.error(f"{{{name}}} is filled in by the runner; choose another param name")
 
 
@@ -433,7 +395,7 @@ def _substitute_text(text: str, params: Mapping[str, Any], where: _Where) -> Any
         name = match.group(1)
         if name in params:
             return str(params[name])
-        if name in RUNNER_PLACEHOLDERS:
+        if name in TEXT_PLACEHOLDERS:
             return match.group(0)
         known = ", ".join(sorted(params)) or "none"
         raise where.error(f"unknown param {{{name}}} (params here: {known}); define it under 'params' or 'sweep'")
@@ -471,11 +433,10 @@ def _op(raw: Any, where: _Where) -> dict[str, Any]:
     name = raw["op"]
     if name not in OPS:
         raise where.at("op").error(f"unknown op {name!r}; known ops: {', '.join(OPS)} (docs/display-list.md)")
-    required, optional = OPS[name]
-    given = {**OP_DEFAULTS.get(name, {}), **raw}
-    _check_keys(given, {"op", *required, *optional}, required, where, f"op {name!r}")
-    return {"op": name, **{key: VALUES[key](given[key], where.at(key)) for key in (*required, *optional)
-                           if key in given}}
+    spec = OPS[name]
+    given = {**spec.defaults, **raw}
+    _check_keys(given, {"op", *spec.keys}, spec.required, where, f"op {name!r}")
+    return {"op": name, **{key: VALUES[key](given[key], where.at(key)) for key in spec.keys if key in given}}
 
 
 def _shape(raw: Any, where: _Where) -> dict[str, Any]:
@@ -511,10 +472,10 @@ def _animated(raw: Any, where: _Where, leaf: Validator) -> Any:
     if not isinstance(raw, dict):
         return leaf(raw, where)
     kind = raw.get("anim")
-    if kind not in ANIMS:
-        raise where.error(f"an animation is a mapping whose 'anim' is one of {', '.join(ANIMS)} "
+    if kind not in ANIMATIONS:
+        raise where.error(f"an animation is a mapping whose 'anim' is one of {', '.join(ANIMATIONS)} "
                           "(docs/display-list.md)")
-    value_keys, frames_key = ANIMS[kind]
+    value_keys, frames_key = ANIMATIONS[kind]
     keys = ("anim", *value_keys, frames_key)
     _check_keys(raw, keys, keys, where, f"anim {kind!r}")
     anim: dict[str, Any] = {"anim": kind}
@@ -586,7 +547,7 @@ def _text(raw: Any, where: _Where) -> str:
 
 def _count(raw: Any, where: _Where) -> int | str:
     # "complexity": the runner takes the count per frame from the job (adaptive scenes).
-    return raw if raw == "complexity" else _integer(1, MAX_COUNT)(raw, where)
+    return raw if raw == COMPLEXITY_COUNT else _integer(1, MAX_COUNT)(raw, where)
 
 
 def _integer(low: int, high: int) -> Validator:
@@ -613,28 +574,22 @@ def _boolean(raw: Any, where: _Where) -> bool:
     return raw
 
 
-VALUES: dict[str, Validator] = {
-    **{key: _length("x") for key in ("x", "w", "dx", "x0", "x1", "cx", "max_width")},
-    **{key: _length("y") for key in ("y", "h", "dy", "y0", "y1", "cy")},
-    # Neither horizontal nor vertical: "%" is refused, vw / vh / vmin / vmax say what is meant.
-    **{key: _length(None) for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
-    "color": _color,
-    "stops": _stops,
-    "points": _points,
-    "text": _text,
-    "opacity": _opacity,
-    "count": _count,
-    "columns": _integer(1, MAX_COUNT),
-    "tex_w": _integer(1, MAX_TEXTURE),
-    "tex_h": _integer(1, MAX_TEXTURE),
-    "seed": _integer(0, 2**31 - 1),
-    "pattern": _choice("checker", "noise"),
-    "upload": _choice("once", "every_frame"),
-    "filter": _choice("nearest", "linear"),
-    "closed": _boolean,
-    "shape": _shape,
-    "ops": _ops,
-}
+def _validator(key: str, kind: ValueKind) -> Validator:
+    """The check of one display-list key, from the kind the protocol gives it."""
+    if kind in ("x", "y"):
+        return _length(kind)
+    if kind == "length":
+        # Neither horizontal nor vertical: "%" is refused, vw / vh / vmin / vmax say what is meant.
+        return _length(None)
+    if kind == "integer":
+        return _integer(*INTEGER_RANGES[key])
+    if kind == "choice":
+        return _choice(*CHOICES[key])
+    return {"color": _color, "stops": _stops, "points": _points, "text": _text, "opacity": _opacity,
+            "count": _count, "boolean": _boolean, "shape": _shape, "ops": _ops}[kind]
+
+
+VALUES: dict[str, Validator] = {key: _validator(key, kind) for key, kind in KEY_KINDS.items()}
 
 
 # --- small helpers -------------------------------------------------------------------------------------------

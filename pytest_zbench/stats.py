@@ -10,10 +10,12 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
+
+from .protocol import Mode
 
 # Log-ish buckets from the research notes (§1); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
@@ -24,7 +26,6 @@ MS_DIGITS = 4
 SHARE_DIGITS = 6
 ROUNDING_MS = 1e-5  # frames.csv carries milliseconds to 6 decimals: differences below this are rounding  # a jank share of 1 frame in 10,000 must not round to zero
 
-Mode = Literal["paced", "uncapped"]
 
 
 def _finite(values: ArrayLike) -> np.ndarray:

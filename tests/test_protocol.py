@@ -816,3 +816,29 @@ def test_gpu_garbage_is_dropped_as_timer_invalid(tmp_path, gpu, disjoint, why):
     assert [r["gpu_ms"] for r in table.rows] == [None, 1.25]
     assert [(i.kind, i.frame) for i in table.issues] == [("timer_invalid", 0)]
     assert why in table.issues[0].detail
+
+
+def test_run_json_schema_enumerations_are_the_protocols():
+    """run.schema.json spells out modes and GPU sources for run.json's readers; they are the protocol's."""
+    from typing import get_args
+
+    from pytest_zbench.host.run_record import load_schema
+    from pytest_zbench.protocol import GPU_SOURCES, MODES, GpuSource, Mode
+
+    assert MODES == get_args(Mode) and GPU_SOURCES == get_args(GpuSource)
+    scene = load_schema()["properties"]["scenes"]["items"]["properties"]
+    assert [m for m in scene["mode"]["enum"] if m is not None] == list(MODES)
+    for key in ("gpu_source", "timer_source"):
+        assert [s for s in scene[key]["enum"] if s is not None] == list(GPU_SOURCES), key
+
+
+def test_every_issue_kind_the_code_emits_is_in_the_vocabulary():
+    import re
+    from pathlib import Path
+
+    from pytest_zbench.protocol import ISSUE_KINDS
+
+    package = Path(__file__).parents[1] / "pytest_zbench"
+    emitted = {kind for path in package.rglob("*.py")
+               for kind in re.findall(r'Issue\(\s*"([a-z_]+)"', path.read_text(encoding="utf-8"))}
+    assert emitted and emitted <= set(ISSUE_KINDS), emitted - set(ISSUE_KINDS)

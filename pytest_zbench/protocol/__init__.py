@@ -1,9 +1,14 @@
 """Runner protocol, version 1: the contract between the host and any runner on a device.
 
-Both sides import this module: the reference runner writes with it, the host reads and validates with it.
-Third-party runners (Zinc's own) implement the same files from the description in DESIGN.md §3, so the
-reader here never trusts what it is given: every bad cell, row, column or key becomes an `Issue` that
-travels into run.json, and the values it could not trust are dropped, never kept silently.
+Both sides import this package, and the runner nothing else of pytest_zbench: the reference runner writes
+with it, the host reads and validates with it. Third-party runners (Zinc's own) implement the same files
+from docs/runner-protocol.md, so the reader here never trusts what it is given: every bad cell, row, column
+or key becomes an `Issue` that travels into run.json, and the values it could not trust are dropped, never
+kept silently.
+
+* vocabulary.py    every shared enumeration (modes, phases, GPU sources, issue kinds) as a Literal type
+* display_list.py  the display list's op table: op names, keys, value kinds, animations, clip shapes
+* this module      job, probe, progress lines, frames.csv, result.json, capture names
 """
 
 from __future__ import annotations
@@ -14,9 +19,13 @@ import math
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping
+from typing import Any, Iterable, Mapping, cast
 
-PROTOCOL_VERSION = 1
+from .display_list import ops_features, walk_ops
+from .vocabulary import (
+    GPU_SOURCES, HOST_ISSUE_KINDS, ISSUE_KINDS, MEASURED_GPU_SOURCES, MODES, PHASES, PROTOCOL_VERSION,
+    RUNNER_ISSUE_KINDS, GpuSource, HostIssueKind, IssueKind, Mode, Phase, RunnerIssueKind,
+)
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "frame",
@@ -36,16 +45,6 @@ FRAME_COLUMNS: tuple[str, ...] = (
 TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
 COUNTER_COLUMNS = ("complexity", "draw_calls", "texture_upload_bytes")
 FLAG_COLUMNS = ("disjoint", "gl_error")
-
-Phase = Literal["warmup", "measure"]
-Mode = Literal["paced", "uncapped"]
-GpuSource = Literal["timer_query", "cmdbuf_time", "finish_bracket", "readback", "none"]
-GPU_SOURCES: tuple[str, ...] = ("timer_query", "cmdbuf_time", "finish_bracket", "readback", "none")
-MODES: tuple[str, ...] = ("paced", "uncapped")
-PHASES: tuple[str, ...] = ("warmup", "measure")
-# Kinds a runner reports in result.json, plus the ones the host adds when it rejects what it was given.
-RUNNER_ISSUE_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "timer_invalid")
-HOST_ISSUE_KINDS = ("protocol", "exit", "timeout", "partial", "capture_missing")
 
 # A frame time above this is not a slow frame but a broken clock (an hour); such cells are dropped.
 ABSURD_MS = 3_600_000.0
@@ -67,7 +66,7 @@ class ProtocolError(ValueError):
 
 @dataclass(frozen=True)
 class Issue:
-    kind: str
+    kind: IssueKind  # a third-party runner may report a kind not in IssueKind: it is kept as reported
     detail: str
     frame: int | None = None
 
@@ -78,7 +77,7 @@ class Issue:
     def from_dict(cls, raw: Mapping[str, Any]) -> "Issue":
         frame = raw.get("frame")
         return cls(
-            kind=str(raw.get("kind", "unknown")),
+            kind=cast(IssueKind, str(raw.get("kind", "unknown"))),
             detail=str(raw.get("detail", "")),
             frame=frame if isinstance(frame, int) and not isinstance(frame, bool) else None,
         )
@@ -547,19 +546,6 @@ def write_result_json(path: str | Path, *, backend: str, timer_source: str, pres
         **extra,
     }
     Path(path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
-    """Every op of a display list, nested ones (in `ops` of clip, layer, group, repeat) included."""
-    for op in ops:
-        yield op
-        if "ops" in op:
-            yield from walk_ops(op["ops"])
-
-
-def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
-    """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
-    return frozenset(op["op"] for op in walk_ops(ops))
 
 
 def capture_name(frame: int) -> str:

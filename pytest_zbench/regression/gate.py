@@ -27,14 +27,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy import stats as sps
 
+from ..protocol import MEASURED_GPU_SOURCES
 from ..stats import noise_floor as relative_noise_floor
 
 Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 
 # Metric names are paths into a launch summary (LaunchSummary or its to_dict()).
 GATING_METRICS: tuple[str, ...] = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95", "jank_share")
-# gpu_ms from these sources is a measurement; "none" (or no source) is not.
-VALID_GPU_SOURCES = frozenset({"timer_query", "cmdbuf_time", "finish_bracket", "readback"})
 # Above these sizes the exact / permutation null distributions stop being cheap; the normal approximation
 # (tie-corrected) is accurate there anyway.
 _EXACT_MAX_PAIRS = 10_000
@@ -213,7 +212,7 @@ def gpu_incomparable(baseline: Sequence[Any], candidate: Sequence[Any]) -> str |
         return (f"gpu_source differs (baseline {_names(base)}, candidate {_names(cand)}); "
                 "GPU times from different sources are never compared")
     (source,) = base
-    if source not in VALID_GPU_SOURCES:
+    if source not in MEASURED_GPU_SOURCES:
         return f"gpu_source {source!r} is not a GPU measurement"
     return None
 
@@ -403,7 +402,7 @@ def _names(sources: set[str | None]) -> str:
 
 
 __all__ = [
-    "GATING_METRICS", "GateConfig", "Outcome", "SceneVerdict", "VALID_GPU_SOURCES", "Verdict",
+    "GATING_METRICS", "GateConfig", "Outcome", "SceneVerdict", "Verdict",
     "bootstrap_ratio_ci", "compare_launches", "gpu_incomparable", "gpu_sources", "judge", "launch_value",
     "launch_values", "mann_whitney", "min_launches_per_side", "min_p_value",
 ]

@@ -20,11 +20,7 @@ import numpy as np
 import skia
 
 from pytest_zbench.protocol import Issue
-
-FEATURES = frozenset({
-    "rect", "rrect", "border", "linear_gradient", "radial_gradient", "shadow", "backdrop_blur", "text",
-    "image", "path", "clip", "layer", "group", "repeat",
-})
+from pytest_zbench.protocol.display_list import ANIMATIONS, CHOICES, CLIP_SHAPES, COMPLEXITY_COUNT, FEATURES, OPS
 
 # DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
 FONT_PATHS = (
@@ -134,10 +130,10 @@ def _positive_int(raw: Any, where: str) -> int:
 
 def _anim(raw: dict[str, Any], where: str) -> Anim:
     kind = raw.get("anim")
-    keys = {"linear": ("from", "to", "period"), "sine": ("center", "amplitude", "period"),
-            "step": ("values", "every")}.get(kind)  # type: ignore[arg-type]
-    if keys is None:
-        raise DisplayListError(f"{where}: animation {raw!r} needs 'anim' to be linear, sine or step")
+    if kind not in ANIMATIONS:
+        raise DisplayListError(f"{where}: animation {raw!r} needs 'anim' to be {' or '.join(ANIMATIONS)}")
+    value_keys, frames_key = ANIMATIONS[kind]
+    keys = (*value_keys, frames_key)
     missing = [k for k in keys if k not in raw]
     extra = sorted(set(raw) - set(keys) - {"anim"})
     if missing or extra:
@@ -178,17 +174,18 @@ def _color(raw: Any, where: str) -> int:
 
 
 class _OpReader:
-    """Reads one op's keys, remembering which were asked for so unknown (misspelt) keys are reported too."""
+    """Reads one op's keys as the protocol's op table (OPS) declares them; unknown (misspelt) keys are
+    reported too."""
 
     def __init__(self, raw: dict[str, Any], path: str) -> None:
         self.raw, self.path, self.name = raw, path, raw["op"]
-        self.known: set[str] = {"op"}
+        self.spec = OPS[self.name]
 
     def where(self, key: str) -> str:
         return f"{self.path} key {key!r}"
 
     def get(self, key: str, *, optional: bool = False) -> Any:
-        self.known.add(key)
+        assert key in self.spec.keys, f"{self.name!r} has no key {key!r} in protocol.display_list.OPS"
         if key not in self.raw:
             if optional:
                 return None
@@ -205,8 +202,9 @@ class _OpReader:
     def color(self, key: str) -> int:
         return _color(self.get(key), self.where(key))
 
-    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+    def choice(self, key: str) -> str:
         raw = self.get(key)
+        choices = CHOICES[key]
         if raw not in choices:
             raise DisplayListError(f"{self.where(key)}: {raw!r} is not one of {', '.join(choices)}")
         return raw
@@ -224,10 +222,10 @@ class _OpReader:
         return out
 
     def finish(self) -> None:
-        unknown = sorted(set(self.raw) - self.known)
+        unknown = sorted(set(self.raw) - {"op", *self.spec.keys})
         if unknown:
             raise DisplayListError(f"{self.where(unknown[0])}: unknown key for a {self.name!r} op "
-                                   f"(it takes {', '.join(sorted(self.known - {'op'}))})")
+                                   f"(it takes {', '.join(sorted(self.spec.keys))})")
 
 
 # ----------------------------------------------------------------------------------------------- paints
@@ -529,13 +527,13 @@ class _Compiler:
         values = o.nums("x", "y", "w", "h")
         tex_w = _positive_int(o.get("tex_w"), o.where("tex_w"))
         tex_h = _positive_int(o.get("tex_h"), o.where("tex_h"))
-        pattern = o.choice("pattern", ("checker", "noise"))
+        pattern = o.choice("pattern")
         seed = o.get("seed")
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise DisplayListError(f"{o.where('seed')}: {seed!r} is not an integer")
-        upload = o.choice("upload", ("once", "every_frame"))
+        upload = o.choice("upload")
         sampling = skia.SamplingOptions(
-            skia.FilterMode.kNearest if o.choice("filter", ("nearest", "linear")) == "nearest"
+            skia.FilterMode.kNearest if o.choice("filter") == "nearest"
             else skia.FilterMode.kLinear)
         key = (pattern, tex_w, tex_h, seed if pattern == "noise" else None)
         pixels = self._textures.get(key)
@@ -590,12 +588,13 @@ class _Compiler:
     def _op_clip(self, o: _OpReader) -> Node:
         shape = o.get("shape")
         where = o.where("shape")
+        kinds = ", ".join(CLIP_SHAPES)
         if not isinstance(shape, dict):
-            raise DisplayListError(f"{where}: must be an object with 'kind' rect, rrect or path")
+            raise DisplayListError(f"{where}: must be an object with 'kind' {kinds}")
         kind = shape.get("kind")
-        keys = {"rect": ("x", "y", "w", "h"), "rrect": ("x", "y", "w", "h", "radius"), "path": ("points",)}.get(kind)
-        if keys is None:
-            raise DisplayListError(f"{where} 'kind': {kind!r} is not one of rect, rrect, path")
+        if kind not in CLIP_SHAPES:
+            raise DisplayListError(f"{where} 'kind': {kind!r} is not one of {kinds}")
+        keys = CLIP_SHAPES[kind]
         for key in keys:
             if key not in shape:
                 raise DisplayListError(f"{where} key {key!r}: missing from this {kind} clip shape")
@@ -657,7 +656,7 @@ class _Compiler:
 
     def _op_repeat(self, o: _OpReader) -> Node:
         raw_count = o.get("count")
-        if raw_count == "complexity":
+        if raw_count == COMPLEXITY_COUNT:
             if not self.has_complexity:
                 raise DisplayListError(f"{o.where('count')}: 'complexity' but the job carries no complexity list")
             count: Callable[[FrameState], int] = lambda st: max(0, round(st.complexity))  # type: ignore[arg-type]

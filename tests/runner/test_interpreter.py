@@ -208,3 +208,11 @@ def test_invalid_display_lists_name_the_op_and_key(ops, message):
     with pytest.raises(DisplayListError) as error:
         compile_scene(ops)
     assert message in str(error.value)
+
+
+def test_the_interpreter_draws_every_op_of_the_protocol_table():
+    from pytest_zbench.protocol.display_list import FEATURES, OPS
+    from pytest_zbench.runner.interpreter import _Compiler
+
+    assert FEATURES == frozenset(OPS)
+    assert [name for name in OPS if not hasattr(_Compiler, f"_op_{name}")] == []

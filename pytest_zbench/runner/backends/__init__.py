@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import skia
 
-from pytest_zbench.protocol import Issue
+from pytest_zbench.protocol import GpuSource, Issue
 
 
 @dataclass(frozen=True)
@@ -35,7 +35,7 @@ class FrameTiming:
 
     cpu_ms: float
     gpu_ms: float | None = None
-    gpu_source: str = "none"  # one of protocol.GPU_SOURCES
+    gpu_source: GpuSource = "none"
     disjoint: bool | None = None  # None: the backend cannot tell
     gl_error: bool | None = None
     # Problems seen in this frame (an invalid timer value, a GL error code); the runner stamps the frame index.
@@ -55,7 +55,7 @@ class Backend(ABC):
 
     name: str = ""
     # The gpu_source this backend's frames carry; result.json's timer_source.
-    timer_source: str = "none"
+    timer_source: GpuSource = "none"
 
     @abstractmethod
     def probe_info(self) -> dict[str, Any]:

@@ -27,9 +27,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
+from pytest_zbench.protocol import GpuSource
 from pytest_zbench.runner.gl import glapi
 
-TIMER_SOURCES: tuple[str, ...] = ("timer_query", "finish_bracket", "readback", "none")  # preference order
+# The sources this backend can offer, best first (a preference order over protocol.GPU_SOURCES).
+TIMER_SOURCES: tuple[GpuSource, ...] = ("timer_query", "finish_bracket", "readback", "none")
 FORCE_ENV = "ZBENCH_GPU_TIMER"
 
 # Known non-times drivers hand back instead of a result (research §2, §9: Adreno 0s; 0xFFFFFFFF seen on the
@@ -93,12 +95,12 @@ def judge_elapsed(raw_ns: int | None, *, counter_bits: int = 64, wall_ns: int | 
     return Verdict(raw_ns / 1e6, False, None)
 
 
-def available_sources(timer_query: bool) -> tuple[str, ...]:
+def available_sources(timer_query: bool) -> tuple[GpuSource, ...]:
     """The sources a context offers, best first."""
     return tuple(s for s in TIMER_SOURCES if s != "timer_query" or timer_query)
 
 
-def choose_source(available: Sequence[str], forced: str | None) -> str:
+def choose_source(available: Sequence[GpuSource], forced: str | None) -> GpuSource:
     """The source one run uses: the forced one (which must be available) or the best available."""
     if forced:
         forced = forced.strip()

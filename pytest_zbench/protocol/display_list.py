@@ -1,0 +1,102 @@
+"""The display list of protocol v1 as data (docs/display-list.md): op names (each op is a feature a runner's
+probe lists), the keys of each op, what kind of value each key holds, animations and clip shapes.
+
+Written once, read by both sides: the scene loader (scenes.py) validates scene files against it and fills
+in the defaults, the reference runner (runner/interpreter.py) compiles jobs against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+# What a key's value is. x / y: a length along that axis (a scene file may write "50%" or "25vw"); length: a
+# length along no axis (radius, blur, size: "%" is refused there); count: a whole number or "complexity".
+ValueKind = Literal["x", "y", "length", "color", "stops", "points", "text", "opacity", "count", "integer",
+                    "choice", "boolean", "shape", "ops"]
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """The keys of one op: those a runner always receives, those it may receive, and the defaults the host
+    fills in for required keys a scene file may leave out."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    defaults: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return (*self.required, *self.optional)
+
+
+OPS: Mapping[str, OpSpec] = {
+    "rect": OpSpec(("x", "y", "w", "h", "color")),
+    "rrect": OpSpec(("x", "y", "w", "h", "radius", "color")),
+    "border": OpSpec(("x", "y", "w", "h", "radius", "width", "color")),
+    "linear_gradient": OpSpec(("x", "y", "w", "h", "x0", "y0", "x1", "y1", "stops")),
+    "radial_gradient": OpSpec(("x", "y", "w", "h", "cx", "cy", "r", "stops")),
+    "shadow": OpSpec(("x", "y", "w", "h", "radius", "blur", "dx", "dy", "color")),
+    "backdrop_blur": OpSpec(("x", "y", "w", "h", "blur")),
+    "text": OpSpec(("x", "y", "size", "color", "text"), ("max_width", "line_height")),
+    "image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"),
+                    defaults={"seed": 0, "upload": "once", "filter": "linear"}),
+    "path": OpSpec(("points", "closed", "color"), ("stroke_width",), {"closed": True}),
+    "clip": OpSpec(("shape", "ops")),
+    "layer": OpSpec(("opacity", "ops")),
+    "group": OpSpec(("dx", "dy", "ops"), defaults={"dx": 0, "dy": 0}),
+    "repeat": OpSpec(("count", "dx", "dy", "ops"), ("columns",), {"dx": 0, "dy": 0}),
+}
+FEATURES = frozenset(OPS)
+
+# Every key means the same in every op that has it.
+KEY_KINDS: Mapping[str, ValueKind] = {
+    **{key: "x" for key in ("x", "w", "dx", "x0", "x1", "cx", "max_width")},
+    **{key: "y" for key in ("y", "h", "dy", "y0", "y1", "cy")},
+    **{key: "length" for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
+    "color": "color", "stops": "stops", "points": "points", "text": "text", "opacity": "opacity",
+    "count": "count", "columns": "integer", "tex_w": "integer", "tex_h": "integer", "seed": "integer",
+    "pattern": "choice", "upload": "choice", "filter": "choice", "closed": "boolean", "shape": "shape",
+    "ops": "ops",
+}
+MAX_COUNT = 100_000
+MAX_TEXTURE = 16_384
+INTEGER_RANGES: Mapping[str, tuple[int, int]] = {
+    "columns": (1, MAX_COUNT), "tex_w": (1, MAX_TEXTURE), "tex_h": (1, MAX_TEXTURE), "seed": (0, 2**31 - 1),
+}
+CHOICES: Mapping[str, tuple[str, ...]] = {
+    "pattern": ("checker", "noise"),
+    "upload": ("once", "every_frame"),
+    "filter": ("nearest", "linear"),
+}
+# A repeat whose count is this takes it per frame from the job's complexity list (adaptive scenes).
+COMPLEXITY_COUNT = "complexity"
+
+# anim -> (keys holding values of the animated number, key holding a frame count)
+ANIMATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
+    "linear": (("from", "to"), "period"),
+    "sine": (("center", "amplitude"), "period"),
+    "step": (("values",), "every"),
+}
+# clip shape kind -> its keys (besides `kind`)
+CLIP_SHAPES: Mapping[str, tuple[str, ...]] = {
+    "rect": ("x", "y", "w", "h"),
+    "rrect": ("x", "y", "w", "h", "radius"),
+    "path": ("points",),
+}
+# Placeholders in text that the runner fills in: the frame index and the index of the enclosing repeat.
+TEXT_PLACEHOLDERS = frozenset({"frame", "i"})
+
+
+def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """Every op of a display list, nested ones (in `ops` of clip, layer, group, repeat) included."""
+    for op in ops:
+        yield op
+        if "ops" in op:
+            yield from walk_ops(op["ops"])
+
+
+def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
+    return frozenset(op["op"] for op in walk_ops(ops))
