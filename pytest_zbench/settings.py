@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal, get_args
 
 from .errors import UsageError
 from .protocol import MODES
+from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
+from .regression.config import DEFAULT_THRESHOLD, GATE_METRIC
+from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 
 # Defaults follow the seed (§1): 60 warmup frames, 600 measured, 5 independent launches, vsync-paced.
 DEFAULT_WARMUP = 60
@@ -20,11 +22,6 @@ DEFAULT_MODE = "paced"
 # `--zbench-quick`: a first look in seconds, not a measurement to trust. Two launches so that spread exists.
 QUICK = {"runs": 2, "warmup": 5, "frames": 30}
 
-# Regression gate (docs/regression.md). `.zbench/` is the project's local, git-ignored state.
-DEFAULT_HISTORY = ".zbench/history.sqlite"
-DEFAULT_THRESHOLD = 0.15
-DEFAULT_GATE_METRICS = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95", "jank_share")  # = gate.GATING_METRICS
-GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share")
 BASELINE_KEYWORDS = ("history", "none")
 
 
@@ -99,7 +96,7 @@ class Settings:
     timeout_s: float | None
     seed: int
     quick: bool = False
-    update_goldens: str | None = None  # None, or missing | failed | all
+    update_goldens: UpdatePolicy | None = None  # None: no golden is written
     history: Path = Path(DEFAULT_HISTORY)
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
@@ -118,7 +115,9 @@ class Settings:
         return 60.0 + 20.0 * (self.warmup + self.frames) / refresh_hz
 
 
-UPDATE_MODES = ("missing", "failed", "all")
+# --zbench-update-goldens: which goldens may be written from trusted captures (golden/store.decide_update).
+UpdatePolicy = Literal["missing", "failed", "all"]
+UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,

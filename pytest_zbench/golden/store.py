@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import ZbenchError
 from .tolerance import SOFTWARE
+from ..settings import UPDATE_MODES
 
 SHARED_DEVICE_CLASS = "any"
 TEMP_SUFFIX = ".tmp"
@@ -139,7 +140,6 @@ def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) 
 
 
 UpdateMode = Literal["missing", "failed", "all"]
-UPDATE_MODES: tuple[str, ...] = ("missing", "failed", "all")
 
 
 class GoldenStore:

@@ -28,56 +28,16 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..protocol import MEASURED_GPU_SOURCES
+from .config import GATING_METRICS, GateConfig
 from ..stats import noise_floor as relative_noise_floor
 
 Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 
-# Metric names are paths into a launch summary (LaunchSummary or its to_dict()).
-GATING_METRICS: tuple[str, ...] = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95", "jank_share")
 # Above these sizes the exact / permutation null distributions stop being cheap; the normal approximation
 # (tie-corrected) is accurate there anyway.
 _EXACT_MAX_PAIRS = 10_000
 _PERMUTATION_MAX_LAUNCHES = 40
 _PERMUTATIONS = 9_999
-
-
-@dataclass(frozen=True)
-class GateConfig:
-    """Knobs of the gate; the defaults are the product's documented defaults (docs/regression.md).
-
-    jank_offset is added to both medians of jank_share (a share of frames) before the ratio is taken, so
-    that 0 % -> 0 % is "same" (effect 1.0) and 0 % -> 1 % of frames janky reads as 1.2x rather than
-    infinity: the offset is the jank share that counts as "a little" (5 % of frames by default).
-    """
-
-    threshold: float = 0.15
-    k_noise: float = 3.0
-    alpha: float = 0.05
-    confidence: float = 0.95
-    resamples: int = 2000
-    seed: int = 0
-    metrics: tuple[str, ...] = GATING_METRICS
-    jank_offset: float = 0.05
-    max_suggested_launches: int = 50
-
-    def __post_init__(self) -> None:
-        checks = {
-            "threshold": self.threshold >= 0,
-            "k_noise": self.k_noise >= 0,
-            "alpha": 0 < self.alpha < 1,
-            "confidence": 0 < self.confidence < 1,
-            "resamples": self.resamples >= 100,
-            "jank_offset": self.jank_offset >= 0,
-            "max_suggested_launches": self.max_suggested_launches >= 2,
-        }
-        bad = [name for name, ok in checks.items() if not ok]
-        if bad:
-            raise ValueError(f"invalid gate setting(s): {', '.join(f'{n}={getattr(self, n)!r}' for n in bad)}")
-        if not self.metrics:
-            raise ValueError("the gate needs at least one metric")
-
-    def offset(self, metric: str) -> float:
-        return self.jank_offset if metric == "jank_share" else 0.0
 
 
 @dataclass(frozen=True)

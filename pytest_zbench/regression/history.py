@@ -29,9 +29,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from ..errors import ZbenchError
+from .config import DEFAULT_HISTORY_PATH
 from .gate import launch_values
 
-DEFAULT_HISTORY_PATH = ".zbench/history.sqlite"
 SCHEMA_VERSION = 1
 RUN_KINDS = ("run", "calibration", "ab")
 
