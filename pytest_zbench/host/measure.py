@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..errors import DeviceError
+from ..gpu_timing import MixedGpuSources, run_source
 from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
 from ..scenes import SceneCase
 from ..settings import Settings
@@ -227,16 +228,17 @@ def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamp
     def series(rows: list[dict[str, Any]], name: str) -> np.ndarray:
         return np.array([np.nan if row.get(name) is None else row[name] for row in rows], dtype=float)
 
-    sources = {row["gpu_source"] for row in measured if row["gpu_source"] not in (None, "none")}
     gpu = series(measured, "gpu_ms")
-    gpu_source: str | None = None
-    if len(sources) == 1:
-        gpu_source = sources.pop()
+    try:
+        gpu_source = run_source(row["gpu_source"] for row in measured)
+    except MixedGpuSources:  # several sources mixed in one launch: never pooled
+        gpu_source = None
+    if gpu_source is not None:
         # Frames without the launch's source (or flagged disjoint) cannot be compared: drop their gpu_ms.
         mask = np.array([row["gpu_source"] == gpu_source and not row.get("disjoint") for row in measured])
         gpu = np.where(mask, gpu, np.nan)
     else:
-        gpu = np.full(len(measured), np.nan)  # none, or several sources mixed in one launch: never pooled
+        gpu = np.full(len(measured), np.nan)
     counters = {name: series(measured, name) for name in ("draw_calls", "texture_upload_bytes", *table.counter_columns)}
     return LaunchSamples(
         cpu_ms=series(measured, "cpu_ms"),

@@ -14,6 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
 from .measure import SceneMeasurement
 
@@ -40,7 +41,10 @@ def gpu_timer_counts(m: SceneMeasurement) -> dict[str, Any]:
     result.json gpu.timer_stats; by the host at the protocol boundary: frames.csv timer_invalid issues)."""
     sources = sorted({row["gpu_source"] for launch in m.launches for row in launch.frames.rows
                       if row.get("gpu_source") not in (None, "none")})
-    source = sources[0] if len(sources) == 1 else None
+    try:
+        source = run_source(sources)
+    except MixedGpuSources:
+        source = None
     with_gpu = disjoint = invalid = 0
     for launch in m.launches:
         for row in launch.frames.rows:
@@ -52,7 +56,7 @@ def gpu_timer_counts(m: SceneMeasurement) -> dict[str, Any]:
         runner = sum(1 for i in launch.result.issues if i.kind == "timer_invalid")
         invalid += max(runner, reported if isinstance(reported, int) and not isinstance(reported, bool) else 0)
         invalid += sum(1 for i in launch.frames.issues if i.kind == "timer_invalid")
-    return {"source": source if len(sources) <= 1 else None, "sources": sources, "frames_with_gpu": with_gpu,
+    return {"source": source, "sources": sources, "frames_with_gpu": with_gpu,
             "disjoint": disjoint, "invalid": invalid}
 
 
