@@ -6,14 +6,13 @@ outcome, a warning, JUnit properties and the `regression` section of the scene's
 The baseline is one of:
 * history: the newest comparable runs in the history database (same device, backend, scene, params, mode,
   gpu source), the current run excluded;
-* file: the per-launch summaries of the same device and scene in an earlier run.json;
+* file: the per-launch summaries of the same device and scene in an earlier run.json (regression/baseline.py);
 * A/B: the device's own runner, launched interleaved with the B runner in this session.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import shlex
 from collections.abc import Mapping, Sequence
@@ -22,8 +21,8 @@ from typing import Any
 
 from ..errors import ZbenchError
 from ..regression.ab import judge_ab
-from ..regression.baseline import judge_against_history
-from ..regression.gate import GateConfig, SceneVerdict, Verdict, judge
+from ..regression.baseline import BaselineFileError, judge_against_history, judge_against_run_file, read_run_file
+from ..regression.gate import GateConfig, SceneVerdict, Verdict
 from ..regression.history import History, RunInfo, SceneRecord
 from ..settings import Settings
 from .environment import environment
@@ -221,30 +220,17 @@ class RegressionGate:
         assert path is not None
         if self._baseline_file is None:
             try:
-                self._baseline_file = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                return GateResult("not_judged", "file", str(path), f"cannot read the baseline {path}: {exc}",
-                                  broken=True)
-        doc = self._baseline_file
-        entries = [s for s in doc.get("scenes", []) if s.get("id") == m.case.id and s.get("device") == m.device]
-        if not entries or not entries[0].get("per_run"):
-            description = f"{path} has no measured launches of {m.case.id} on {m.device}"
-            return GateResult("no_baseline", "file", description, f"no baseline: {description}")
-        entry = entries[0]
+                self._baseline_file = read_run_file(path)
+            except BaselineFileError as exc:
+                return GateResult("not_judged", "file", str(path), str(exc), broken=True)
         ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
                 "gpu_source": m.summary.gpu_source if m.summary else None}
-        differ = [f"{k} {entry.get(k)!r} there, {v!r} here" for k, v in ours.items() if entry.get(k) != v]
-        launches = [launch for launch in entry["per_run"] if not launch.get("partial")]
-        build = (doc.get("app") or {}).get("build_hash") or "?"
-        description = (f"{len(launches)} launches of {m.case.id} on {m.device} in {path} "
-                       f"(run {str(doc.get('run_id', '?'))[:8]}, build {build[:10]})")
-        if differ:
-            return GateResult("not_judged", "file", description,
-                              f"not comparable with {description}: {'; '.join(differ)}")
-        if not launches:
-            return GateResult("no_baseline", "file", description, f"no baseline: every launch in {path} was partial")
-        verdict = judge(launches, m.summaries, self.config, baseline_description=description)
-        return _from_scene_verdict(verdict, "file", description, ())
+        result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, m.summaries,
+                                        self.config)
+        if result.verdict is None:
+            return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
+                              result.message)
+        return _from_scene_verdict(result.verdict, "file", result.description, ())
 
     def _judge_ab(self, m: SceneMeasurement) -> GateResult:
         b = m.ab.b

@@ -1,10 +1,16 @@
-"""The gate against history: the candidate's launches judged against the recent comparable runs."""
+"""The baselines a candidate is judged against: the recent comparable runs in the history, or the launches of
+an earlier run.json (`--zbench-baseline=PATH`). The A/B baseline, the other runner's launches interleaved with
+the candidate's, is regression/ab.py."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from ..errors import ZbenchError
 
 from .gate import GateConfig, SceneVerdict, judge
 from .history import BaselineWindow, History, SceneKey, environment_fingerprint
@@ -41,3 +47,52 @@ def judge_against_history(history: History, key: SceneKey, candidate: Sequence[A
         return HistoryVerdict(None, base, floors)
     return HistoryVerdict(judge(base.launches, candidate, config, noise_floors=floors,
                                 baseline_description=base.describe()), base, floors)
+
+
+class BaselineFileError(ZbenchError):
+    """The run.json given as the baseline cannot be read; the message names the file."""
+
+
+def read_run_file(path: Path) -> dict[str, Any]:
+    """An earlier run.json, as the baseline of this session's scenes."""
+    try:
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise BaselineFileError(f"cannot read the baseline {path}: {exc}") from exc
+    if not isinstance(document, dict):
+        raise BaselineFileError(f"cannot read the baseline {path}: not a run.json object")
+    return document
+
+
+@dataclass(frozen=True)
+class FileVerdict:
+    """verdict is None when nothing was judged: no launches to judge against (`comparable`), or an entry
+    measured differently (not `comparable`); `message` then says which."""
+
+    verdict: SceneVerdict | None
+    description: str
+    message: str = ""
+    comparable: bool = True
+
+
+def judge_against_run_file(document: Mapping[str, Any], path: Path, scene_id: str, device: str,
+                           comparison: Mapping[str, Any], candidate: Sequence[Any],
+                           config: GateConfig = GateConfig()) -> FileVerdict:
+    """Judge the candidate's per-launch summaries against the complete launches of the same device and scene
+    in an earlier run.json. `comparison` (backend, mode, params, gpu_source) must equal the entry's."""
+    entries = [s for s in document.get("scenes", []) if s.get("id") == scene_id and s.get("device") == device]
+    if not entries or not entries[0].get("per_run"):
+        description = f"{path} has no measured launches of {scene_id} on {device}"
+        return FileVerdict(None, description, f"no baseline: {description}")
+    entry = entries[0]
+    differ = [f"{k} {entry.get(k)!r} there, {v!r} here" for k, v in comparison.items() if entry.get(k) != v]
+    launches = [launch for launch in entry["per_run"] if not launch.get("partial")]
+    build = (document.get("app") or {}).get("build_hash") or "?"
+    description = (f"{len(launches)} launches of {scene_id} on {device} in {path} "
+                   f"(run {str(document.get('run_id', '?'))[:8]}, build {build[:10]})")
+    if differ:
+        return FileVerdict(None, description, f"not comparable with {description}: {'; '.join(differ)}",
+                           comparable=False)
+    if not launches:
+        return FileVerdict(None, description, f"no baseline: every launch in {path} was partial")
+    return FileVerdict(judge(launches, candidate, config, baseline_description=description), description)

@@ -48,3 +48,20 @@ def test_no_baseline_passes_with_a_note():
     result = GateResult("no_baseline", "history", "no comparable run of x", "no baseline: no comparable run of x")
     assert not result.failed and result.warning() == "not gated: no comparable run of x"
     assert result.to_json()["metrics"] == []
+
+
+def test_a_run_file_baseline_judges_comparable_launches_and_names_what_differs(tmp_path):
+    from pytest_zbench.regression.baseline import judge_against_run_file
+
+    path = tmp_path / "run.json"
+    ours = {"backend": "software", "mode": "paced", "params": {}, "gpu_source": None}
+    document = {"run_id": "abcdef123", "app": {"build_hash": "deadbeef"},
+                "scenes": [{"id": "s", "device": "d", **ours, "per_run": launches(1.0, 5, 1)}]}
+    judged = judge_against_run_file(document, path, "s", "d", ours, launches(1.0, 5, 2))
+    assert judged.verdict is not None and judged.comparable
+    assert judged.description.startswith("5 launches of s on d in ") and "build deadbeef" in judged.description
+    other = judge_against_run_file(document, path, "s", "d", dict(ours, backend="gles2"), launches(1.0, 5, 2))
+    assert other.verdict is None and not other.comparable
+    assert "backend 'software' there, 'gles2' here" in other.message
+    missing = judge_against_run_file(document, path, "t", "d", ours, launches(1.0, 5, 2))
+    assert missing.verdict is None and missing.comparable and missing.message.startswith("no baseline")
