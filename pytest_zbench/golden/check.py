@@ -1,5 +1,6 @@
 """One call per captured frame: locate the golden, compare, decide and perform an update, write failure
-artifacts and the defect record. This is what a `golden` fixture wraps; it knows nothing of pytest."""
+artifacts and the defect record; and for a GPU backend the same capture against the software golden (the
+cross-backend check). This is what a `golden` fixture wraps; it knows nothing of pytest."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 from .failure_images import defect_record, write_artifacts
 from .match import Comparison, compare
 from .store import GoldenError, GoldenKey, GoldenStore, UpdateDecision, as_rgba8, decide_update, load_png
-from .tolerance import resolve_tolerance
+from .tolerance import SOFTWARE, resolve_tolerance
 
 Status = Literal["passed", "failed", "missing", "written", "error"]
 
@@ -125,10 +126,49 @@ def _message(result: FrameCheck, own_path: Path, update: str | None) -> str:
         against += f" (the {result.golden_backend} golden, compared with the cross_backend tolerance)"
     lines = [f"frame {frame} vs {against}: {comparison.message()}"]
     if result.artifacts:
-        lines.append("  artifacts: " + ", ".join(f"{k} {v}" for k, v in result.artifacts.items()))
+        lines.append(_artifacts_line(result.artifacts))
     if result.status == "failed":
         if update is None:
             lines.append("  if the change is intended: --zbench-update-goldens=failed")
         else:
             lines.append(f"  not updated: {result.decision.reason}")  # type: ignore[union-attr]
     return "\n".join(lines)
+
+
+def check_cross_backend(store: GoldenStore, *, backend: str, scene_id: str, frame: int, capture: str | Path,
+                        tolerance: Mapping[str, Any] | None, own: FrameCheck,
+                        artifacts_dir: str | Path) -> dict[str, Any]:
+    """A GPU backend's capture against the software golden (goldens/software/any/...) under the scene's
+    cross_backend tolerance, whether or not the backend has its own golden: its own golden catches a change
+    on this device, this catches a rasteriser that drifted from the reference as a whole. `own` is the
+    frame's check_capture result. Returns run.json's `cross_backend` entry of the frame (status, metrics,
+    tightness, golden, message, artifacts on failure); a ToleranceError propagates."""
+    shared = store.path_for(SOFTWARE, None, scene_id, frame)
+    if own.golden_backend == SOFTWARE and own.comparison is not None:
+        comparison = own.comparison  # the own golden is missing: the frame check already was this one
+    elif not shared.is_file():
+        return {"status": "missing", "metrics": None, "tightness": None, "golden": str(shared),
+                "message": f"frame {frame}: no software golden at {shared} to compare across backends"}
+    else:
+        resolved = resolve_tolerance(tolerance, backend, golden_backend=SOFTWARE)
+        try:
+            comparison = compare(load_png(shared), load_png(capture), resolved)
+        except GoldenError as exc:
+            return {"status": "error", "metrics": None, "tightness": None, "golden": str(shared),
+                    "message": f"frame {frame}: cross-backend check not possible: {exc}"}
+    status = "passed" if comparison.passed else "failed"
+    message = (f"frame {frame} vs the software golden {shared} (cross_backend tolerance of {backend}): "
+               f"{comparison.message()}")
+    entry: dict[str, Any] = {"status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
+                             "golden": str(shared), "message": message}
+    if status == "failed":
+        artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}-cross")
+        entry["artifacts"] = artifacts
+        entry["message"] += "\n" + _artifacts_line(artifacts)
+        entry["message"] += (f"\n  if the difference is a real rasteriser difference, declare it in the scene's "
+                             f"tolerance.{backend}.cross_backend")
+    return entry
+
+
+def _artifacts_line(artifacts: Mapping[str, str]) -> str:
+    return "  artifacts: " + ", ".join(f"{k} {v}" for k, v in artifacts.items())

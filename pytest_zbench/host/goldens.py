@@ -7,11 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..golden.failure_images import write_artifacts
-from ..golden.check import FrameCheck, check_capture
-from ..golden.match import compare
-from ..golden.store import GoldenError, GoldenStore, load_png, pixel_digest
-from ..golden.tolerance import SOFTWARE, ToleranceError, resolve_tolerance
+from ..golden.check import FrameCheck, check_capture, check_cross_backend
+from ..golden.store import GoldenStore, load_png, pixel_digest
+from ..golden.tolerance import SOFTWARE, ToleranceError
 from ..errors import SceneError
 from ..inventory import Inventory
 from ..scenes import load_corpus
@@ -95,54 +93,23 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
     for frame in job.capture:
         capture = launch.captures.get(frame) if launch is not None else None
         try:
-            outcome.checks.append(check_capture(
+            check = check_capture(
                 store, backend=m.backend, device_class=device_class, scene_id=m.case.id, frame=frame,
                 capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
                 untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
-            ))
+            )
+            outcome.checks.append(check)
+            if m.backend != SOFTWARE and capture is not None:
+                cross = check_cross_backend(store, backend=m.backend, scene_id=m.case.id, frame=frame,
+                                            capture=capture, tolerance=m.case.tolerance, own=check,
+                                            artifacts_dir=artifacts_dir)
+                outcome.cross[frame] = cross
+                if cross["status"] == "failed":
+                    outcome.failures.append(cross["message"])
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
-        if m.backend != SOFTWARE and capture is not None:
-            cross = _cross_backend(store, m, frame, capture, outcome.checks[-1], artifacts_dir)
-            outcome.cross[frame] = cross
-            if cross["status"] == "failed":
-                outcome.failures.append(cross["message"])
     return outcome
-
-
-def _cross_backend(store: GoldenStore, m: SceneMeasurement, frame: int, capture: Path, check: FrameCheck,
-                   artifacts_dir: Path) -> dict[str, Any]:
-    """A GPU backend's capture against the software golden (goldens/software/any/...), whether or not the
-    backend has its own golden: its own golden catches a change on this device, this catches a rasteriser
-    that drifted from the reference as a whole."""
-    shared = store.path_for(SOFTWARE, None, m.case.id, frame)
-    if check.golden_backend == SOFTWARE and check.comparison is not None:
-        comparison = check.comparison  # the own golden is missing: the frame check already was this one
-    elif not shared.is_file():
-        return {"status": "missing", "metrics": None, "tightness": None, "golden": str(shared),
-                "message": f"frame {frame}: no software golden at {shared} to compare across backends"}
-    else:
-        try:
-            tolerance = resolve_tolerance(m.case.tolerance, m.backend, golden_backend=SOFTWARE)
-            comparison = compare(load_png(shared), load_png(capture), tolerance)
-        except ToleranceError as exc:
-            raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
-        except GoldenError as exc:
-            return {"status": "error", "metrics": None, "tightness": None, "golden": str(shared),
-                    "message": f"frame {frame}: cross-backend check not possible: {exc}"}
-    status = "passed" if comparison.passed else "failed"
-    message = (f"frame {frame} vs the software golden {shared} (cross_backend tolerance of {m.backend}): "
-               f"{comparison.message()}")
-    entry = {"status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
-             "golden": str(shared), "message": message}
-    if status == "failed":
-        artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}-cross")
-        entry["artifacts"] = artifacts
-        entry["message"] += "\n  artifacts: " + ", ".join(f"{k} {v}" for k, v in artifacts.items())
-        entry["message"] += (f"\n  if the difference is a real rasteriser difference, declare it in the scene's "
-                             f"tolerance.{m.backend}.cross_backend")
-    return entry
 
 
 def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
