@@ -1,4 +1,8 @@
-"""One base class for every error the product raises on purpose; each says what to do next."""
+"""One base class for every error the product raises on purpose; each says what to do next.
+
+A leaf module: the protocol imports it (and re-exports ZbenchError), so the runner, which depends only on the
+protocol, derives its errors from the same base.
+"""
 
 from __future__ import annotations
 
@@ -30,10 +34,6 @@ class InventoryError(UsageError):
 
 class DeviceError(ZbenchError):
     """A device or its transport failed while running something."""
-
-
-class RunnerTimeout(DeviceError):
-    """A runner call passed its wall-clock deadline and was killed."""
 
 
 class DeviceQuarantined(DeviceError):

@@ -18,6 +18,8 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, NamedTuple, Sequence
 
+from .errors import ZbenchError
+
 # A translucent full-surface fill: overdraw that neither Skia nor a driver can cull. Opaque overdraw is a bad
 # timer-check scene: llvmpipe drops binned commands under an opaque full-tile cover and tile-based GPUs with
 # hidden-surface removal (PowerVR) do the same, so fill.opaque.x8 reads about as fast as fill.opaque.x1.
@@ -35,7 +37,7 @@ class TimerCheck(NamedTuple):
     detail: str
 
 
-class MixedGpuSources(ValueError):
+class MixedGpuSources(ZbenchError, ValueError):
     """One run's frames carry gpu values of more than one source."""
 
 

@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from ..errors import ZbenchError
+
 SOFTWARE = "software"
 CROSS_BACKEND = "cross_backend"
 
@@ -47,7 +49,7 @@ CROSS_DEFAULTS: dict[str, Any] = {
 }
 
 
-class ToleranceError(ValueError):
+class ToleranceError(ZbenchError, ValueError):
     """A bad tolerance key or value. `key` is the dotted path, e.g. 'gles2.edge_mask.threshold'."""
 
     def __init__(self, key: str, message: str) -> None:

@@ -20,6 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from ..errors import ZbenchError
+
 PROFILEDATA = "---PROFILEDATA---"
 INT64_MAX = 2**63 - 1
 REQUIRED_GFX_COLUMNS = ("Flags", "IntendedVsync", "FrameCompleted")
@@ -28,7 +30,7 @@ REQUIRED_GFX_COLUMNS = ("Flags", "IntendedVsync", "FrameCompleted")
 FLAG_NAMES = {1: "window_layout_changed", 2: "rt_animation", 4: "surface_canvas", 8: "skipped_frame"}
 
 
-class FrameStatsError(ValueError):
+class FrameStatsError(ZbenchError, ValueError):
     """Output that is not what the parser expects (names what was missing)."""
 
 

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, cast
 
+from ..errors import ZbenchError
 from .display_list import ops_features, walk_ops
 from .vocabulary import (
     GPU_SOURCES, HOST_ISSUE_KINDS, ISSUE_KINDS, MEASURED_GPU_SOURCES, MODES, PHASES, PROTOCOL_VERSION,
@@ -60,7 +61,7 @@ def _is_protocol_version(value: Any) -> bool:
     return _is_int(value) and value == PROTOCOL_VERSION
 
 
-class ProtocolError(ValueError):
+class ProtocolError(ZbenchError, ValueError):
     """A runner's output (probe, job, result) cannot be understood at all."""
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable
 import numpy as np
 import skia
 
-from pytest_zbench.protocol import Issue
+from pytest_zbench.protocol import Issue, ZbenchError
 from pytest_zbench.protocol.display_list import ANIMATIONS, CHOICES, CLIP_SHAPES, COMPLEXITY_COUNT, FEATURES, OPS
 
 # DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
@@ -33,7 +33,7 @@ CHECKER_COLORS = ((0x20, 0x50, 0xA0, 0xFF), (0xF0, 0xC0, 0x40, 0xFF))
 WHITE = 0xFFFFFFFF
 
 
-class DisplayListError(ValueError):
+class DisplayListError(ZbenchError, ValueError):
     """The display list breaks the contract; the message names the op path and key."""
 
 

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import skia
 
 from pytest_zbench.protocol import (
+    ZbenchError,
     PROTOCOL_VERSION, FramesWriter, Issue, Job, ProtocolError, capture_name, progress_line, write_result_json,
 )
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
@@ -29,7 +30,7 @@ MAX_SIDE = 16384
 PROGRESS_EVERY_S = 0.25
 
 
-class JobError(ValueError):
+class JobError(ZbenchError, ValueError):
     """A job the runner cannot accept; the message names the key."""
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import skia
 
-from pytest_zbench.protocol import GpuSource, Issue
+from pytest_zbench.protocol import GpuSource, Issue, ZbenchError
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class FrameTiming:
     pending: bool = False
 
 
-class BackendUnavailable(RuntimeError):
+class BackendUnavailable(ZbenchError, RuntimeError):
     """The backend cannot run on this device (no library, no GL context); the message says why."""
 
 

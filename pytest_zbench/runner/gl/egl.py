@@ -17,6 +17,8 @@ import ctypes.util
 import os
 from typing import Any
 
+from pytest_zbench.protocol import ZbenchError
+
 EGL_SUCCESS = 0x3000
 EGL_ERRORS = {
     0x3000: "EGL_SUCCESS",
@@ -61,7 +63,7 @@ EGL_OPENGL_ES2_BIT = 0x0004
 LIBRARY_NAMES = ("libEGL.so.1", "libEGL.so")
 
 
-class EGLUnavailable(RuntimeError):
+class EGLUnavailable(ZbenchError, RuntimeError):
     """No usable EGL/GLES2 context; the message names the step that failed and what to do."""
 
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 import ctypes
 from typing import Callable
 
+from pytest_zbench.protocol import ZbenchError
+
 GL_NO_ERROR = 0
 GL_ERRORS = {
     0x0500: "GL_INVALID_ENUM",
@@ -67,7 +69,7 @@ _QUERY_FUNCTIONS = ("glGenQueries", "glDeleteQueries", "glBeginQuery", "glEndQue
                     "glGetQueryiv", "glGetQueryObjectiv", "glGetQueryObjectui64v")
 
 
-class GLUnavailable(RuntimeError):
+class GLUnavailable(ZbenchError, RuntimeError):
     """A GL entry point the runner needs could not be resolved."""
 
 

@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from pytest_zbench.protocol import GpuSource
+from pytest_zbench.protocol import GpuSource, ZbenchError
 from pytest_zbench.runner.gl import glapi
 
 # The sources this backend can offer, best first (a preference order over protocol.GPU_SOURCES).
@@ -45,7 +45,7 @@ WALL_SLACK_RATIO = 1.02
 WALL_SLACK_NS = 100_000
 
 
-class TimerUnavailable(RuntimeError):
+class TimerUnavailable(ZbenchError, RuntimeError):
     """The requested time source cannot run on this context; the message says which and why."""
 
 
