@@ -1,4 +1,4 @@
-"""Host-side rules that keep GPU numbers honest (research §2, §9, §10). Plain values in, plain values out.
+"""Host-side rules that keep GPU numbers honest (docs/methodology.md §5, docs/gpu-timing.md). Plain values in, plain values out.
 
 * `check_timer` (the timer check): a time source is only trusted if a deliberately heavier variant of a scene reads as
   more GPU time. A driver whose glFinish does not wait, or a timer query that returns a constant, fails here.

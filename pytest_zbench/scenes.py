@@ -66,7 +66,7 @@ class SceneCase:
         return any(op["op"] == "repeat" and op["count"] == COMPLEXITY_COUNT for op in walk_ops(self.ops))
 
     def job_scene(self, width: int, height: int) -> dict[str, Any]:
-        """The job's `scene` object (DESIGN.md §3) with every length resolved to pixels of this surface."""
+        """The job's `scene` object (docs/runner-protocol.md) with every length resolved to pixels of this surface."""
         if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in (width, height)):
             raise ValueError(f"surface size must be positive integers, got {width!r} x {height!r}")
         return {

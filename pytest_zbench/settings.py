@@ -13,7 +13,8 @@ from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
 from .regression.config import DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 
-# Defaults follow the seed (§1): 60 warmup frames, 600 measured, 5 independent launches, vsync-paced.
+# Defaults follow docs/methodology.md (§1, §3, §4): 60 warmup frames, 600 measured, 5 independent launches,
+# vsync-paced.
 DEFAULT_WARMUP = 60
 DEFAULT_FRAMES = 600
 DEFAULT_RUNS = 5

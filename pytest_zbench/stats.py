@@ -17,7 +17,7 @@ from numpy.typing import ArrayLike
 
 from .protocol import Mode
 
-# Log-ish buckets from the research notes (§1); bucket i is [edge i, edge i+1), as np.histogram counts.
+# Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p999", 99.9))
 METRICS: tuple[str, ...] = ("cpu_ms", "gpu_ms", "interval_ms", "frame_ms")
@@ -130,7 +130,7 @@ class LaunchSamples:
         wrong = {k: v.size for k, v in per_frame.items() if v.size != n}
         if wrong:
             raise ValueError(f"per-frame arrays must have one value per measured frame ({n}); got {wrong}")
-        # Unlabelled gpu_ms could later be pooled with another source's numbers (research notes §9): refuse it here.
+        # Unlabelled gpu_ms could later be pooled with another source's numbers (docs/methodology.md §5): refuse it here.
         if self.gpu_source is None and np.isfinite(self.gpu_ms).any():
             raise ValueError("gpu_ms has values but gpu_source is None")
 
@@ -140,7 +140,7 @@ def frame_times(samples: LaunchSamples) -> np.ndarray:
 
     Paced: the present interval, which is what the user sees. Uncapped: the present interval only shows
     how fast frames were pushed, so the frame's cost is its slower side, max(cpu_ms, gpu_ms), with
-    cpu_ms alone where the GPU time is unknown (§1: use GPU and CPU time when vsync hides headroom).
+    cpu_ms alone where the GPU time is unknown (docs/methodology.md §4: use GPU and CPU time when vsync hides headroom).
     """
     if samples.mode == "paced":
         return samples.interval_ms.copy()

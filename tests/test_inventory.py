@@ -1,4 +1,4 @@
-"""The device inventory (DESIGN.md §4): the shipped devices.yaml, and every mistake named by file, device, key."""
+"""The device inventory (README, Devices): the shipped devices.yaml, and every mistake named by file, device, key."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Runner protocol v1 (DESIGN.md §3): frames.csv, probe, job, result.json and progress lines.
+"""Runner protocol v1 (docs/runner-protocol.md): frames.csv, probe, job, result.json and progress lines.
 
 The reader must never trust a runner: every bad cell, row, column or key becomes an Issue (or a ProtocolError
 for probe and job), the untrusted value is dropped, and nothing crashes.

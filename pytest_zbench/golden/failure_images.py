@@ -1,4 +1,4 @@
-"""Failure artifacts (expected / actual / diff / FLIP map PNGs) and the defect record (research §4)."""
+"""Failure artifacts (expected / actual / diff / FLIP map PNGs) and the defect record (docs/methodology.md §7, docs/goldens.md)."""
 
 from __future__ import annotations
 

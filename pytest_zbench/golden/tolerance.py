@@ -33,7 +33,7 @@ EDGE_SOURCES: tuple[str, ...] = ("both", "expected")
 FUZZY_KEYS: tuple[str, ...] = ("max_difference", "total_pixels")
 
 # The software raster is deterministic: its goldens are byte-exact. Every other backend is a GPU whose
-# drivers round coverage and colour differently by a level or two (research §4). Budgets are pixel counts,
+# drivers round coverage and colour differently by a level or two (docs/methodology.md §7). Budgets are pixel counts,
 # not fractions, so that a missing glyph (~50-100 pixels) fails on a large scene too.
 DEFAULTS: dict[str, dict[str, Any]] = {
     SOFTWARE: {"exact": True},

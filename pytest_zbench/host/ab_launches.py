@@ -1,7 +1,7 @@
 """A/B on one device: the device's own runner (A) and another runner (B), launches interleaved A, B, A, B.
 
 Interleaving cancels drift (thermal state, clocks, background load) that would read as a regression if all
-of A ran before all of B (research §1, pitfall 6). Each side is a SceneMeasurement of its own: A's is the
+of A ran before all of B (docs/methodology.md §6, §9). Each side is a SceneMeasurement of its own: A's is the
 scene's measurement (its CSV, captures and run.json metrics, as without A/B), B's has its own CSV
 (`<scene>.b.frames.csv`) and launch folders (`<scene>/b-launch-<k>/`).
 """

@@ -1,6 +1,6 @@
 """A device as the host sees it: its inventory entry, an open transport, its runner's probe, and launches.
 
-One launch = one runner process = the unit of statistical independence (DESIGN.md §5). Whatever a launch
+One launch = one runner process = the unit of statistical independence (docs/methodology.md §1). Whatever a launch
 wrote is pulled back and read even when the runner failed or was killed: partial samples are data.
 """
 

@@ -17,7 +17,7 @@ from ..settings import Settings
 from .device import LaunchOutcome, safe_component
 from .measure import SceneMeasurement
 
-# Runner issues that make a frame wrong even when its pixels match (seed §4: invariants that are not pixels).
+# Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
 INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
 # Issues that make a capture unfit to become a golden.
 UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "font_fallback")
@@ -138,7 +138,7 @@ def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
 
 
 def _nondeterministic_frames(launches: list[LaunchOutcome], frames: tuple[int, ...]) -> list[int]:
-    """Frames whose decoded pixels differ between complete launches (seed §9, pitfall 10)."""
+    """Frames whose decoded pixels differ between complete launches (docs/methodology.md §7, §9)."""
     differing = []
     for frame in frames:
         digests = {pixel_digest(load_png(l.captures[frame])) for l in launches if frame in l.captures}

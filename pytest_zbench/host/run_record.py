@@ -62,7 +62,7 @@ def gpu_timer_counts(m: SceneMeasurement) -> dict[str, Any]:
 
 def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
                 gpu_valid: bool | None = None) -> dict[str, Any]:
-    """One §8 `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error. `gpu_valid`:
+    """One run.json `scenes[]` entry. `outcome` is the perf test's: passed, failed, skipped or error. `gpu_valid`:
     whether the device's GPU time source passed the timer check (False: gpu_ms is not charted or gated)."""
     job = m.job
     summary = m.summary.to_dict() if m.summary else None
@@ -163,7 +163,7 @@ class RunRecord:
             self.quarantined.setdefault(name, reason)
 
     def document(self, device_order: tuple[str, ...]) -> dict[str, Any]:
-        """The §8 document. Its top-level device/gpu/display/conditions describe the first device run;
+        """The run.json document. Its top-level device/gpu/display/conditions describe the first device run;
         `devices` holds every device's sections when one session measured several."""
         names = [n for n in device_order if n in self.devices] or list(self.devices)
         devices = {n: self._with_session_conditions(n) for n in names}

@@ -1,7 +1,7 @@
 """Session state of the host, without pytest: open devices, measured scenes, the run record.
 
 A scene is measured at most once per session and device; its perf test and its golden test share the
-measurement (DESIGN.md §6, and capture never perturbs timing because captures come after the frames).
+measurement (docs/architecture.md; capture never perturbs timing because captures come after the frames).
 A remote device is measured under its lease (host/lease.py), so that two xdist workers, or two sessions on
 this host, never measure it at once; a device that cannot be opened, or keeps faulting, is quarantined
 (host/health.py) and its remaining scenes are skipped with the reason.

@@ -12,5 +12,5 @@ def pytest_zbench_run_finished(config: pytest.Config, document: dict[str, Any], 
     """Called once per session on the controller, after run.json was written (or run.invalid.json when it
     broke its schema): the place to upload results to a dashboard or a perf database.
 
-    `document` is the run.json content (seed §8 schema); do not modify it.
+    `document` is the run.json content (schema/run.schema.json); do not modify it.
     """

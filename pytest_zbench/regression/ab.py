@@ -1,7 +1,7 @@
 """A/B on one device: the launch order, and judging B against A with the gate.
 
 Interleaving A and B launches, rather than all A then all B, cancels drift (thermal state, DVFS, background
-load) that would otherwise read as a regression (research §1, pitfall 6). This module only plans the order
+load) that would otherwise read as a regression (docs/methodology.md §6, §9). This module only plans the order
 and judges the results; the plugin runs the launches.
 """
 

@@ -2,7 +2,7 @@
 
 Inputs are per-launch statistics (one value per runner launch: its p50 cpu_ms, its jank share, ...). Frames
 inside a launch are correlated, so the launch is the unit of inference and frames are never pooled into a
-test (research §1, DESIGN §5). For each metric:
+test (docs/methodology.md §1, §6). For each metric:
 
 * effect = median(candidate launches) / median(baseline launches), > 1 means slower (every metric here is
   lower-is-better);
@@ -159,7 +159,7 @@ def gpu_sources(launches: Iterable[Any]) -> set[str | None]:
 
 
 def gpu_incomparable(baseline: Sequence[Any], candidate: Sequence[Any]) -> str | None:
-    """Why gpu_ms cannot be compared (research §9, §10: never across timer sources), or None."""
+    """Why gpu_ms cannot be compared (docs/methodology.md §5: never across timer sources), or None."""
     for side, launches in (("baseline", baseline), ("candidate", candidate)):
         if any((l.get("gpu_valid") if isinstance(l, Mapping) else getattr(l, "gpu_valid", None)) is False
                for l in launches):

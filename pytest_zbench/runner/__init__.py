@@ -1,4 +1,4 @@
-"""The reference runner: `python -m pytest_zbench.runner probe | run JOB OUTDIR` (DESIGN.md §3)."""
+"""The reference runner: `python -m pytest_zbench.runner probe | run JOB OUTDIR` (docs/runner-protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Frame pacing: when a frame may start and when it is considered presented (research §1).
+"""Frame pacing: when a frame may start and when it is considered presented (docs/methodology.md §4).
 
 `paced` simulates a display refreshing at refresh_hz on an ideal vsync schedule t0 + k * period. A frame
 starts on a boundary; it presents at the first boundary after it finishes (never earlier than the next one),

@@ -1,4 +1,4 @@
-"""`probe` and `run JOB OUTDIR`: the runner protocol of DESIGN.md §3 around the interpreter and a backend."""
+"""`probe` and `run JOB OUTDIR`: the runner protocol (docs/runner-protocol.md) around the interpreter and a backend."""
 
 from __future__ import annotations
 

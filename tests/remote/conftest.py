@@ -1,4 +1,4 @@
-"""Fixtures that start real loopback parts for the remote transports (DESIGN §7).
+"""Fixtures that start real loopback parts for the remote transports (README, Remote devices).
 
 * `sshd` (session): an OpenSSH sshd on 127.0.0.1 with generated host and user keys, as the current user
   (tests/remote/servers.py: SshServer; `.device_entry(**overrides)` is an inventory entry for it).

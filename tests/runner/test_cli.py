@@ -1,4 +1,4 @@
-"""The runner as the host sees it: a subprocess speaking runner protocol v1 (DESIGN.md §3)."""
+"""The runner as the host sees it: a subprocess speaking runner protocol v1 (docs/runner-protocol.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A third-party runner that implements only DESIGN.md §3 and draws only `rect`.
+"""A third-party runner that implements only docs/runner-protocol.md and draws only `rect`.
 
 It shares no code with the reference runner (it does not import pytest_zbench), as a runner written by
 another team would. Fault knobs for tests, from the environment:

@@ -1,6 +1,6 @@
 """GPU time sources for the GL backend, and the rules that keep their numbers honest.
 
-Sources, in order of preference (research §2, §10):
+Sources, in order of preference (docs/gpu-timing.md, docs/methodology.md §5):
 
 * ``timer_query``    EXT_disjoint_timer_query (GL ES) or ARB_timer_query (desktop GL): a TIME_ELAPSED query
                      around each frame's GL commands. Results are read from a small ring of queries *without
@@ -34,7 +34,7 @@ from pytest_zbench.runner.gl import glapi
 TIMER_SOURCES: tuple[GpuSource, ...] = ("timer_query", "finish_bracket", "readback", "none")
 FORCE_ENV = "ZBENCH_GPU_TIMER"
 
-# Known non-times drivers hand back instead of a result (research §2, §9: Adreno 0s; 0xFFFFFFFF seen on the
+# Known non-times drivers hand back instead of a result (docs/methodology.md §5: Adreno 0s; 0xFFFFFFFF seen on the
 # first query of a Mesa context).
 SENTINELS = frozenset({0xFFFFFFFF, 0xFFFFFFFFFFFFFFFF, 0x7FFFFFFF, 0x7FFFFFFFFFFFFFFF})
 # No single frame's GPU work takes ten seconds; a value above that is a broken counter, whatever else we know.
