@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from pytest_zbench.gpu_timing import check_timer, check_coverage  # noqa: E402
+from pytest_zbench.gpu_timing import check_coverage, check_timer  # noqa: E402
 from pytest_zbench.runner.backends import BackendUnavailable  # noqa: E402
 from pytest_zbench.runner.backends.gles2 import Gles2Backend  # noqa: E402
 from pytest_zbench.runner.interpreter import compile_scene  # noqa: E402

@@ -35,10 +35,11 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from pytest_zbench.inventory import load_inventory  # noqa: E402
-from pytest_zbench.transports import make_transport  # noqa: E402
 from remote.fake_adbd import FakeAdbd  # noqa: E402
 from remote.servers import AdbServer, SshServer, adb_device_entry, runner_argv, runner_env  # noqa: E402
+
+from pytest_zbench.inventory import load_inventory  # noqa: E402
+from pytest_zbench.transports import make_transport  # noqa: E402
 
 
 def main() -> int:

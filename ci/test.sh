@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs the project's tests: the plugin's own test suite, then the scene suite on the `local` device and on
-# `local-gles2` (Skia on headless EGL GLES2, Mesa llvmpipe in CI; quick setting, against the committed goldens;
-# about 2 minutes on 2 cores). Fails when any test fails or when no test ran.
+# Runs the project's checks: the type checker and the linter (configured in pyproject.toml), the plugin's own
+# test suite, then the scene suite on the `local` device and on `local-gles2` (Skia on headless EGL GLES2, Mesa
+# llvmpipe in CI; quick setting, against the committed goldens; about 2 minutes on 2 cores). Fails when a check
+# finds anything, when any test fails or when no test ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
@@ -16,6 +17,9 @@ run() {
     fi
     [ $rc -eq 0 ] || exit $rc
 }
+
+run python3 -m mypy
+run python3 -m ruff check .
 
 results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
 echo "scene suite artifacts will be in $results"

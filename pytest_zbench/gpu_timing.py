@@ -16,7 +16,8 @@ from __future__ import annotations
 import copy
 import math
 import statistics
-from typing import Any, Iterable, Mapping, NamedTuple, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from .errors import ZbenchError
 
@@ -44,7 +45,9 @@ class MixedGpuSources(ZbenchError, ValueError):
 def _median(values: float | int | Sequence[float | int | None] | None) -> tuple[float | None, int]:
     if values is None:
         return None, 0
-    if isinstance(values, (int, float)) and not isinstance(values, bool):
+    if isinstance(values, bool):
+        return None, 0
+    if isinstance(values, (int, float)):
         values = [values]
     finite = [float(v) for v in values if v is not None and not isinstance(v, bool) and math.isfinite(float(v))]
     if not finite:

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, TypeGuard
 
 import yaml
 
@@ -201,7 +202,7 @@ def _display(raw: Any, fail: Any) -> Display:
 
 
 # YAML reads `yes`, `on` and `true` as booleans, and Python's bool is an int: `port: yes` must not become port 1.
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

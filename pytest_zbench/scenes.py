@@ -11,17 +11,26 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Callable, Mapping
+from typing import Any, cast
 
 import yaml
 
 from .errors import SceneError
 from .protocol import MODES, ops_features, walk_ops
 from .protocol.display_list import (
-    ANIMATIONS, CHOICES, CLIP_SHAPES, COMPLEXITY_COUNT, INTEGER_RANGES, KEY_KINDS, MAX_COUNT, OPS, TEXT_PLACEHOLDERS,
+    ANIMATIONS,
+    CHOICES,
+    CLIP_SHAPES,
+    COMPLEXITY_COUNT,
+    INTEGER_RANGES,
+    KEY_KINDS,
+    MAX_COUNT,
+    OPS,
+    TEXT_PLACEHOLDERS,
     ValueKind,
 )
 from .units import Axis, Length, parse_length
@@ -146,7 +155,7 @@ class _StrictLoader(yaml.SafeLoader):
     """yaml.safe_load's loader, except that a key given twice is an error instead of silently the last one."""
 
 
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
     seen: set[Any] = set()
     for key_node, _ in node.value:
         if key_node.tag == "tag:yaml.org,2002:merge":
@@ -194,7 +203,7 @@ class _Where:
         return SceneError(self.path, message, scene=self.scene, key=self.key)
 
 
-def _check_keys(raw: Mapping, allowed: tuple[str, ...] | set[str], required: tuple[str, ...], where: _Where,
+def _check_keys(raw: Mapping[Any, Any], allowed: tuple[str, ...] | set[str], required: tuple[str, ...], where: _Where,
                 what: str) -> None:
     for key in raw:
         if key not in allowed:
@@ -268,11 +277,11 @@ def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:
         names = list(sweep)
         return [dict(zip(names, values)) for values in itertools.product(*(sweep[n] for n in names))]
     if isinstance(sweep, list) and sweep and all(isinstance(case, dict) and case for case in sweep):
-        names = set(sweep[0])
+        case_names = set(sweep[0])
         for position, case in enumerate(sweep):
-            if set(case) != names:
+            if set(case) != case_names:
                 raise where.at(position).error(f"every case of a list sweep must set the same params "
-                                               f"({', '.join(sorted(map(str, names)))}); this one sets "
+                                               f"({', '.join(sorted(map(str, case_names)))}); this one sets "
                                                f"{', '.join(sorted(map(str, case)))}")
             for name in case:
                 _param_name(name, where.at(position).at(str(name)))
@@ -282,7 +291,7 @@ def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:
 
 
 def _case_id(template: str, combination: Mapping[str, Any], family: str, where: _Where) -> str:
-    def value(match: re.Match) -> str:
+    def value(match: re.Match[str]) -> str:
         swept = combination[match.group(1)]
         if isinstance(swept, bool) or not isinstance(swept, (str, int, float)):
             raise where.error(f"{{{match.group(1)}}} is {swept!r}; only strings and numbers can go into an id")
@@ -391,12 +400,12 @@ def _substitute_text(text: str, params: Mapping[str, Any], where: _Where) -> Any
     if alone and alone.group(1) in params:
         return params[alone.group(1)]
 
-    def one(match: re.Match) -> str:
+    def one(match: re.Match[str]) -> str:
         name = match.group(1)
         if name in params:
             return str(params[name])
         if name in TEXT_PLACEHOLDERS:
-            return match.group(0)
+            return str(match.group(0))
         known = ", ".join(sorted(params)) or "none"
         raise where.error(f"unknown param {{{name}}} (params here: {known}); define it under 'params' or 'sweep'")
 
@@ -441,7 +450,7 @@ def _op(raw: Any, where: _Where) -> dict[str, Any]:
 
 def _shape(raw: Any, where: _Where) -> dict[str, Any]:
     kind = raw.get("kind") if isinstance(raw, dict) else None
-    if kind not in CLIP_SHAPES:
+    if not isinstance(kind, str) or kind not in CLIP_SHAPES:
         raise where.error(f"a clip shape is a mapping whose 'kind' is one of {', '.join(CLIP_SHAPES)}")
     keys = ("kind", *CLIP_SHAPES[kind])
     _check_keys(raw, keys, keys, where, f"clip shape {kind!r}")
@@ -472,7 +481,7 @@ def _animated(raw: Any, where: _Where, leaf: Validator) -> Any:
     if not isinstance(raw, dict):
         return leaf(raw, where)
     kind = raw.get("anim")
-    if kind not in ANIMATIONS:
+    if not isinstance(kind, str) or kind not in ANIMATIONS:
         raise where.error(f"an animation is a mapping whose 'anim' is one of {', '.join(ANIMATIONS)} "
                           "(docs/display-list.md)")
     value_keys, frames_key = ANIMATIONS[kind]
@@ -499,7 +508,7 @@ def _opacity(raw: Any, where: _Where) -> Any:
     def leaf(value: Any, at: _Where) -> float:
         if not _number(value) or not 0 <= value <= 1:
             raise at.error(f"opacity is a number from 0 to 1, got {value!r}")
-        return value
+        return cast(float, value)
 
     return _animated(raw, where, leaf)
 
@@ -547,14 +556,14 @@ def _text(raw: Any, where: _Where) -> str:
 
 def _count(raw: Any, where: _Where) -> int | str:
     # "complexity": the runner takes the count per frame from the job (adaptive scenes).
-    return raw if raw == COMPLEXITY_COUNT else _integer(1, MAX_COUNT)(raw, where)
+    return COMPLEXITY_COUNT if raw == COMPLEXITY_COUNT else cast(int, _integer(1, MAX_COUNT)(raw, where))
 
 
 def _integer(low: int, high: int) -> Validator:
     def check(raw: Any, where: _Where) -> int:
         if not _whole(raw) or not low <= raw <= high:
             raise where.error(f"expected a whole number from {low} to {high}, got {raw!r}")
-        return raw
+        return cast(int, raw)
 
     return check
 
@@ -563,7 +572,7 @@ def _choice(*allowed: str) -> Validator:
     def check(raw: Any, where: _Where) -> str:
         if raw not in allowed:
             raise where.error(f"expected one of {', '.join(allowed)}, got {raw!r}")
-        return raw
+        return cast(str, raw)
 
     return check
 
@@ -607,7 +616,7 @@ def _whole(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _mapping(raw: Any, where: _Where) -> dict:
+def _mapping(raw: Any, where: _Where) -> dict[Any, Any]:
     if not isinstance(raw, dict):
         raise where.error(f"expected a mapping, got {raw!r}")
     return raw
@@ -619,7 +628,7 @@ def _string(raw: Any, where: _Where) -> str:
     return raw
 
 
-def _walk_values(value: Any):
+def _walk_values(value: Any) -> Iterator[Any]:
     """Every mapping, list and scalar inside `value`, depth first."""
     yield value
     children = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from .failure_images import defect_record, diff_image, write_artifacts
+from ..settings import UPDATE_MODES
 from .check import FrameCheck, check_capture
+from .failure_images import defect_record, diff_image, write_artifacts
 from .match import Comparison, compare
 from .perceptual import FlipError, flip, ssim
 from .store import (
-    UPDATE_MODES,
     GoldenError,
     GoldenKey,
     GoldenStore,

@@ -4,9 +4,10 @@ cross-backend check). This is what a `golden` fixture wraps; it knows nothing of
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Literal, Mapping
+from typing import Any, Literal
 
 import numpy as np
 

@@ -291,6 +291,6 @@ def _judge(m: dict[str, Any], tol: Tolerance) -> list[tuple[str, str, str]]:
             elif m[gate] > bound:
                 failures.append((gate, f"{m[gate]:.4g}", f"<= {bound:g}"))
         elif gate == "ssim_min":
-            if m["ssim"] < tol.ssim_min:  # type: ignore[operator]
+            if m["ssim"] < tol.ssim_min:
                 failures.append(("ssim_min", f"{m['ssim']:.5f}", f">= {tol.ssim_min:g}"))
     return failures

@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 

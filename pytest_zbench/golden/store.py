@@ -11,15 +11,16 @@ import hashlib
 import os
 import re
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Literal
+from typing import Literal
 
 import numpy as np
 
 from ..errors import ZbenchError
-from .tolerance import SOFTWARE
 from ..settings import UPDATE_MODES
+from .tolerance import SOFTWARE
 
 SHARED_DEVICE_CLASS = "any"
 TEMP_SUFFIX = ".tmp"

@@ -17,8 +17,8 @@ and a frame whose fence has not signalled yet carries INT64_MAX: both are droppe
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
 
 from ..errors import ZbenchError
 

@@ -10,12 +10,13 @@ import datetime as _dt
 import re
 import signal
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from ..errors import DeviceError
-from ..inventory import Display, DeviceSpec
+from ..inventory import DeviceSpec, Display
 from ..protocol import (
     FrameTable,
     Issue,

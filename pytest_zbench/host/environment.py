@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-from pathlib import Path
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..regression.history import environment_fingerprint

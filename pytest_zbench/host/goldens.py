@@ -3,14 +3,15 @@ are not pixels (GL errors, shader failures, NaNs, skipped features, non-determin
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
+from ..errors import SceneError
 from ..golden.check import FrameCheck, check_capture, check_cross_backend
 from ..golden.store import GoldenStore, load_png, pixel_digest
 from ..golden.tolerance import SOFTWARE, ToleranceError
-from ..errors import SceneError
 from ..inventory import Inventory
 from ..scenes import load_corpus
 from ..settings import Settings

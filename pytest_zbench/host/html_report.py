@@ -6,8 +6,9 @@ from __future__ import annotations
 import base64
 import csv
 import html
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..stats import HIST_EDGES_MS
 

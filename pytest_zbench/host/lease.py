@@ -103,7 +103,7 @@ class DeviceLease:
         worker = f", xdist worker {record['worker']}" if record.get("worker") else ""
         return f"pid {record.get('pid')} on host {record.get('host')}{worker} since {record.get('since_utc')}"
 
-    def __enter__(self) -> "DeviceLease":
+    def __enter__(self) -> DeviceLease:
         self.acquire()
         return self
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,8 +26,9 @@ from ..regression.gate import GateConfig, SceneVerdict, Verdict
 from ..regression.history import History, RunInfo, SceneRecord
 from ..settings import Settings
 from .environment import environment
-from .run_record import RunRecord
 from .measure import SceneMeasurement, launch_samples
+from .run_record import RunRecord
+
 
 class RegressionWarning(UserWarning):
     """A perf test passed without a decided verdict: inconclusive, or a fingerprint changed."""

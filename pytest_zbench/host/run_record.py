@@ -24,7 +24,8 @@ SUITE = "render"
 
 def load_schema() -> dict[str, Any]:
     text = resources.files("pytest_zbench").joinpath("schema/run.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 def validate_run(document: dict[str, Any]) -> list[str]:

@@ -17,21 +17,21 @@ from typing import Any
 
 from .. import __version__
 from ..errors import DeviceError, DeviceQuarantined
+from ..golden.store import GoldenStore
 from ..inventory import Inventory
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
-from .run_record import RunRecord, scene_entry
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .timer_check import check_gpu_timer
-from ..golden.store import GoldenStore
 from .device import Device
-from .goldens import GoldenOutcome, check_goldens
 from .environment import app_info, environment, fingerprint, host_conditions, host_device_info
-from .regression_gate import GateResult, RegressionGate
+from .goldens import GoldenOutcome, check_goldens
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
+from .regression_gate import GateResult, RegressionGate
+from .run_record import RunRecord, scene_entry
+from .timer_check import check_gpu_timer
 
 LEASE_MIN_WAIT_S = 600.0
 
@@ -186,7 +186,7 @@ class HostSession:
         conditions["probes_unavailable"] = sample["unavailable"]
         if sample.get("note"):
             conditions["probe_note"] = sample["note"]
-        sections = {
+        sections: dict[str, Any] = {
             "device": section_device,
             "gpu": gpu,
             # vsync and present_source are what the runner reports with its first launch (RunRecord.add_scene).

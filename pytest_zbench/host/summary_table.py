@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu p50", "jank", "regression", "perf", "golden")
 
@@ -41,7 +42,7 @@ def _regression(section: dict[str, Any] | None) -> str:
         return "-"
     effects = {m["metric"]: m.get("effect") for m in section.get("metrics", [])}
     effect = effects.get("cpu_ms.p50")
-    return section["verdict"] + ("" if effect is None else f" {effect:.2f}x")
+    return str(section["verdict"]) + ("" if effect is None else f" {effect:.2f}x")
 
 
 def _ms(value: float | None) -> str:

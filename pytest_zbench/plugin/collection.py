@@ -3,8 +3,9 @@ and device (plugin/fixtures.py gives them their device, scene and golden)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 

@@ -5,8 +5,9 @@ pytest.fail with the report's text, pytest.skip with the reason, JUnit propertie
 from __future__ import annotations
 
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 

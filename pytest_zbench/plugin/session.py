@@ -7,8 +7,9 @@ of its role: collection, terminal, xdist; the host session (host/session.py) doe
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 

@@ -19,7 +19,7 @@ def terminal_progress(config: pytest.Config) -> ProgressSink | None:
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None or hasattr(config, "workerinput") or not reporter.isatty:
         return None
-    shown = {"text": "", "at": 0.0}
+    shown: dict[str, Any] = {"text": "", "at": 0.0}
 
     def write(text: str) -> None:
         with capture.global_and_fixture_disabled():  # fd capture would swallow it otherwise
@@ -27,10 +27,10 @@ def terminal_progress(config: pytest.Config) -> ProgressSink | None:
 
     def progress(scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
         now = time.monotonic()
-        if now - float(shown["at"]) < 0.25 and frame not in (0, of):
+        if now - shown["at"] < 0.25 and frame not in (0, of):
             return
         text = f" [{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}]"
-        width = len(str(shown["text"]))
+        width = len(shown["text"])
         write("\b" * width + " " * width + "\b" * width + text)
         shown["text"], shown["at"] = text, now
         if frame == of and launch + 1 == launches:
@@ -69,8 +69,8 @@ def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
 
     written = written_goldens(host.record.scenes)
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")
-    for path in written:
-        terminalreporter.write_line(f"  {path}")
+    for written_path in written:
+        terminalreporter.write_line(f"  {written_path}")
     unused = unused_goldens(settings, plugin.inventory)
     if unused:
         terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")

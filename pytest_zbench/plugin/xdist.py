@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 SCENE_TEST = re.compile(r"::(?:perf|golden)\[(?P<case>.+)\]$")
 
 
-class SceneScheduling(LoadScopeScheduling):
+class SceneScheduling(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdist ships no types
     def __init__(self, config: Any, log: Any = None, *, devices: tuple[str, ...]) -> None:
         super().__init__(config, log)
         self._devices = devices

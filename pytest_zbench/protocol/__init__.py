@@ -17,16 +17,39 @@ import csv
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, cast
+from typing import Any, cast
 
 from ..errors import ZbenchError
 from .display_list import ops_features, walk_ops
 from .vocabulary import (
-    GPU_SOURCES, HOST_ISSUE_KINDS, ISSUE_KINDS, MEASURED_GPU_SOURCES, MODES, PHASES, PROTOCOL_VERSION,
-    RUNNER_ISSUE_KINDS, GpuSource, HostIssueKind, IssueKind, Mode, Phase, RunnerIssueKind,
+    GPU_SOURCES,
+    HOST_ISSUE_KINDS,
+    ISSUE_KINDS,
+    MEASURED_GPU_SOURCES,
+    MODES,
+    PHASES,
+    PROTOCOL_VERSION,
+    RUNNER_ISSUE_KINDS,
+    GpuSource,
+    HostIssueKind,
+    IssueKind,
+    Mode,
+    Phase,
+    RunnerIssueKind,
 )
+
+__all__ = [
+    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS", "GPU_SENTINELS_NS",
+    "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
+    "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
+    "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
+    "RunnerIssueKind", "ZbenchError", "capture_name", "format_cell", "ops_features", "parse_probe",
+    "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
+    "write_result_json",
+]
 
 FRAME_COLUMNS: tuple[str, ...] = (
     "frame",
@@ -75,7 +98,7 @@ class Issue:
         return {"frame": self.frame, "kind": self.kind, "detail": self.detail}
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> "Issue":
+    def from_dict(cls, raw: Mapping[str, Any]) -> Issue:
         frame = raw.get("frame")
         return cls(
             kind=cast(IssueKind, str(raw.get("kind", "unknown"))),
@@ -114,7 +137,7 @@ class Job:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, raw: Mapping[str, Any]) -> "Job":
+    def from_dict(cls, raw: Mapping[str, Any]) -> Job:
         def need(key: str, kind: type | tuple[type, ...]) -> Any:
             if key not in raw:
                 raise ProtocolError(f"job: missing key {key!r}")
@@ -166,7 +189,7 @@ class Job:
         )
 
     @classmethod
-    def load(cls, path: str | Path) -> "Job":
+    def load(cls, path: str | Path) -> Job:
         try:
             raw = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -461,7 +484,7 @@ class FramesWriter:
     def close(self) -> None:
         self._handle.close()
 
-    def __enter__(self) -> "FramesWriter":
+    def __enter__(self) -> FramesWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

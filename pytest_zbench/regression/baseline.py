@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ZbenchError
-
 from .gate import GateConfig, SceneVerdict, judge
 from .history import BaselineWindow, History, SceneKey, environment_fingerprint
 

@@ -24,7 +24,7 @@ from scipy import stats as sps
 
 from ..stats import noise_floor as relative_noise_floor
 from .gate import GateConfig, launch_values, min_p_value
-from .history import Calibration, History, HistoricRun
+from .history import Calibration, HistoricRun, History
 
 MIN_CALIBRATION_LAUNCHES = 6
 

@@ -28,8 +28,8 @@ from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..protocol import MEASURED_GPU_SOURCES
-from .config import GATING_METRICS, GateConfig
 from ..stats import noise_floor as relative_noise_floor
+from .config import GATING_METRICS, GateConfig
 
 Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 
@@ -110,7 +110,7 @@ class SceneVerdict:
         outcomes = {v.verdict for v in self.verdicts}
         for outcome in ("regressed", "inconclusive", "improved"):
             if outcome in outcomes:
-                return outcome  # type: ignore[return-value]
+                return outcome
         return "same" if outcomes else "inconclusive"
 
     @property

@@ -514,7 +514,7 @@ class History:
 
     def scene_keys(self, *, device: str | None = None, scene_id: str | None = None,
                    kinds: Sequence[str] = ("run",)) -> list[SceneKey]:
-        where, args = ["r.kind IN (%s)" % ",".join("?" * len(kinds))], list(kinds)
+        where, args = [f"r.kind IN ({','.join('?' * len(kinds))})"], list(kinds)
         if device is not None:
             where.append("r.device = ?")
             args.append(device)
@@ -578,7 +578,7 @@ class History:
     @staticmethod
     def _key_filter(key: SceneKey, kinds: Sequence[str]) -> tuple[str, list[Any]]:
         where = ("r.device = ? AND r.backend = ? AND s.scene_id = ? AND s.params_hash = ? AND s.mode = ?"
-                 " AND s.gpu_source IS ? AND r.kind IN (%s)" % ",".join("?" * len(kinds)))
+                 f" AND s.gpu_source IS ? AND r.kind IN ({','.join('?' * len(kinds))})")
         return where, [key.device, key.backend, key.scene_id, key.params_hash, key.mode, key.gpu_source, *kinds]
 
     @staticmethod

@@ -12,9 +12,10 @@ images, so the software and GPU backends render the same calls.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import skia
@@ -130,7 +131,7 @@ def _positive_int(raw: Any, where: str) -> int:
 
 def _anim(raw: dict[str, Any], where: str) -> Anim:
     kind = raw.get("anim")
-    if kind not in ANIMATIONS:
+    if not isinstance(kind, str) or kind not in ANIMATIONS:
         raise DisplayListError(f"{where}: animation {raw!r} needs 'anim' to be {' or '.join(ANIMATIONS)}")
     value_keys, frames_key = ANIMATIONS[kind]
     keys = (*value_keys, frames_key)
@@ -207,7 +208,7 @@ class _OpReader:
         choices = CHOICES[key]
         if raw not in choices:
             raise DisplayListError(f"{self.where(key)}: {raw!r} is not one of {', '.join(choices)}")
-        return raw
+        return str(raw)
 
     def points(self, key: str, raw: Any | None = None, where: str | None = None) -> list[list[float | Anim]]:
         raw = self.get(key) if raw is None else raw
@@ -371,7 +372,7 @@ class _Compiler:
         if not isinstance(raw, dict) or not isinstance(raw.get("op"), str):
             raise DisplayListError(f"{path}: an op must be an object with a string key 'op'")
         name = raw["op"]
-        compile_op = getattr(self, f"_op_{name}", None) if name in FEATURES else None
+        compile_op: Callable[[_OpReader], Node] | None = getattr(self, f"_op_{name}", None) if name in FEATURES else None
         if compile_op is None:
             raise DisplayListError(f"{path}: unknown op {name!r} (known: {', '.join(sorted(FEATURES))})")
         self.features.add(name)
@@ -425,7 +426,7 @@ class _Compiler:
         return _leaf(build, values)
 
     def _op_linear_gradient(self, o: _OpReader) -> Node:
-        values = o.nums("x", "y", "w", "h", "x0", "y0", "x1", "y1")
+        values: dict[str, Any] = o.nums("x", "y", "w", "h", "x0", "y0", "x1", "y1")
         values["stops"], colors = _gradient_colors(o)
 
         def build(p: dict[str, Any]) -> Draw:
@@ -438,7 +439,7 @@ class _Compiler:
         return _leaf(build, values)
 
     def _op_radial_gradient(self, o: _OpReader) -> Node:
-        values = o.nums("x", "y", "w", "h", "cx", "cy", "r")
+        values: dict[str, Any] = o.nums("x", "y", "w", "h", "cx", "cy", "r")
         values["stops"], colors = _gradient_colors(o)
 
         def build(p: dict[str, Any]) -> Draw:
@@ -475,7 +476,7 @@ class _Compiler:
             blur, paint = skia.ImageFilters.Blur(sigma, sigma), skia.Paint()
             rec = skia.Canvas.SaveLayerRec(rect, paint, blur, 0)
 
-            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple = (blur, paint)) -> None:
+            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple[Any, ...] = (blur, paint)) -> None:
                 canvas.save()
                 canvas.clipRect(rect, skia.ClipOp.kIntersect, True)
                 canvas.saveLayer(rec)  # the backdrop filter blurs what is under the layer into it
@@ -487,7 +488,7 @@ class _Compiler:
         return _leaf(build, values)
 
     def _op_text(self, o: _OpReader) -> Node:
-        values = o.nums("x", "y", "size")
+        values: dict[str, Any] = o.nums("x", "y", "size")
         color, text = o.color("color"), o.get("text")
         if not isinstance(text, str):
             raise DisplayListError(f"{o.where('text')}: {text!r} is not a string")
@@ -592,7 +593,7 @@ class _Compiler:
         if not isinstance(shape, dict):
             raise DisplayListError(f"{where}: must be an object with 'kind' {kinds}")
         kind = shape.get("kind")
-        if kind not in CLIP_SHAPES:
+        if not isinstance(kind, str) or kind not in CLIP_SHAPES:
             raise DisplayListError(f"{where} 'kind': {kind!r} is not one of {kinds}")
         keys = CLIP_SHAPES[kind]
         for key in keys:
@@ -659,10 +660,14 @@ class _Compiler:
         if raw_count == COMPLEXITY_COUNT:
             if not self.has_complexity:
                 raise DisplayListError(f"{o.where('count')}: 'complexity' but the job carries no complexity list")
-            count: Callable[[FrameState], int] = lambda st: max(0, round(st.complexity))  # type: ignore[arg-type]
+
+            def count(st: FrameState) -> int:
+                return max(0, round(st.complexity or 0.0))  # the job carries one value per frame
         else:
             count_value = _getter(_number(raw_count, o.where("count")))
-            count = lambda st: max(0, round(count_value(st.frame)))
+
+            def count(st: FrameState) -> int:
+                return max(0, round(count_value(st.frame)))
         dx, dy = _getter(o.num("dx")), _getter(o.num("dy"))  # type: ignore[arg-type]
         raw_columns = o.get("columns", optional=True)
         columns = None if raw_columns is None else _positive_int(raw_columns, o.where("columns"))

@@ -14,8 +14,15 @@ from typing import Any, TextIO
 import skia
 
 from pytest_zbench.protocol import (
+    PROTOCOL_VERSION,
+    FramesWriter,
+    Issue,
+    Job,
+    ProtocolError,
     ZbenchError,
-    PROTOCOL_VERSION, FramesWriter, Issue, Job, ProtocolError, capture_name, progress_line, write_result_json,
+    capture_name,
+    progress_line,
+    write_result_json,
 )
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
@@ -184,7 +191,7 @@ class _Run:
         if self.stop.signum is None:
             self.captures(surface, canvas)
 
-    def _write_ready(self, rows: "_PendingRows", writer: FramesWriter, final: bool = False) -> None:
+    def _write_ready(self, rows: _PendingRows, writer: FramesWriter, final: bool = False) -> None:
         for f, timing, row in rows.ready(final=final):
             writer.write(**row, cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
                          disjoint=timing.disjoint, gl_error=timing.gl_error)
@@ -258,14 +265,14 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
               cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop) -> int:
     supported = backend.features
 
-    def skipped(features: set[str]) -> int:
+    def skipped(features: frozenset[str]) -> int:
         detail = f"backend {backend.name!r} lacks feature(s) {', '.join(sorted(features))}"
         print(f"run: skipped: {detail}", file=err)
         write_result(outdir, job, backend, [Issue("feature_skipped", detail)], 0, cpu_burn_ms)
         return EXIT_SKIPPED
 
     # Declared features first: a scene naming a feature this runner has never heard of is skipped, not failed.
-    if missing := set(declared) - supported:
+    if missing := frozenset(declared) - supported:
         return skipped(missing)
     try:
         program = compile_scene(job.scene["ops"], has_complexity=job.complexity is not None,

@@ -19,17 +19,19 @@ import logging
 import os
 import posixpath
 import shlex
-import socket
 import stat
 import struct
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, TypeVar
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import alive_command, kill_command, parse_pid_line, quote_argv, wrapped_command
 from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +148,7 @@ class AdbTransport(WorkdirMixin):
                 sock.settimeout(min(POLL_S * 5, remaining))
                 try:
                     data = sock.recv(64 * 1024)
-                except socket.timeout:
+                except TimeoutError:
                     continue
                 except OSError as exc:
                     lost = True
@@ -234,7 +236,7 @@ class AdbTransport(WorkdirMixin):
         self._device = None
         self._attach()
 
-    def _retrying(self, action: Any, what: str) -> Any:
+    def _retrying(self, action: Callable[[], T], what: str) -> T:
         """Run a device action; on a lost device/stream reconnect once and retry."""
         import adbutils
 

@@ -11,9 +11,10 @@ import posixpath
 import shutil
 import subprocess
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 LineCallback = Callable[[str], None]
 

@@ -21,8 +21,8 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec

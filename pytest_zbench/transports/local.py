@@ -9,8 +9,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..inventory import DeviceSpec
 from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files

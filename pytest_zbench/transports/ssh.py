@@ -24,9 +24,10 @@ import posixpath
 import stat
 import threading
 import time
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Sequence, TypeVar
+from typing import Any, TypeVar
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec

@@ -7,7 +7,6 @@ supposed to have Mesa's llvmpipe, and a silently skipped GPU suite would hide th
 from __future__ import annotations
 
 import pytest
-
 from gles2_support import egl_problem, in_ci
 
 

@@ -7,14 +7,13 @@ import os
 import statistics
 
 import pytest
+from gles2_support import FakeClock, ScriptedGL
 
 from pytest_zbench.gpu_timing import check_timer, heavier_ops
 from pytest_zbench.runner.backends import FrameTiming
 from pytest_zbench.runner.backends.gles2 import Gles2Backend
 from pytest_zbench.runner.gl.timer import TimerQuery
 from pytest_zbench.runner.interpreter import compile_scene
-
-from gles2_support import FakeClock, ScriptedGL
 
 pytestmark = pytest.mark.usefixtures("require_egl")
 

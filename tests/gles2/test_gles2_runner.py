@@ -7,10 +7,9 @@ import hashlib
 import numpy as np
 import pytest
 import skia
+from gles2_support import RECT, make_job, probe_runner, run_runner
 
 from pytest_zbench.protocol import GPU_SOURCES, read_frames_csv, read_result_json
-
-from gles2_support import RECT, make_job, probe_runner, run_runner
 
 pytestmark = pytest.mark.usefixtures("require_egl")
 

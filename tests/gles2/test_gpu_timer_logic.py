@@ -6,15 +6,24 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from gles2_support import FakeClock, ScriptedGL
 
 from pytest_zbench.gpu_timing import (
-    TIMER_CHECK_FACTOR, MixedGpuSources, check_timer, heavier_ops, heavier_scene, run_source,
+    TIMER_CHECK_FACTOR,
+    MixedGpuSources,
+    check_timer,
+    heavier_ops,
+    heavier_scene,
+    run_source,
 )
 from pytest_zbench.runner.gl.timer import (
-    ABSURD_NS, TimerQuery, TimerUnavailable, available_sources, choose_source, judge_elapsed,
+    ABSURD_NS,
+    TimerQuery,
+    TimerUnavailable,
+    available_sources,
+    choose_source,
+    judge_elapsed,
 )
-
-from gles2_support import FakeClock, ScriptedGL
 
 # ------------------------------------------------------------------------------------- raw values
 

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 import skia
-
 from gles2_support import RECT, make_job, run_runner
+
 from pytest_zbench.protocol import Issue
 from pytest_zbench.runner import run as runner_run
 from pytest_zbench.runner.backends import Backend, FrameTiming

@@ -13,8 +13,9 @@ A test whose part is missing fails when CI=true and skips otherwise (`require_pa
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import yaml

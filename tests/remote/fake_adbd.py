@@ -117,7 +117,7 @@ def _checksum(data: bytes) -> int:
 
 
 class _Stream:
-    def __init__(self, conn: "_Connection", local_id: int, remote_id: int) -> None:
+    def __init__(self, conn: _Connection, local_id: int, remote_id: int) -> None:
         self.conn, self.local_id, self.remote_id = conn, local_id, remote_id
         self.okay = asyncio.Event()
         self.okay.set()
@@ -155,7 +155,7 @@ class _Stream:
 
 
 class _Connection:
-    def __init__(self, device: "FakeAdbd", reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, device: FakeAdbd, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.device, self.reader, self.writer = device, reader, writer
         self.streams: dict[int, _Stream] = {}
         self.next_id = 1
@@ -261,7 +261,7 @@ class FakeAdbd:
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    def start(self) -> "FakeAdbd":
+    def start(self) -> FakeAdbd:
         self._loop = asyncio.new_event_loop()
         ready = threading.Event()
 

@@ -26,7 +26,7 @@ TOOLING_FAILED = 125
 GRACE_S = 2.0
 
 
-def fail(message: str) -> "NoReturn":  # type: ignore[name-defined]  # noqa: F821
+def fail(message: str) -> NoReturn:  # type: ignore[name-defined]  # noqa: F821
     print(f"folder_device: {message}", file=sys.stderr)
     sys.exit(TOOLING_FAILED)
 

@@ -98,7 +98,7 @@ class SshServer:
     host_key: Path = field(default=Path())
     proc: subprocess.Popen[bytes] | None = None
 
-    def start(self) -> "SshServer":
+    def start(self) -> SshServer:
         for tool in (SSHD, shutil.which("ssh-keygen")):
             if not tool or not os.path.exists(tool):
                 raise MissingPart(f"{tool or 'ssh-keygen'} is not installed (Debian: openssh-server, openssh-client)")
@@ -197,7 +197,7 @@ class AdbServer:
     port: int = 0
     started: bool = False
 
-    def start(self) -> "AdbServer":
+    def start(self) -> AdbServer:
         if not os.path.exists(ADB):
             raise MissingPart("adb is not installed (Debian: adb)")
         self.port = self.port or free_port()

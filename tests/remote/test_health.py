@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_zbench.host.run_record import RunRecord
 from pytest_zbench.host.device import describe_exit
 from pytest_zbench.host.health import DeviceHealth, lease_key
+from pytest_zbench.host.run_record import RunRecord
 
 
 @pytest.mark.parametrize("code, transport, words", [

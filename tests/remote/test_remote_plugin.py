@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import json
 import shutil
 import subprocess
 import sys

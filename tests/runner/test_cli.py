@@ -13,7 +13,11 @@ import pytest
 from PIL import Image
 
 from pytest_zbench.protocol import (
-    capture_name, parse_probe_output, parse_progress, read_frames_csv, read_result_json,
+    capture_name,
+    parse_probe_output,
+    parse_progress,
+    read_frames_csv,
+    read_result_json,
 )
 
 REPO = Path(__file__).resolve().parents[2]

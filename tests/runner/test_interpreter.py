@@ -9,7 +9,12 @@ import pytest
 
 from pytest_zbench.runner.backends.software import SoftwareBackend
 from pytest_zbench.runner.interpreter import (
-    CHECKER_COLORS, DisplayListError, Linear, Sine, Step, compile_scene,
+    CHECKER_COLORS,
+    DisplayListError,
+    Linear,
+    Sine,
+    Step,
+    compile_scene,
 )
 
 WHITE = (255, 255, 255, 255)

@@ -97,7 +97,7 @@ class Backend(ABC):
     def read_rgba(self, surface: skia.Surface) -> np.ndarray:
         """The surface's pixels as a height x width x 4 uint8 array, RGBA, unpremultiplied."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027  (not abstract: a backend without resources need not override it)
         """Release contexts and surfaces; the default has nothing to release."""
 
 
@@ -117,7 +117,8 @@ def open_backend(name: str) -> Backend:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise BackendUnavailable(f"backend {name!r} cannot be loaded: {exc}") from exc
-    return getattr(module, class_name)()
+    backend: Backend = getattr(module, class_name)()
+    return backend
 
 
 def read_surface_rgba(surface: skia.Surface) -> np.ndarray:

@@ -36,15 +36,21 @@ from typing import Any
 import numpy as np
 import skia
 
-from pytest_zbench.protocol import Issue
+from pytest_zbench.protocol import GpuSource, Issue
+from pytest_zbench.protocol.display_list import FEATURES
 from pytest_zbench.runner.backends import Backend, BackendUnavailable, FrameTiming, read_surface_rgba
 from pytest_zbench.runner.gl import glapi
 from pytest_zbench.runner.gl.egl import EGLContext, EGLUnavailable
 from pytest_zbench.runner.gl.timer import (
-    FORCE_ENV, GpuSample, TimeSource, TimerQuery, TimerUnavailable, available_sources, choose_source,
+    FORCE_ENV,
+    GpuSample,
+    TimerQuery,
+    TimerUnavailable,
+    TimeSource,
+    available_sources,
+    choose_source,
     make_source,
 )
-from pytest_zbench.runner.interpreter import FEATURES
 
 FRAMES_IN_FLIGHT = 2
 
@@ -113,7 +119,7 @@ def extensions_hash(extensions: set[str] | frozenset[str]) -> str:
 
 class Gles2Backend(Backend):
     name = "gles2"
-    timer_source = "none"
+    timer_source: GpuSource = "none"
 
     def __init__(self, *, timer: str | None = None) -> None:
         forced = timer if timer is not None else (os.environ.get(FORCE_ENV, "").strip() or None)

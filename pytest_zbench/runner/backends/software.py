@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import skia
 
+from pytest_zbench.protocol.display_list import FEATURES
 from pytest_zbench.runner.backends import Backend, FrameTiming, read_surface_rgba
-from pytest_zbench.runner.interpreter import FEATURES
 
 
 class SoftwareBackend(Backend):

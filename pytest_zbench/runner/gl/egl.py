@@ -252,7 +252,7 @@ class EGLContext:
             lib.eglReleaseThread()
         self.display = self.surface = self.context = None
 
-    def __enter__(self) -> "EGLContext":
+    def __enter__(self) -> EGLContext:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -12,7 +12,8 @@ called is decided from the extension string, never from a non-NULL address.
 from __future__ import annotations
 
 import ctypes
-from typing import Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from pytest_zbench.protocol import ZbenchError
 
@@ -47,7 +48,7 @@ GL_TIMESTAMP_EXT = 0x8E28
 GL_GPU_DISJOINT_EXT = 0x8FBB
 
 _u32, _i32, _vp = ctypes.c_uint32, ctypes.c_int32, ctypes.c_void_p
-_SIGNATURES: dict[str, tuple] = {
+_SIGNATURES: dict[str, tuple[Any, ...]] = {
     "glGetString": (ctypes.c_char_p, _u32),
     "glGetIntegerv": (None, _u32, ctypes.POINTER(_i32)),
     "glGetError": (_u32,),
@@ -76,6 +77,9 @@ class GLUnavailable(ZbenchError, RuntimeError):
 class GL:
     """Callable GL entry points bound to the current context, plus the facts the probe reports."""
 
+    if TYPE_CHECKING:  # the gl* entry points are attributes set at run time from _SIGNATURES
+        def __getattr__(self, name: str) -> Callable[..., Any]: ...
+
     def __init__(self, get_proc_address: Callable[[str], int | None]) -> None:
         self._gpa = get_proc_address
         for name in ("glGetString", "glGetIntegerv", "glGetError", "glFinish", "glFlush", "glReadPixels",
@@ -93,7 +97,7 @@ class GL:
             for name in _QUERY_FUNCTIONS:
                 setattr(self, name, self._resolve(name, name + suffix))
 
-    def _resolve(self, name: str, symbol: str) -> Callable:
+    def _resolve(self, name: str, symbol: str) -> Callable[..., Any]:
         address = self._gpa(symbol)
         if not address:
             raise GLUnavailable(f"eglGetProcAddress({symbol!r}) returned NULL")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import ctypes
 import time
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 from pytest_zbench.protocol import GpuSource, ZbenchError
 from pytest_zbench.runner.gl import glapi
