@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .protocol import Mode
+from .protocol import MODES, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
@@ -123,8 +123,8 @@ class LaunchSamples:
         for name in ("cpu_ms", "gpu_ms", "interval_ms", "warmup_cpu_ms"):
             object.__setattr__(self, name, _frozen_floats(getattr(self, name)))
         object.__setattr__(self, "counters", {k: _frozen_floats(v) for k, v in self.counters.items()})
-        if self.mode not in ("paced", "uncapped"):
-            raise ValueError(f"mode must be 'paced' or 'uncapped', not {self.mode!r}")
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(map(repr, MODES))}, not {self.mode!r}")
         n = self.cpu_ms.size
         per_frame = {"gpu_ms": self.gpu_ms, "interval_ms": self.interval_ms, **self.counters}
         wrong = {k: v.size for k, v in per_frame.items() if v.size != n}

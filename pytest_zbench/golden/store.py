@@ -14,7 +14,6 @@ import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import numpy as np
 
@@ -138,9 +137,6 @@ def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) 
     if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0:
         raise GoldenError(f"frame {frame!r} must be a non-negative integer")
     return GoldenKey(backend, device_class, scene_id, frame)
-
-
-UpdateMode = Literal["missing", "failed", "all"]
 
 
 class GoldenStore:
