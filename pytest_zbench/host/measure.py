@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,9 @@ from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
 from .device import Device, LaunchOutcome, safe_component, utc_now
 from .health import DeviceHealth
+
+if TYPE_CHECKING:
+    from .ab_launches import ABRun
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
@@ -50,7 +53,7 @@ class SceneMeasurement:
     samples_file: Path | None = None
     wall_s: float = 0.0
     budget_ms: float = 0.0
-    ab: Any = None  # host.ab_launches.ABRun in A/B mode: the B runner's launches, interleaved with these
+    ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
 
     @property
     def issues(self) -> list[Issue]:

@@ -17,7 +17,7 @@ import math
 import shlex
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import ZbenchError
 from ..regression.ab import judge_ab
@@ -28,6 +28,16 @@ from ..settings import Settings
 from .environment import environment
 from .measure import SceneMeasurement, launch_samples
 from .run_record import RunRecord
+
+
+class HistorySection(TypedDict):
+    """The `history` section of a run.json scene entry: where the scene was recorded, or why it was not."""
+
+    path: str
+    run_id: str
+    kind: str
+    recorded: bool
+    reason: str | None
 
 
 class RegressionWarning(UserWarning):
@@ -157,7 +167,7 @@ class RegressionGate:
                        run_id=f"{record.run_id}-{device}{'-b' if b_runner else ''}",
                        started_utc=record.started_utc, kind=self.kind)
 
-    def record(self, record: RunRecord, m: SceneMeasurement) -> dict[str, Any] | None:
+    def record(self, record: RunRecord, m: SceneMeasurement) -> HistorySection | None:
         """Store the measured scene (and in A/B mode its B side) in the history; the entry's `history`
         section. Scenes with a partial launch are not stored: a launch cut short by a crash or the deadline
         is not a sample of the build's speed, and as baseline material it would hide the next regression.
@@ -165,7 +175,7 @@ class RegressionGate:
         if m.skipped or m.summary is None:
             return None
         run = self.run_info(record, m.device, m.backend)
-        section: dict[str, Any] = {"path": str(self.settings.history), "run_id": run.run_id, "kind": run.kind,
+        section: HistorySection = {"path": str(self.settings.history), "run_id": run.run_id, "kind": run.kind,
                                    "recorded": False, "reason": None}
         sides = [(run, m)]
         if m.ab is not None and m.ab.b.summary is not None:
@@ -234,6 +244,7 @@ class RegressionGate:
         return _from_scene_verdict(result.verdict, "file", result.description, ())
 
     def _judge_ab(self, m: SceneMeasurement) -> GateResult:
+        assert m.ab is not None
         b = m.ab.b
         a_name = "A (" + shlex.join(m.ab.a_runner) + ")"
         b_name = "B (" + shlex.join(m.ab.runner) + ")"

@@ -12,7 +12,7 @@ import tempfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypedDict
 
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
@@ -113,8 +113,24 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
     }
 
 
-def launch_record(launch: LaunchOutcome) -> dict[str, Any]:
+LaunchStatus = Literal["complete", "timeout", "connection_lost", "failed"]
+
+
+class LaunchRecord(TypedDict):
+    """One launch of a run.json scene entry (`scenes[].launches[]`)."""
+
+    launch: int
+    started_utc: str
+    ended_utc: str
+    status: LaunchStatus
+    exit_code: int | None
+    conditions: dict[str, Any]
+    retried: dict[str, Any] | None
+
+
+def launch_record(launch: LaunchOutcome) -> LaunchRecord:
     """When a launch ran, how it ended, and the device's conditions just before and after it."""
+    status: LaunchStatus
     if launch.complete:
         status = "complete"
     elif launch.timed_out:

@@ -29,7 +29,7 @@ from .goldens import GoldenOutcome, check_goldens
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
-from .regression_gate import GateResult, RegressionGate
+from .regression_gate import GateResult, HistorySection, RegressionGate
 from .run_record import RunRecord, scene_entry
 from .timer_check import check_gpu_timer
 
@@ -52,7 +52,7 @@ class HostSession:
         self.health = DeviceHealth()
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
-        self._history_sections: dict[tuple[str, str], dict[str, Any] | None] = {}
+        self._history_sections: dict[tuple[str, str], HistorySection | None] = {}
         self.progress: ProgressSink | None = None
         self.gate = RegressionGate(settings)
         self.b_runner = resolve_b_runner(settings.ab, inventory) if settings.ab else None

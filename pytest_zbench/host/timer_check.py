@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..gpu_timing import TIMER_CHECK_FACTOR, TIMER_CHECK_SCENE, check_timer, heavier_scene
 from ..protocol import Job
@@ -24,6 +24,18 @@ FRAMES = 30
 # Used when the corpus has no TIMER_CHECK_SCENE (a project with its own scenes): one translucent rect, inset
 # by a pixel so that no backend can turn it into a clear.
 FALLBACK_COLOR = "#3366CC40"
+
+
+class TimerCheckEntry(TypedDict):
+    """run.json's gpu.timer_check (schema/run.schema.json)."""
+
+    source: str
+    valid: bool
+    light_ms: float | None
+    heavy_ms: float | None
+    scene: str
+    factor: int
+    detail: str
 
 
 def timer_check_scenes(device: Device, settings: Settings) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -49,9 +61,9 @@ def timer_check_scenes(device: Device, settings: Settings) -> tuple[dict[str, An
     return light, heavy
 
 
-def check_gpu_timer(device: Device, settings: Settings, results_dir: Path, source: str) -> dict[str, Any]:
+def check_gpu_timer(device: Device, settings: Settings, results_dir: Path, source: str) -> TimerCheckEntry:
     """Run both variants on the device; return run.json's gpu.timer_check entry."""
-    entry: dict[str, Any] = {"source": source, "valid": False, "light_ms": None, "heavy_ms": None,
+    entry: TimerCheckEntry = {"source": source, "valid": False, "light_ms": None, "heavy_ms": None,
                              "scene": TIMER_CHECK_SCENE, "factor": TIMER_CHECK_FACTOR, "detail": ""}
     try:
         light, heavy = timer_check_scenes(device, settings)
