@@ -24,9 +24,9 @@ from .tolerance import SOFTWARE
 SHARED_DEVICE_CLASS = "any"
 TEMP_SUFFIX = ".tmp"
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # Scene ids may carry sweep parameters (fill.alpha[x=4], text,size=12); never separators or reserved chars.
-_SCENE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-+=,@\[\]()]{0,199}$")
+_SCENE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._\-+=,@\[\]()]{0,199}")
 
 
 class GoldenError(ZbenchError):
@@ -126,13 +126,13 @@ class GoldenKey:
 
 def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) -> GoldenKey:
     """Validate the parts; the software backend's device class is always 'any'."""
-    if not isinstance(backend, str) or not _NAME_RE.match(backend):
+    if not isinstance(backend, str) or not _NAME_RE.fullmatch(backend):
         raise GoldenError(f"backend {backend!r} is not a valid golden folder name (letters, digits, . _ -)")
     if backend == SOFTWARE:
         device_class = SHARED_DEVICE_CLASS
-    if not isinstance(device_class, str) or not _NAME_RE.match(device_class):
+    if not isinstance(device_class, str) or not _NAME_RE.fullmatch(device_class):
         raise GoldenError(f"device_class {device_class!r} is not a valid golden folder name (letters, digits, . _ -); set it in devices.yaml")
-    if not isinstance(scene_id, str) or not _SCENE_RE.match(scene_id) or scene_id in (".", ".."):
+    if not isinstance(scene_id, str) or not _SCENE_RE.fullmatch(scene_id) or scene_id in (".", ".."):
         raise GoldenError(f"scene id {scene_id!r} cannot name a golden folder: no path separators, no leading '.', at most 200 characters")
     if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0:
         raise GoldenError(f"frame {frame!r} must be a non-negative integer")

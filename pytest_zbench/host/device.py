@@ -35,14 +35,14 @@ from ..transports import Transport, device_join
 PROBE_TIMEOUT_S = 120.0
 # Used when neither the inventory nor the probe says what the screen is.
 DEFAULT_DISPLAY = Display(width=800, height=480, refresh_hz=60.0)
-SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SAFE_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 ProgressCallback = Callable[[int, int], None]
 
 
 def safe_component(name: str) -> str:
     """A scene id or run id used as a folder name, on the host or the device: never a path of its own."""
-    if not SAFE_COMPONENT.match(name) or ".." in name:
+    if not SAFE_COMPONENT.fullmatch(name) or ".." in name:
         raise DeviceError(f"{name!r} cannot be used as a folder name (letters, digits, '.', '_', '-' only)")
     return name
 

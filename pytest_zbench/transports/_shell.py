@@ -11,14 +11,13 @@ the runner's children; a plain `kill PID` follows for devices where it is not a 
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping, Sequence
 
 from ..errors import UsageError
+from ..inventory import ENV_NAME
 
 PID_MARK = "zbench-pid:"
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 SIGNALS = ("TERM", "KILL")
 
 
@@ -33,7 +32,7 @@ def wrapped_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -
     prefix = ""
     if env:
         for key in env:
-            if not ENV_NAME.match(key):
+            if not ENV_NAME.fullmatch(key):
                 raise UsageError(f"environment variable name {key!r} is not a valid shell name")
         prefix = "env " + " ".join(shlex.quote(f"{k}={v}") for k, v in env.items()) + " "
     return f"echo {PID_MARK}$$; exec {prefix}{quote_argv(argv)}"
