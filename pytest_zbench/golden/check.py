@@ -56,17 +56,20 @@ def check_capture(
     driver: Mapping[str, Any] | None = None,
     build_hash: str | None = None,
     runner_issues: Iterable[Any] = (),
+    capture_problem: str | None = None,
 ) -> FrameCheck:
     """Check one capture against its golden.
 
     tolerance: SceneCase.tolerance (raw, keyed by backend); a ToleranceError propagates for the caller to
     wrap as a SceneError. update: None or 'missing' | 'failed' | 'all'. capture_trusted: False when the
     launch exited non-zero, was partial, or reported GL/shader/NaN issues; then nothing is ever written.
-    artifacts_dir: where expected/actual/diff/FLIP PNGs go on failure (nothing written if None)."""
+    artifacts_dir: where expected/actual/diff/FLIP PNGs go on failure (nothing written if None).
+    capture_problem: why there is no capture to check (it was refused at the protocol boundary)."""
     key = store.key(backend, device_class, scene_id, frame)
     own_path = store.path(key)
     if capture is None:
-        return FrameCheck(key, "error", f"frame {frame}: the runner wrote no capture; golden {own_path} not checked")
+        why = f"capture unusable: {capture_problem}" if capture_problem else "the runner wrote no capture"
+        return FrameCheck(key, "error", f"frame {frame}: {why}; golden {own_path} not checked")
     try:
         pixels = load_png(capture) if isinstance(capture, (str, Path)) else as_rgba8(capture)
     except GoldenError as exc:

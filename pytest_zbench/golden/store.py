@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ZbenchError
+from ..protocol import read_png_header
 from ..settings import UPDATE_MODES
 from .tolerance import SOFTWARE
 
@@ -52,20 +53,31 @@ def as_rgba8(pixels: np.ndarray) -> np.ndarray:
     return arr
 
 
+# A golden or capture is a screen: 16384 x 16384 is the largest surface a runner accepts. A PNG claiming more
+# is refused from its header, before Pillow decodes (and allocates) anything.
+MAX_PIXELS = 16384 * 16384
+
+
 def load_png(path: str | Path) -> np.ndarray:
-    """Decode a PNG into HxWx4 uint8 RGBA, unpremultiplied, as the runner protocol writes captures."""
+    """Decode a PNG into HxWx4 uint8 RGBA, unpremultiplied, as the runner protocol writes captures. Anything
+    that is not an 8-bit PNG of at most MAX_PIXELS pixels is a GoldenError naming the file."""
     from PIL import Image
 
+    header = read_png_header(path)
+    if isinstance(header, str):
+        raise GoldenError(f"{path}: {header}")
+    if header.bit_depth != 8:
+        raise GoldenError(f"{path}: a {header.bit_depth}-bit PNG; goldens and captures are 8-bit")
+    if header.width * header.height > MAX_PIXELS:
+        raise GoldenError(f"{path}: {header.width}x{header.height} pixels, more than any screen; not decoded")
     try:
         with Image.open(path) as image:
             image.load()
-            if image.mode in ("I;16", "I;16B", "I", "F"):
-                raise GoldenError(f"{path}: {image.mode} PNG; goldens and captures are 8-bit RGBA")
             rgba = image.convert("RGBA")
     except GoldenError:
         raise
-    except (OSError, ValueError) as exc:
-        raise GoldenError(f"{path}: cannot decode as PNG ({exc}); delete it or re-run with --zbench-update-goldens") from exc
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise GoldenError(f"{path}: cannot be decoded as a PNG ({exc})") from exc
     return np.asarray(rgba, dtype=np.uint8).copy()
 
 

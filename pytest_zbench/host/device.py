@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import shutil
 import signal
 import tempfile
 from collections.abc import Callable, Sequence
@@ -25,11 +26,13 @@ from ..protocol import (
     ProtocolError,
     RunResult,
     capture_name,
+    capture_problem,
     parse_probe_output,
     parse_progress,
     read_frames_csv,
     read_result_json,
 )
+from ..protocol.limits import MAX_ARTIFACT_BYTES
 from ..transports import Transport, device_join
 
 PROBE_TIMEOUT_S = 120.0
@@ -148,7 +151,10 @@ class Device:
         scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
         outdir = device_join(scene_dir, f"launch-{index}")
         remote_job = device_join(scene_dir, f"launch-{index}.job.json")
-        local_dir.mkdir(parents=True, exist_ok=True)
+        # Both folders start empty, so that nothing an earlier session (or a killed one, in a fixed device
+        # workdir) left there is read as this launch's output.
+        empty_folder(local_dir)
+        self.transport.remove_tree(outdir)
         self.transport.mkdir(outdir)
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
             job_file = Path(tmp) / "job.json"
@@ -164,15 +170,20 @@ class Device:
         argv = [*(runner or self.spec.runner), "run", remote_job, outdir]
         result = self.transport.run(argv, timeout_s=timeout_s, on_line=on_line)
         issues: list[Issue] = []
+        too_large: dict[str, int] = {}
         try:
-            self.transport.pull_dir(outdir, local_dir)
+            too_large = self.transport.pull_dir(outdir, local_dir, max_bytes=MAX_ARTIFACT_BYTES).too_large
         except (OSError, DeviceError) as exc:
             issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}"))
         finally:
             self.transport.remove_tree(scene_dir)
-        frames = read_frames_csv(local_dir / "frames.csv")
-        run_result = read_result_json(local_dir / "result.json")
-        captures = {f: local_dir / capture_name(f) for f in job.capture if (local_dir / capture_name(f)).is_file()}
+        for name, size in sorted(too_large.items()):
+            if not name.startswith("capture-"):
+                issues.append(Issue("protocol", _too_large(name, size)))
+        frames = (FrameTable() if "frames.csv" in too_large
+                  else read_frames_csv(local_dir / "frames.csv", max_rows=job.total_frames))
+        run_result = RunResult() if "result.json" in too_large else read_result_json(local_dir / "result.json")
+        captures, invalid = self._captures(job, local_dir, too_large)
         if result.timed_out:
             issues.append(Issue("timeout", f"runner killed at its {timeout_s:.0f} s deadline on device {self.name}"))
         elif result.exit_code is None:
@@ -185,9 +196,11 @@ class Device:
         if rendered < job.total_frames:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
         if result.ok:
-            missing = sorted(set(job.capture) - set(captures))
+            missing = sorted(set(job.capture) - set(captures) - set(invalid))
             if missing:
                 issues.append(Issue("capture_missing", f"runner wrote no capture for frames {missing}"))
+        issues += [Issue("capture_invalid", f"{why}; frame {frame} is not compared and never becomes a golden",
+                         frame) for frame, why in sorted(invalid.items())]
         return LaunchOutcome(
             index=index,
             exit_code=result.exit_code,
@@ -202,6 +215,39 @@ class Device:
             started_utc=started_utc,
             ended_utc=utc_now(),
         )
+
+
+    def _captures(self, job: Job, local_dir: Path, too_large: dict[str, int]) -> tuple[dict[int, Path],
+                                                                                       dict[int, str]]:
+        """The launch's captures that are 8-bit RGBA PNGs of the scene's size, and why the others are not."""
+        captures: dict[int, Path] = {}
+        invalid: dict[int, str] = {}
+        width, height = job.scene["width"], job.scene["height"]
+        for frame in job.capture:
+            name = capture_name(frame)
+            if name in too_large:
+                invalid[frame] = _too_large(name, too_large[name])
+            elif (local_dir / name).is_file():
+                problem = capture_problem(local_dir / name, width, height)
+                if problem is None:
+                    captures[frame] = local_dir / name
+                else:
+                    invalid[frame] = problem
+        return captures, invalid
+
+
+def _too_large(name: str, size: int) -> str:
+    return (f"{name} is {size} bytes, more than the {MAX_ARTIFACT_BYTES} bytes a launch's file may be "
+            "(MAX_ARTIFACT_BYTES); it was left on the device and not read")
+
+
+def empty_folder(path: Path) -> None:
+    """`path` as an empty folder: whatever was there (a file, a folder, a link) is removed first."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+    path.mkdir(parents=True)
 
 
 def utc_now() -> str:

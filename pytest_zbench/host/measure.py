@@ -22,7 +22,7 @@ from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
-from .device import Device, LaunchOutcome, safe_component, utc_now
+from .device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from .health import DeviceHealth
 
 if TYPE_CHECKING:
@@ -128,6 +128,7 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
     scene_dir = device_dir / safe_component(case.id)
     csv_path = device_dir / f"{case.id}.frames.csv"
     measurement.samples_file = csv_path
+    empty_folder(scene_dir)  # a previous session's launches and failure images of this scene are not ours
     timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
     writer = SamplesCsv(csv_path)
     health = health if health is not None else DeviceHealth()

@@ -17,6 +17,7 @@ import csv
 import json
 import math
 import re
+import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any, cast
 
 from ..errors import ZbenchError
 from .display_list import ops_features, walk_ops
+from .limits import MAX_ARTIFACT_BYTES
 from .vocabulary import (
     GPU_SOURCES,
     HOST_ISSUE_KINDS,
@@ -46,7 +48,8 @@ __all__ = [
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
-    "RunnerIssueKind", "ZbenchError", "capture_name", "format_cell", "ops_features", "parse_probe",
+    "PngHeader", "RunnerIssueKind", "ZbenchError", "capture_name", "capture_problem",
+    "format_cell", "ops_features", "parse_probe", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
 ]
@@ -374,8 +377,12 @@ def _judge_gpu_ms(cell: str, value: float | None, source: str | None, disjoint_c
     return None
 
 
-def read_frames_csv(path: str | Path) -> FrameTable:
-    """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too."""
+def read_frames_csv(path: str | Path, *, max_rows: int | None = None) -> FrameTable:
+    """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too.
+
+    `max_rows`: the job's frame count, warmup included. Rows for frames beyond it are dropped, and reading
+    stops at the first line past it: a runner that writes millions of rows more than it was asked for costs
+    the host nothing, and none of them is measured."""
     table = FrameTable()
     issues = table.issues
     try:
@@ -408,6 +415,7 @@ def read_frames_csv(path: str | Path) -> FrameTable:
         table.counter_columns = extras
         last_frame = -1
         line_no = 1
+        data_lines = 0
         while True:
             try:
                 cells = next(reader)
@@ -419,6 +427,12 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             line_no += 1
             if not cells or all(not c.strip() for c in cells):
                 continue
+            data_lines += 1
+            if max_rows is not None and data_lines > max_rows:
+                issues.append(Issue("protocol", f"frames.csv has more rows than the {max_rows} frames the job "
+                                                f"asked for; reading stopped at line {line_no}, the rows from "
+                                                "there on are not read or measured"))
+                break
             if any(_UNDECODABLE in c for c in cells):
                 issues.append(Issue("protocol", f"frames.csv line {line_no}: bytes that are not UTF-8; row dropped"))
                 continue
@@ -435,6 +449,10 @@ def read_frames_csv(path: str | Path) -> FrameTable:
                 continue
             if frame <= last_frame:
                 issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {frame} out of order; row dropped", frame))
+                continue
+            if max_rows is not None and frame >= max_rows:
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {frame} is beyond the job's "
+                                                f"{max_rows} frames (0..{max_rows - 1}); row dropped", frame))
                 continue
             phase = raw["phase"].strip()
             if phase not in PHASES:
@@ -574,3 +592,58 @@ def write_result_json(path: str | Path, *, backend: str, timer_source: str, pres
 
 def capture_name(frame: int) -> str:
     return f"capture-{frame}.png"
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_COLOUR_TYPES = {0: "greyscale", 2: "RGB without alpha", 3: "palette", 4: "greyscale with alpha", 6: "RGBA"}
+
+
+@dataclass(frozen=True)
+class PngHeader:
+    width: int
+    height: int
+    bit_depth: int
+    colour_type: int
+
+    @property
+    def colour(self) -> str:
+        return _PNG_COLOUR_TYPES.get(self.colour_type, f"colour type {self.colour_type}")
+
+
+def read_png_header(path: str | Path) -> PngHeader | str:
+    """A PNG's IHDR (size, bit depth, colour type), read without decoding anything; or why the file is not
+    a PNG. Pillow reads a 16-bit RGBA PNG as 8-bit RGBA without a word, so the depth is checked here."""
+    name = Path(path).name
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(33)
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    if head[:8] != _PNG_SIGNATURE:
+        return f"{name} is not a PNG (it does not start with the PNG signature)"
+    if len(head) < 33 or head[12:16] != b"IHDR":
+        return f"{name} is not a PNG: no IHDR header after the signature"
+    return PngHeader(*struct.unpack(">IIBB", head[16:26]))
+
+
+def capture_problem(path: str | Path, width: int, height: int) -> str | None:
+    """Why a capture is not what the protocol asks for (an 8-bit RGBA PNG of the scene's size), from its
+    header alone, or None. Nothing is decoded: a header claiming 60000 x 60000 pixels (a decompression
+    bomb) is refused before any memory is spent on it."""
+    name = Path(path).name
+    try:
+        size = Path(path).stat().st_size
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    if size > MAX_ARTIFACT_BYTES:
+        return f"{name} is {size} bytes, more than the {MAX_ARTIFACT_BYTES} bytes a launch's file may be"
+    header = read_png_header(path)
+    if isinstance(header, str):
+        return header
+    if header.bit_depth != 8:
+        return f"{name} is a {header.bit_depth}-bit PNG; captures are 8-bit RGBA"
+    if header.colour_type != 6:
+        return f"{name} is {header.colour} (PNG colour type {header.colour_type}); captures are 8-bit RGBA"
+    if (header.width, header.height) != (width, height):
+        return f"{name} is {header.width}x{header.height}, the scene is {width}x{height}"
+    return None

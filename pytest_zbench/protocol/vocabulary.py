@@ -32,6 +32,7 @@ HostIssueKind = Literal[
     "timeout",  # the runner was killed at the launch's deadline
     "partial",  # fewer frames than the job asked for
     "capture_missing",  # a capture the job asked for was not written
+    "capture_invalid",  # a capture that is not an 8-bit RGBA PNG of the scene's size; never compared
     "connection_lost",  # the transport lost the device mid-launch
     "device_error",  # the transport failed
     "quarantined",  # the device was taken out of the session; the scene's remaining launches did not run

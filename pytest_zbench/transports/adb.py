@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import alive_command, kill_command, parse_pid_line, quote_argv, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
+from .base import KILL_GRACE_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin
 
 T = TypeVar("T")
 
@@ -109,16 +109,19 @@ class AdbTransport(WorkdirMixin):
 
         self._retrying(go, f"push {local} to {remote}")
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        def go() -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        def go() -> PulledFiles:
             sync = self._device.sync
             info = sync.stat(remote)
             if not stat.S_ISDIR(info.mode):
                 raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")
             local.mkdir(parents=True, exist_ok=True)
-            pulled = []
+            pulled = PulledFiles()
             for entry in sorted(sync.list(remote), key=lambda e: e.path):
                 if entry.path in (".", "..") or "/" in entry.path or not stat.S_ISREG(entry.mode):
+                    continue
+                if max_bytes is not None and entry.size > max_bytes:
+                    pulled.too_large[entry.path] = entry.size
                     continue
                 target = local / entry.path
                 sync.pull_file(posixpath.join(remote, entry.path), target)

@@ -54,8 +54,9 @@ class Transport(Protocol):
 
     def push(self, local: Path, remote: str) -> None: ...
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        """Copy the regular files of a device folder (not recursive) into `local`; return their paths."""
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        """Copy the regular files of a device folder (not recursive) into `local`; return their paths. A file
+        larger than `max_bytes` is not copied; it is named in the result's `too_large`."""
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         """Run argv on the device; stream stdout lines to on_line; kill it on the device at the deadline."""
@@ -101,6 +102,14 @@ class OutputReaders:
         return "".join(self._stderr)
 
 
+class PulledFiles(list[Path]):
+    """The files `pull_dir` copied, and `too_large`: name -> size of those it left on the device."""
+
+    def __init__(self, files: list[Path] | None = None, too_large: dict[str, int] | None = None) -> None:
+        super().__init__(files or [])
+        self.too_large: dict[str, int] = dict(too_large or {})
+
+
 def device_join(*parts: str) -> str:
     return posixpath.join(*parts)
 
@@ -117,12 +126,18 @@ class WorkdirMixin:
         return self._workdir
 
 
-def copy_regular_files(source: str | Path, target: Path, *, move: bool = False) -> list[Path]:
-    """Copy (or move) the regular files of a host folder, not its subfolders or links, into `target`."""
+def copy_regular_files(source: str | Path, target: Path, *, move: bool = False,
+                       max_bytes: int | None = None) -> PulledFiles:
+    """Copy (or move) the regular files of a host folder, not its subfolders or links, into `target`; files
+    larger than `max_bytes` are left where they are."""
     target.mkdir(parents=True, exist_ok=True)
-    copied = []
+    copied = PulledFiles()
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         if entry.is_file(follow_symlinks=False):
+            size = entry.stat(follow_symlinks=False).st_size
+            if max_bytes is not None and size > max_bytes:
+                copied.too_large[entry.name] = size
+                continue
             destination = target / entry.name
             if move:
                 os.replace(entry.path, destination)

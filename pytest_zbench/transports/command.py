@@ -26,7 +26,15 @@ from pathlib import Path
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
+from .base import (
+    KILL_GRACE_S,
+    CommandResult,
+    LineCallback,
+    OutputReaders,
+    PulledFiles,
+    WorkdirMixin,
+    copy_regular_files,
+)
 
 SCRIPT_TIMEOUT_S = 300.0
 HOUSEKEEPING_TIMEOUT_S = 60.0
@@ -73,12 +81,13 @@ class CommandTransport(WorkdirMixin):
     def push(self, local: Path, remote: str) -> None:
         self._script("push", [str(local), remote], SCRIPT_TIMEOUT_S)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         local.mkdir(parents=True, exist_ok=True)
-        # into an empty folder first, so that exactly what the script fetched is returned
+        # into an empty folder first, so that exactly what the script fetched is returned (the script copies
+        # whole files: one over max_bytes is dropped with the staging folder)
         with tempfile.TemporaryDirectory(prefix=".zbench-pull-", dir=local) as staging:
             self._script("pull", [remote, staging], SCRIPT_TIMEOUT_S)
-            return copy_regular_files(staging, local, move=True)
+            return copy_regular_files(staging, local, move=True, max_bytes=max_bytes)
 
     # -- processes -----------------------------------------------------------------------------------------
 

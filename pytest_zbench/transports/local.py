@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
+from .base import (
+    KILL_GRACE_S,
+    CommandResult,
+    LineCallback,
+    OutputReaders,
+    PulledFiles,
+    WorkdirMixin,
+    copy_regular_files,
+)
 
 
 class LocalTransport(WorkdirMixin):
@@ -45,8 +53,8 @@ class LocalTransport(WorkdirMixin):
     def push(self, local: Path, remote: str) -> None:
         shutil.copyfile(local, remote)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        return copy_regular_files(remote, local)
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        return copy_regular_files(remote, local, max_bytes=max_bytes)
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(argv)

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import alive_command, kill_command, parse_pid_line, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
+from .base import KILL_GRACE_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -128,18 +128,23 @@ class SshTransport(WorkdirMixin):
 
         self._call(self._files(go, f"push {local} to {remote}"), None)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        async def go() -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        async def go() -> PulledFiles:
             import asyncssh
 
             sftp = await self._sftp_client()
             local.mkdir(parents=True, exist_ok=True)
-            names = sorted(entry.filename for entry in await sftp.readdir(remote)
-                           if entry.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR
-                           or (entry.attrs.permissions is not None and stat.S_ISREG(entry.attrs.permissions)))
-            pulled = []
-            for name in names:
+            entries = sorted((entry for entry in await sftp.readdir(remote)
+                              if entry.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR
+                              or (entry.attrs.permissions is not None and stat.S_ISREG(entry.attrs.permissions))),
+                             key=lambda entry: entry.filename)
+            pulled = PulledFiles()
+            for entry in entries:
+                name = entry.filename
                 if name in (".", "..") or "/" in name:
+                    continue
+                if max_bytes is not None and (entry.attrs.size or 0) > max_bytes:
+                    pulled.too_large[name] = entry.attrs.size
                     continue
                 target = local / name
                 await sftp.get(posixpath.join(remote, name), str(target))
