@@ -866,6 +866,45 @@ def test_without_a_frame_count_every_row_is_read(tmp_path):
     assert len(table.rows) == 10 and table.issues == []
 
 
+def test_non_finite_numbers_in_result_json_are_dropped_with_an_issue_naming_the_key(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text('{"protocol": 1, "backend": "software", "wall_ms": NaN, "gpu": {"clock": Infinity}, '
+                    '"power": -Infinity, "big": 1e999, "deep": {"list": [1, NaN]}, "fine": 2.5}')
+    result = read_result_json(path)
+    assert result.extra == {"wall_ms": None, "power": None, "big": None, "deep": {"list": [1, None]}, "fine": 2.5}
+    assert result.gpu == {"clock": None}
+    assert [i.kind for i in result.issues] == ["nan"] * 5
+    text = " ".join(i.detail for i in result.issues)
+    for key in ("result.json wall_ms: nan", "gpu.clock: inf", "power: -inf", "big: inf", "deep.list[1]"):
+        assert key in text
+    json.dumps(result.extra, allow_nan=False)  # what run.json is written with
+
+
+def test_result_json_over_its_cap_is_not_read(tmp_path, monkeypatch):
+    import pytest_zbench.protocol as protocol
+
+    monkeypatch.setattr(protocol, "MAX_RESULT_JSON_BYTES", 100)
+    result = read_result_json(write_raw(tmp_path, backend="software", pad="x" * 200))
+    assert result.backend is None
+    assert [i.kind for i in result.issues] == ["protocol"] and "MAX_RESULT_JSON_BYTES" in result.issues[0].detail
+
+
+def test_runner_issues_beyond_the_cap_are_counted_not_kept(tmp_path):
+    from pytest_zbench.protocol import cap_issues
+    from pytest_zbench.protocol.limits import MAX_ISSUES
+
+    entries = [{"frame": i, "kind": "gl_error", "detail": "x"} for i in range(MAX_ISSUES + 7)]
+    entries[-1]["kind"] = "shader"
+    result = read_result_json(write_raw(tmp_path, issues=entries))
+    assert len(result.issues) == MAX_ISSUES and result.issues_not_kept == {"gl_error": 6, "shader": 1}
+    host = [Issue("exit", "runner exited with 1")]
+    capped = cap_issues(host + result.issues, result.issues_not_kept)
+    assert len(capped) == MAX_ISSUES + 1 and capped[0].kind == "exit"
+    assert capped[-1].kind == "issues_capped"
+    assert "8 more issues" in capped[-1].detail and "gl_error x 7" in capped[-1].detail
+    assert cap_issues(host) == host
+
+
 def png_bytes(width: int, height: int, *, depth: int = 8, colour: int = 6, header_only: bool = False) -> bytes:
     """A PNG of zeros, written by hand (Pillow cannot write 16-bit RGBA); `header_only`: no image data."""
     import struct

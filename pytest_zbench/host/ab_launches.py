@@ -83,6 +83,8 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
     finally:
         for writer in writers.values():
             writer.close()
+            if writer.failure:
+                a.artifact_failures.append(writer.failure)
         a.wall_s = b.wall_s = time.monotonic() - started
     for side in (a, b):
         if side.summaries:

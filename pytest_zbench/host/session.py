@@ -104,6 +104,7 @@ class HostSession:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
             self._measurements[key] = measurement
+            self.record.artifact_failures += measurement.artifact_failures
             self._history_sections[key] = self.gate.record(self.record, measurement)
             reason = self.health.reason(device_name)
             if reason is not None:

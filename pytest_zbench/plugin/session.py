@@ -41,6 +41,7 @@ class ZbenchPlugin:
         # git state and writes no run.json.
         self.host: HostSession | None = None
         self.schema_errors: list[str] = []
+        self.artifact_failures: list[str] = []  # artifacts that could not be written (README, Reliability)
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -93,11 +94,13 @@ class ZbenchPlugin:
             return
         from ..host.run_record import write_run
 
-        document, self.schema_errors = write_run(self.host.record, self.settings.devices, self.settings.results)
-        if document is not None:
-            self.config.hook.pytest_zbench_run_finished(config=self.config, document=document,
+        artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
+        self.schema_errors = artifacts.schema_errors
+        self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]
+        if artifacts.document is not None:
+            self.config.hook.pytest_zbench_run_finished(config=self.config, document=artifacts.document,
                                                         results_dir=self.settings.results)
-        if self.schema_errors:
+        if self.schema_errors or self.artifact_failures:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

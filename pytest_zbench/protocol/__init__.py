@@ -18,6 +18,7 @@ import json
 import math
 import re
 import struct
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -25,7 +26,7 @@ from typing import Any, cast
 
 from ..errors import ZbenchError
 from .display_list import ops_features, walk_ops
-from .limits import MAX_ARTIFACT_BYTES
+from .limits import MAX_ARTIFACT_BYTES, MAX_ISSUES, MAX_RESULT_JSON_BYTES
 from .vocabulary import (
     GPU_SOURCES,
     HOST_ISSUE_KINDS,
@@ -48,7 +49,7 @@ __all__ = [
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
-    "PngHeader", "RunnerIssueKind", "ZbenchError", "capture_name", "capture_problem",
+    "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
     "format_cell", "ops_features", "parse_probe", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
@@ -530,22 +531,35 @@ class RunResult:
     gpu: dict[str, Any] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    issues_not_kept: Counter[str] = field(default_factory=Counter)  # kind -> issues beyond MAX_ISSUES
 
 
 def read_result_json(path: str | Path) -> RunResult:
-    """Read result.json. A missing or malformed file is recorded as an issue, not raised."""
+    """Read result.json. A missing or malformed file is recorded as an issue, not raised.
+
+    Python's json reads NaN, Infinity and -Infinity (and 1e999 as infinity), which JSON does not allow and
+    run.json cannot hold: each such number is dropped (None) with a `nan` issue naming its key. At most
+    MAX_ISSUES of the runner's issues are kept; the others are counted in `issues_not_kept`."""
     result = RunResult()
+    path = Path(path)
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_RESULT_JSON_BYTES:
+            result.issues.append(Issue("protocol", f"result.json is {size} bytes, more than the "
+                                                   f"{MAX_RESULT_JSON_BYTES} it may be (MAX_RESULT_JSON_BYTES); "
+                                                   "not read"))
+            return result
+        raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=float)
     except FileNotFoundError:
         result.issues.append(Issue("protocol", "result.json was not written"))
         return result
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         result.issues.append(Issue("protocol", f"result.json unreadable: {exc}"))
         return result
     if not isinstance(raw, dict):
         result.issues.append(Issue("protocol", "result.json is not a JSON object"))
         return result
+    raw = _finite_json(raw, "", result.issues)
     if not _is_protocol_version(raw.get("protocol")):
         result.issues.append(Issue("protocol", f"result.json protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}"))
     for key in ("backend", "timer_source", "present_source"):
@@ -566,14 +580,44 @@ def read_result_json(path: str | Path) -> RunResult:
     if not isinstance(issues, list):
         result.issues.append(Issue("protocol", "result.json key 'issues' is not a list; ignored"))
         issues = []
-    for entry in issues:
+    for entry in issues[:MAX_ISSUES]:
         if isinstance(entry, dict):
             result.issues.append(Issue.from_dict(entry))
         else:
             result.issues.append(Issue("protocol", f"result.json issue {entry!r} is not an object"))
+    for entry in issues[MAX_ISSUES:]:
+        result.issues_not_kept[str(entry.get("kind", "unknown")) if isinstance(entry, dict) else "protocol"] += 1
     known = {"protocol", "backend", "timer_source", "present_source", "gpu", "issues"}
     result.extra = {k: v for k, v in raw.items() if k not in known}
     return result
+
+
+def _finite_json(value: Any, where: str, issues: list[Issue]) -> Any:
+    """`value` with every NaN or infinite number replaced by None, each one a `nan` issue naming its key."""
+    if isinstance(value, float) and not math.isfinite(value):
+        issues.append(Issue("nan", f"result.json {where or 'value'}: {value} is not a finite number; dropped"))
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_json(v, f"{where}.{k}" if where else str(k), issues) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_json(v, f"{where}[{i}]", issues) for i, v in enumerate(value)]
+    return value
+
+
+def cap_issues(issues: list[Issue], not_kept: Mapping[str, int] | None = None) -> list[Issue]:
+    """At most MAX_ISSUES issues of one launch; those beyond it (and those a reader already left out,
+    `not_kept`: kind -> count) are counted in one last `issues_capped` issue, so that a runner reporting
+    200,000 GL errors still gives a run.json of a readable size."""
+    counts: dict[str, int] = dict(not_kept or {})
+    for issue in issues[MAX_ISSUES:]:
+        counts[issue.kind] = counts.get(issue.kind, 0) + 1
+    if not counts:
+        return issues
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} x {n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return [*issues[:MAX_ISSUES], Issue("issues_capped", f"{total} more issues of this launch are not kept, "
+                                                         f"beyond the {MAX_ISSUES} a launch keeps (MAX_ISSUES): "
+                                                         f"{kinds}")]
 
 
 def write_result_json(path: str | Path, *, backend: str, timer_source: str, present_source: str,

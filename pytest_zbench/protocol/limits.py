@@ -14,3 +14,6 @@ MAX_ISSUES = 1_000
 # Bytes of one file a launch wrote (frames.csv, result.json, a capture); a larger file is not pulled or read.
 # A 600-frame frames.csv is about 60 kB and an 8-bit RGBA 4K capture at most 33 MB.
 MAX_ARTIFACT_BYTES = 256 * 1024 * 1024
+# result.json is parsed whole, so it has a tighter cap (the reference runner's is a few kB; 200,000 issues
+# are 17 MB).
+MAX_RESULT_JSON_BYTES = 32 * 1024 * 1024
