@@ -79,16 +79,24 @@ def check_capture(
     comparison: Comparison | None = None
     ref_key: GoldenKey | None = None
     ref_path: Path | None = None
+    unusable: str | None = None  # why the golden there cannot be compared with (corrupt, linked out of the store)
     if reference is not None:
         ref_key, ref_path = reference
         tol = resolve_tolerance(tolerance, backend, golden_backend=ref_key.backend)
-        comparison = compare(load_png(ref_path), pixels, tol, perceptual=perceptual)
+        try:
+            golden = store.load(ref_key)
+        except GoldenError as exc:
+            unusable = str(exc)
+        else:
+            if golden is not None:
+                comparison = compare(golden, pixels, tol, perceptual=perceptual)
 
     own_exists = ref_key == key
     decision = decide_update(
         update,
         exists=own_exists,
-        passed=None if comparison is None else comparison.passed,
+        # An unusable golden of its own counts as failed: =failed and =all replace it from a trusted capture.
+        passed=False if unusable is not None and own_exists else None if comparison is None else comparison.passed,
         identical=own_exists and comparison is not None and comparison.identical,
         capture_trusted=capture_trusted,
         untrusted_reason=untrusted_reason,
@@ -98,6 +106,13 @@ def check_capture(
     if decision.write:
         result.written = store.write(key, pixels)
         result.status = "written"
+    elif unusable is not None:
+        result.status = "error"
+        result.message = (f"frame {frame}: golden {ref_path} cannot be compared with: {unusable}"
+                          + ("" if update in ("failed", "all") else
+                             "\n  replace it from this capture, once checked by eye: --zbench-update-goldens=failed")
+                          + ("" if update is None else f"\n  not updated: {decision.reason}"))
+        return result
     elif comparison is None:
         result.status = "missing"
     elif not comparison.passed:
@@ -147,16 +162,19 @@ def check_cross_backend(store: GoldenStore, *, backend: str, scene_id: str, fram
     on this device, this catches a rasteriser that drifted from the reference as a whole. `own` is the
     frame's check_capture result. Returns run.json's `cross_backend` entry of the frame (status, metrics,
     tightness, golden, message, artifacts on failure); a ToleranceError propagates."""
-    shared = store.path_for(SOFTWARE, None, scene_id, frame)
+    shared_key = store.key(SOFTWARE, None, scene_id, frame)
+    shared = store.path(shared_key)
     if own.golden_backend == SOFTWARE and own.comparison is not None:
         comparison = own.comparison  # the own golden is missing: the frame check already was this one
-    elif not shared.is_file():
+    elif not store.exists(shared_key):
         return {"status": "missing", "metrics": None, "tightness": None, "golden": str(shared),
                 "message": f"frame {frame}: no software golden at {shared} to compare across backends"}
     else:
         resolved = resolve_tolerance(tolerance, backend, golden_backend=SOFTWARE)
         try:
-            comparison = compare(load_png(shared), load_png(capture), resolved)
+            golden = store.load(shared_key)
+            assert golden is not None
+            comparison = compare(golden, load_png(capture), resolved)
         except GoldenError as exc:
             return {"status": "error", "metrics": None, "tightness": None, "golden": str(shared),
                     "message": f"frame {frame}: cross-backend check not possible: {exc}"}

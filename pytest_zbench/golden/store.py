@@ -161,21 +161,39 @@ class GoldenStore:
         return make_key(backend, device_class, scene_id, frame)
 
     def path(self, key: GoldenKey) -> Path:
-        """The golden's path; resolved and checked to lie inside the root (symlinks included)."""
+        """The golden's path inside the root. Its folder must resolve inside the root (a folder linked out of
+        the store is refused); the file itself may be a link, which `load` refuses when it leads outside and
+        `write` replaces rather than follows."""
         root = self.root.resolve()
-        path = (root / key.relpath()).resolve()
-        if not path.is_relative_to(root):
-            raise GoldenError(f"golden path for {key} resolves to {path}, outside the store {root}")
+        path = root / key.relpath()
+        folder = path.parent.resolve()
+        if not folder.is_relative_to(root):
+            raise GoldenError(f"golden folder {path.parent} of {key.scene_id} resolves to {folder}, outside the "
+                              f"store {root}; goldens are only read and written inside it: replace the link "
+                              "with a folder")
         return path
 
     def path_for(self, backend: str, device_class: str | None, scene_id: str, frame: int) -> Path:
         return self.path(self.key(backend, device_class, scene_id, frame))
 
     def exists(self, key: GoldenKey) -> bool:
-        return self.path(key).is_file()
+        """A golden is there, readable or not (a link counts, even one that leads nowhere)."""
+        path = self.path(key)
+        return path.is_file() or path.is_symlink()
 
     def load(self, key: GoldenKey) -> np.ndarray | None:
+        """The golden's pixels; None when there is none. GoldenError for one that cannot be used (a link out
+        of the store, a file that is not a PNG): the message says how to replace it."""
         path = self.path(key)
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(self.root.resolve()):
+                raise GoldenError(f"{path} is a link to {target}, outside the golden store; goldens are only "
+                                  "read inside it: replace the link with the image (--zbench-update-goldens="
+                                  "failed does so from a trusted capture)")
+            if not target.is_file():
+                raise GoldenError(f"{path} is a link to {target}, which does not exist; delete the link or "
+                                  "replace it with --zbench-update-goldens=failed")
         if not path.is_file():
             return None
         return load_png(path)
@@ -185,7 +203,8 @@ class GoldenStore:
         return None if pixels is None else pixel_digest(pixels)
 
     def write(self, key: GoldenKey, pixels: np.ndarray) -> Path:
-        """Atomically (re)write a golden. Callers decide first with `decide_update`."""
+        """Atomically (re)write a golden: a link in its place is replaced, never written through. Callers
+        decide first with `decide_update`."""
         path = self.path(key)
         atomic_write_bytes(path, encode_png(pixels))
         return path

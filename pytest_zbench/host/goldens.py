@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import SceneError
 from ..golden.check import FrameCheck, check_capture, check_cross_backend
-from ..golden.store import GoldenError, GoldenStore, load_png, pixel_digest
+from ..golden.store import GoldenError, GoldenStore, load_png, make_key, pixel_digest
 from ..golden.tolerance import SOFTWARE, ToleranceError
 from ..inventory import Inventory
 from ..scenes import load_corpus
@@ -112,6 +112,9 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                     outcome.failures.append(cross["message"])
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
+        except GoldenError as exc:  # the golden's place itself is unusable (its folder links out of the store)
+            key = make_key(m.backend, device_class, m.case.id, frame)
+            outcome.checks.append(FrameCheck(key, "error", f"frame {frame}: {exc}"))
     return outcome
 
 
