@@ -74,13 +74,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _history(args: argparse.Namespace) -> int:
     from .regression.changepoints import change_points
-    from .regression.history import History
+    from .regression.history import History, HistoryError
 
     if not Path(args.history).is_file():
         print(f"zbench history: no history database at {args.history}; perf runs write one there "
               "(or pass --history PATH)", file=sys.stderr)
         return EXIT_USAGE
-    with History(args.history) as history:
+    try:
+        history = History(args.history)
+    except HistoryError as exc:
+        print(f"zbench history: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with history:
         keys = history.scene_keys(device=args.device, scene_id=args.scene)
         if not keys:
             what = " and ".join(f"{name} {value!r}" for name, value in
@@ -127,7 +132,7 @@ def _print_series(title: str, metric: str, points: list[tuple[HistoricRun, float
 
 def _calibrate(args: argparse.Namespace) -> int:
     from .regression.calibrate import calibrate_from_runs, describe
-    from .regression.history import History
+    from .regression.history import History, HistoryError
 
     try:
         ns = tuple(int(n) for n in args.launches.split(","))
@@ -150,7 +155,12 @@ def _calibrate(args: argparse.Namespace) -> int:
     if not Path(args.history).is_file():
         print(f"zbench calibrate: no history database at {args.history}", file=sys.stderr)
         return EXIT_FAILED
-    with History(args.history) as history:
+    try:
+        history = History(args.history)
+    except HistoryError as exc:
+        print(f"zbench calibrate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    with history:
         report = calibrate_from_runs(history, args.device, args.scene, ns=ns, power=args.power, config=config)
     for calibration in report.calibrations:
         print(describe(calibration))

@@ -365,14 +365,22 @@ class History:
             raise HistoryError(f"cannot open the history database {self.path}: {exc}; "
                                "check the path (--history) and its directory's permissions") from exc
         self._conn.row_factory = sqlite3.Row
-        self._retry(lambda: self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}"))
-        mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-        if str(mode).lower() != "wal":
-            raise HistoryError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); concurrent writers need "
-                               "it: put the history on a local file system")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self._write(self._create_schema)
+        try:
+            self._retry(lambda: self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}"))
+            mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
+            if str(mode).lower() != "wal":
+                raise HistoryError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); concurrent writers "
+                                   "need it: put the history on a local file system")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            self._write(self._create_schema)
+        except sqlite3.DatabaseError as exc:  # "file is not a database": some other file at that path
+            self._conn.close()
+            raise HistoryError(f"{self.path} is not a history database ({exc}): move it aside, or point "
+                               "--zbench-history (zbench: --history) at another file") from exc
+        except HistoryError:
+            self._conn.close()
+            raise
 
     # -- plumbing -----------------------------------------------------------------------------------------
 

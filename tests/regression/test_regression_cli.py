@@ -62,6 +62,17 @@ def test_history_without_a_database_is_a_usage_error(tmp_path, capsys):
     assert not (tmp_path / "missing.sqlite").exists()
 
 
+@pytest.mark.parametrize("command", ["history", "calibrate"])
+def test_a_history_file_that_is_not_a_database_is_a_usage_error(tmp_path, capsys, command):
+    path = tmp_path / "history.sqlite"
+    path.write_text("device,scene\npi,fill\n" * 200)  # a CSV where the database should be
+    args = ["--device", "pi", "--from-history"] if command == "calibrate" else []
+    assert main([command, "--history", str(path), *args]) == 2
+    err = capsys.readouterr().err
+    assert f"{path} is not a history database" in err and "move it aside" in err
+    assert path.read_text().startswith("device,scene")  # left as it was
+
+
 def test_module_entry_point(seeded):
     done = subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "history", "--history", str(seeded),
                            "--metric", "cpu_ms.p95"], capture_output=True, text=True, timeout=120)
