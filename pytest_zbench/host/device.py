@@ -36,7 +36,7 @@ from ..protocol import (
 from ..protocol.limits import MAX_ARTIFACT_BYTES
 from ..transports import Transport, device_join
 
-PROBE_TIMEOUT_S = 120.0
+PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # Used when neither the inventory nor the probe says what the screen is.
 DEFAULT_DISPLAY = Display(width=800, height=480, refresh_hz=60.0)
 SAFE_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -90,9 +90,10 @@ class LaunchOutcome:
 class Device:
     """An open device: `probe()` once, then `launch(job)` as often as needed; `close()` at session end."""
 
-    def __init__(self, spec: DeviceSpec, transport: Transport) -> None:
+    def __init__(self, spec: DeviceSpec, transport: Transport, *, probe_timeout_s: float = PROBE_TIMEOUT_S) -> None:
         self.spec = spec
         self.transport = transport
+        self.probe_timeout_s = probe_timeout_s
         self._probe: Probe | None = None
         self._opened = False
 
@@ -113,10 +114,11 @@ class Device:
     def probe(self) -> Probe:
         if self._probe is None:
             self.open()
-            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=PROBE_TIMEOUT_S)
+            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=self.probe_timeout_s)
             runner = " ".join(self.spec.runner)
             if not result.ok:
-                why = "timed out" if result.timed_out else f"exited with {result.exit_code}"
+                why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
+                       else f"exited with {result.exit_code}")
                 raise DeviceError(
                     f"device {self.name}: runner probe `{runner} probe` {why}: {_tail(result.stderr)}\n"
                     f"Check the 'runner' entry of device {self.name} in {self.spec.source}."

@@ -23,7 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .device import Device
+from .device import PROBE_TIMEOUT_S, Device
 from .environment import app_info, environment, fingerprint, host_conditions, host_device_info
 from .goldens import GoldenOutcome, check_goldens
 from .health import DeviceHealth, default_lease_dir, lease_key
@@ -65,7 +65,8 @@ class HostSession:
             if reason is not None:
                 raise DeviceQuarantined(reason)
             spec = self.inventory.get(name)
-            device = Device(spec, make_transport(spec))
+            device = Device(spec, make_transport(spec),
+                            probe_timeout_s=self.settings.probe_timeout(spec.timeout_s, PROBE_TIMEOUT_S))
             try:
                 device.probe()
                 sections = self.device_sections(device)

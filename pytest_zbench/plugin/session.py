@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
 from .collection import collect_scene_file
@@ -36,7 +37,17 @@ class ZbenchPlugin:
             from ..host.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
+        if settings.baseline_file is not None:
+            from ..regression.baseline import BaselineFileError, read_run_file
+
+            try:  # and a --zbench-baseline run.json that cannot be judged against
+                read_run_file(settings.baseline_file)
+            except BaselineFileError as exc:
+                raise UsageError(f"--zbench-baseline: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        from ..scenes import CorpusIndex
+
+        self.corpus = CorpusIndex()  # the scene files collected so far
         # Created by the first test that needs it: a session that measures nothing opens no device, reads no
         # git state and writes no run.json.
         self.host: HostSession | None = None
