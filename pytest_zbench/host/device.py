@@ -195,6 +195,9 @@ class Device:
         elif result.exit_code != 0:
             issues.append(Issue("exit", f"runner {describe_exit(result.exit_code, self.spec.transport)}: "
                                         f"{_tail(result.stderr)}"))
+        if result.leftover:
+            issues.append(Issue("leftover", f"the runner left {result.leftover} process(es) running when it "
+                                            f"exited on device {self.name}; they were stopped"))
         rendered = len(frames.rows)
         if rendered < job.total_frames:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))

@@ -38,6 +38,7 @@ HostIssueKind = Literal[
     "device_error",  # the transport failed
     "quarantined",  # the device was taken out of the session; the scene's remaining launches did not run
     "retried",  # the launch lost its connection and ran again
+    "leftover",  # the runner left processes running when it exited; they were stopped
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
 

@@ -16,10 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+# The line a supervisor (_supervisor.py, or the shell wrapper of _shell.py) writes on stderr when the runner
+# left processes running: `zbench-leftover:N`.
+from ._supervisor import LEFTOVER_MARK
+
 LineCallback = Callable[[str], None]
 
 # After a deadline the process gets SIGTERM (so a runner can write what it has), then SIGKILL after this.
 KILL_GRACE_S = 2.0
+# How long a supervisor may take to stop its tree after SIGTERM (its own grace, then SIGKILL and reaping):
+# the host waits this long before it uses SIGKILL itself, which would orphan what the supervisor still holds.
+SUPERVISOR_STOP_S = 2 * KILL_GRACE_S + 1
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class CommandResult:
     stderr: str
     timed_out: bool
     wall_s: float
+    leftover: int = 0  # processes the command left running when it exited, stopped by the supervisor
 
     @property
     def ok(self) -> bool:
@@ -108,6 +116,18 @@ class PulledFiles(list[Path]):
     def __init__(self, files: list[Path] | None = None, too_large: dict[str, int] | None = None) -> None:
         super().__init__(files or [])
         self.too_large: dict[str, int] = dict(too_large or {})
+
+
+def take_leftover(text: str) -> tuple[str, int]:
+    """`text` without the supervisor's leftover line, and the count it gave (0 without one)."""
+    kept, count = [], 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(LEFTOVER_MARK) and stripped[len(LEFTOVER_MARK):].isdigit():
+            count += int(stripped[len(LEFTOVER_MARK):])
+        else:
+            kept.append(line)
+    return "".join(kept), count
 
 
 def device_join(*parts: str) -> str:
