@@ -83,10 +83,8 @@ class AdbTransport(WorkdirMixin):
     # -- lifecycle -------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        import adbutils
-
         if self._client is None:
-            self._client = adbutils.AdbClient(host=self.server[0], port=self.server[1], socket_timeout=CONNECT_TIMEOUT_S)
+            self._client = _client_that_starts_no_server(self.server, CONNECT_TIMEOUT_S)
         self._attach()
         if self._workdir is None:
             path = self.spec.workdir or f"/data/local/tmp/zbench-{self.name}"
@@ -210,7 +208,8 @@ class AdbTransport(WorkdirMixin):
         except (adbutils.AdbError, OSError) as exc:
             raise DeviceError(
                 f"device {self.name}: no adb server at {self.server[0]}:{self.server[1]} ({exc}). Start one with "
-                f"`adb start-server` or set adb_host/adb_port in the inventory."
+                f"`adb -P {self.server[1]} start-server`, or set adb_host/adb_port in the inventory; the host "
+                "never starts one itself."
             ) from None
         if states.get(self.serial) != "device" and ":" in self.serial:
             deadline = time.monotonic() + CONNECT_TIMEOUT_S
@@ -336,6 +335,26 @@ class AdbTransport(WorkdirMixin):
                     f"(state: {state!r}); stop it by hand before measuring again"
                 )
             time.sleep(POLL_S)
+
+
+def _client_that_starts_no_server(server: tuple[str, int], socket_timeout: float) -> Any:
+    """An adbutils client of the server at `server` that never starts one. adbutils runs `adb start-server`
+    when it cannot connect, which starts a server on adb's default port (5037), whatever port the inventory
+    named, and leaves it running after the session: here a missing server is a DeviceError instead."""
+    import adbutils
+    from adbutils._adb import AdbConnection
+
+    class Connection(AdbConnection):  # type: ignore[misc]
+        def _safe_connect(self) -> Any:
+            return self._create_socket()  # raises AdbConnectionError / AdbTimeout; never starts a server
+
+    class Client(adbutils.AdbClient):  # type: ignore[misc]
+        def make_connection(self, timeout: float | None = None) -> Any:
+            connection = Connection(self.host, self.port)
+            connection.conn.settimeout(timeout or socket_timeout)
+            return connection
+
+    return Client(host=server[0], port=server[1], socket_timeout=socket_timeout)
 
 
 class _V2Parser:

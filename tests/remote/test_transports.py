@@ -379,3 +379,26 @@ def test_factory(write_inventory, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "asyncssh", None)
     with pytest.raises(UsageError, match="asyncssh"):
         make_transport(specs["s"])
+
+
+def test_adb_never_starts_a_server_on_a_port_the_inventory_did_not_name(write_inventory, tmp_path, monkeypatch):
+    # adbutils runs `adb start-server` (on adb's default port 5037) when it cannot connect; a recording adb
+    # in its place shows whether it tried.
+    from .servers import free_port
+
+    calls = tmp_path / "adb-calls"
+    fake_adb = tmp_path / "adb"
+    fake_adb.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\n")
+    fake_adb.chmod(0o755)
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", str(fake_adb))
+    port = free_port()
+    spec = write_inventory({"n7": {"transport": "adb", "serial": "emulator-5554", "adb_host": "127.0.0.1",
+                                   "adb_port": port}})["n7"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError) as info:
+        t.open()
+    t.close()
+    assert f"no adb server at 127.0.0.1:{port}" in str(info.value)
+    assert f"adb -P {port} start-server" in str(info.value)
+    assert not calls.exists(), calls.read_text()
+
