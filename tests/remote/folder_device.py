@@ -3,7 +3,7 @@
 
     folder_device.py --root ROOT push LOCAL REMOTE
     folder_device.py --root ROOT pull REMOTE_DIR LOCAL_DIR
-    folder_device.py --root ROOT exec --run-id ID [--env NAME=VALUE]... -- ARGV...
+    folder_device.py --root ROOT exec --run-id ID [--env NAME]... -- ARGV...
     folder_device.py --root ROOT kill ID
 
 Device paths are this machine's paths but must lie under ROOT (anything else is refused, exit 125).
@@ -93,13 +93,13 @@ def main(argv: list[str]) -> int:
         option = rest.pop(0)
         if option == "--run-id" and rest:
             run_id = rest.pop(0)
-        elif option == "--env" and rest and "=" in rest[0]:
-            key, value = rest.pop(0).split("=", 1)
-            env[key] = value
+        elif option == "--env" and rest and rest[0] in os.environ:
+            key = rest.pop(0)  # its value is in our own environment (never on a command line)
+            env[key] = os.environ[key]
         else:
             fail(f"exec: unknown option {option!r}")
     if not rest or rest[0] != "--" or len(rest) < 2:
-        fail("usage: exec --run-id ID [--env NAME=VALUE]... -- ARGV...")
+        fail("usage: exec --run-id ID [--env NAME]... -- ARGV...")
     command = rest[1:]
     if command[:2] == ["mkdir", "-p"] and len(command) == 3:
         inside(root, command[2]).mkdir(parents=True, exist_ok=True)

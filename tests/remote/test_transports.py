@@ -402,3 +402,22 @@ def test_adb_never_starts_a_server_on_a_port_the_inventory_did_not_name(write_in
     assert f"adb -P {port} start-server" in str(info.value)
     assert not calls.exists(), calls.read_text()
 
+
+def test_command_env_values_never_reach_the_exec_scripts_command_line(write_inventory, tmp_path):
+    entry = command_entry(tmp_path)
+    entry["env"] = {**entry["env"], "ZB_TOKEN": "s3cret-value"}
+    spec = write_inventory({"dev": entry})["dev"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        # the runner's parent is the exec script: its command line is what `ps` shows of it
+        code = ("import os; print(os.environ['ZB_TOKEN']); "
+                "print(open(f'/proc/{os.getppid()}/cmdline').read().replace(chr(0), ' '))")
+        result = t.run([sys.executable, "-c", code], timeout_s=30)
+    finally:
+        t.close()
+    assert result.ok, result.stderr
+    value, parent_cmdline = result.stdout.splitlines()[:2]
+    assert value == "s3cret-value"
+    assert "folder_device.py" in parent_cmdline and "--env ZB_TOKEN" in parent_cmdline
+    assert "s3cret-value" not in parent_cmdline
