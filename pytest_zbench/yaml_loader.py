@@ -8,9 +8,12 @@ from typing import Any
 
 import yaml
 
+from .errors import ZbenchError
 
-class DuplicateKeyError(yaml.constructor.ConstructorError):
-    """A mapping key given twice; `line` and `first_line` are 1-based."""
+
+class DuplicateKeyError(yaml.constructor.ConstructorError, ZbenchError):
+    """A mapping key given twice; `line` and `first_line` are 1-based. A yaml.YAMLError too, so that a loader
+    catching YAML errors catches it."""
 
     def __init__(self, key: Any, line: int, first_line: int, mark: yaml.Mark) -> None:
         super().__init__(None, None, f"key {key!r} is given twice (line {first_line} and line {line})", mark)
