@@ -18,9 +18,9 @@ MALFORMED = (("malformed-json", "a job file that is not JSON"),
 
 
 def check_unknown_feature(ctx: Context) -> CheckResult:
-    launch = ctx.launches.get("unknown-feature")
-    if launch is None:
-        return result("job.unknown_feature", "n/a", "not run")
+    if why := ctx.blocked("job.runs"):
+        return result("job.unknown_feature", "n/a", why)
+    launch = ctx.launches["unknown-feature"]
     fix = (f"before drawing, compare the scene's features and ops with the backend's: write result.json with an "
            f"issue of kind feature_skipped naming the missing feature ({UNKNOWN_OP}), render nothing, exit non-zero "
            f"(the reference runner exits 3)")

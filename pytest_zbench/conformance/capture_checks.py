@@ -37,6 +37,8 @@ def check_feature(ctx: Context, feature: str) -> CheckResult:
         return result(name, "n/a", f"the probe does not list {feature}")
     if ctx.selected is not None and feature not in ctx.selected:
         return result(name, "n/a", "not selected (--features)")
+    if why := ctx.blocked("job.runs"):
+        return result(name, "n/a", why)
     scene = ctx.feature_scenes[feature]
     launch = ctx.launches[name]
     where = f"scene {scene.case.id} ({scene.origin}) at {scene.width}x{scene.height}"
@@ -126,7 +128,8 @@ def check_determinism(ctx: Context) -> CheckResult:
             continue
         if pixel_digest(load_png(a)) != pixel_digest(load_png(b)):
             differ.append(f"frame {frame}")
-    features = ", ".join(first.job.scene["features"])
+    listed = first.job.scene["features"]
+    features = ", ".join(listed) if len(listed) <= 4 else f"all {len(listed)} checked features"
     if differ:
         return result("capture.determinism", "fail",
                       f"{', '.join(differ)} of a scene with {features} differ between two launches",
@@ -178,7 +181,9 @@ def check_reference(ctx: Context) -> CheckResult:
                       "rasteriser difference is declared in the scene's tolerance.<backend>.cross_backend")
     if not judged:
         return result("capture.reference", "n/a", "no feature rendered a capture to compare")
-    detail = f"{len(judged)} captures ({', '.join(sorted(set(judged)))}) within the cross-backend tolerance"
+    names = sorted(set(judged))
+    detail = (f"{len(judged)} captures of {len(names)} features" if len(names) > 4 else
+              f"{len(judged)} captures ({', '.join(names)})") + " within the cross-backend tolerance"
     if notes:
         detail += (f"; not byte-exact: {', '.join(notes)} (golden tests of a `software` device compare exactly: "
                    f"give a rasteriser other than the reference its own backend name)")
@@ -216,11 +221,11 @@ def check_complexity(ctx: Context) -> CheckResult:
             if not dear >= COMPLEXITY_COST_RATIO * cheap or dear <= cheap:
                 bad.append(f"{name}: median {dear:g} at complexity {high:g} vs {cheap:g} at {low:g}: the cost does "
                            f"not rise")
-            signal = f"{name} {cheap:g} -> {dear:g}"
+            signal = f"{name} {cheap:.3g} -> {dear:.3g}"
             break
     else:
         bad.append("no cpu_ms, gpu_ms or draw_calls to see the cost by")
         signal = ""
     if bad:
         return result("complexity", "fail", listing(bad), fix)
-    return result("complexity", "pass", f"complexity {low:g} vs {high:g}: {signal}")
+    return result("complexity", "pass", f"complexity {low:g} vs {high:g}: median {signal}")

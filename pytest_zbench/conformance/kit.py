@@ -121,7 +121,8 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
         ctx.record(check(ctx))
 
     corpus = load_project_corpus(scenes_dir)
-    for feature in ctx.checked_features():
+    checked = ctx.checked_features() if ctx.results["job.runs"].status == "pass" else []
+    for feature in checked:
         scene = feature_scene(feature, ctx.features, corpus, goldens_dir)
         ctx.feature_scenes[feature] = scene
         run(f"feature.{feature}", make_job(scene.case, backend, mode="uncapped", refresh_hz=hz, warmup=0, frames=2,
@@ -145,7 +146,8 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
                                    complexity=levels))
     ctx.record(captures.check_complexity(ctx))
 
-    run("unknown-feature", unknown_feature_job(backend, hz))
+    if ctx.results["job.runs"].status == "pass":
+        run("unknown-feature", unknown_feature_job(backend, hz))
     ctx.record(behaviour.check_unknown_feature(ctx))
     good = make_job(kit_scene("rect"), backend, mode="uncapped", refresh_hz=hz, warmup=0, frames=2, capture=())
     texts = {"malformed-json": good.to_json()[:40],
