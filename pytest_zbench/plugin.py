@@ -40,6 +40,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "passes it (default: off)",
     )
     group.addoption(
+        "--zbench-check-runner", action="store_true", default=False,
+        help="before measuring, run the runner conformance checks (zbench check-runner) once per device; a "
+             "failing check stops the session (default: off)",
+    )
+    group.addoption(
         "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
         help="write goldens from trusted captures: missing ones (the value when none is given), failing ones "
              "too, or all (default: no writing)",
@@ -74,6 +79,7 @@ class ZbenchState:
         self.is_worker = hasattr(config, "workerinput")
         self._host: Any = None
         self.schema_errors: list[str] = []
+        self.check_runner: dict[str, Any] | None = None  # run.json's `check_runner`, with --zbench-check-runner
 
     @property
     def host(self) -> Any:
@@ -110,6 +116,23 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[SESSION_KEY] = ZbenchState(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """--zbench-check-runner: check every device's runner before anything is collected or measured (on the
+    xdist controller, before its workers start)."""
+    state = session.config.stash.get(SESSION_KEY, None)
+    if state is None or state.is_worker or not session.config.getoption("zbench_check_runner"):
+        return
+    from .conformance.session import check_session_runners
+
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    write = reporter.write_line if reporter is not None else print
+    outcome = check_session_runners(state.settings, state.inventory, write)
+    state.check_runner = outcome.devices
+    if outcome.failed:
+        pytest.exit(outcome.message(), returncode=pytest.ExitCode.TESTS_FAILED)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -426,6 +449,8 @@ def _write_run_json(state: ZbenchState) -> list[str]:
     if not record.scenes:
         return []
     document = record.document(state.settings.devices)
+    if state.check_runner is not None:
+        document["check_runner"] = state.check_runner
     errors = validate_run(document)
     name = "run.invalid.json" if errors else "run.json"
     write_json_atomic(state.settings.results / name, document)
