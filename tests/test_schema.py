@@ -4,15 +4,24 @@ protocol's own tuple, the host's jobs validate against them, and the readers rej
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import jsonschema
 import pytest
 
 from pytest_zbench import protocol, schema
 from pytest_zbench.protocol import (
-    ABSURD_COUNT, ABSURD_MS, FRAME_COLUMNS, GPU_SOURCES, MODES, PHASES, RUNNER_ISSUE_KINDS, Job, read_frames_csv,
+    ABSURD_COUNT,
+    ABSURD_MS,
+    FRAME_COLUMNS,
+    GPU_SOURCES,
+    MODES,
+    PHASES,
+    RUNNER_ISSUE_KINDS,
+    Job,
+    read_frames_csv,
 )
 from pytest_zbench.schema import cell_value, frame_rules, violations
 

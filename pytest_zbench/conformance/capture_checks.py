@@ -10,7 +10,13 @@ from pathlib import Path
 from ..golden.artifacts import write_artifacts
 from ..golden.match import compare
 from ..golden.store import GoldenError, load_png, pixel_digest
-from ..golden.tolerance import CROSS_DEFAULTS, SOFTWARE, Tolerance, parse_tolerance, resolve_tolerance
+from ..golden.tolerance import (
+    CROSS_DEFAULTS,
+    SOFTWARE,
+    Tolerance,
+    parse_tolerance,
+    resolve_tolerance,
+)
 from ..protocol import capture_name
 from .context import Context, column, listing, numbers, result
 from .jobs import FEATURES, FeatureScene

@@ -163,9 +163,9 @@ def check_paced(ctx: Context) -> CheckResult:
         bad.append(f"{len(off)} of {len(values)} measured intervals are not whole refresh periods: {listing(off, 3)}")
     if bad:
         return result("pacing.paced", "fail", listing(bad), fix)
-    periods = sorted({round(v / period) for v in numbers(values)})
+    multiples = sorted({round(v / period) for v in numbers(values)})
     return result("pacing.paced", "pass", f"{len(values)} intervals, all whole periods of {period:.3f} ms "
-                                          f"({', '.join(f'{p}x' for p in periods)})")
+                                          f"({', '.join(f'{m}x' for m in multiples)})")
 
 
 def check_uncapped(ctx: Context) -> CheckResult:

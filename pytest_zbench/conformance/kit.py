@@ -5,9 +5,9 @@ from __future__ import annotations
 import datetime as _dt
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterable
 
 from ..errors import UsageError
 from ..inventory import DeviceSpec
@@ -16,8 +16,16 @@ from . import behaviour_checks as behaviour
 from . import capture_checks as captures
 from . import frame_checks as frames
 from .context import Context, result
-from .jobs import FEATURES, KIT_SURFACE, feature_scene, kit_scene, load_project_corpus, make_job, sampler_job, \
-    unknown_feature_job
+from .jobs import (
+    FEATURES,
+    KIT_SURFACE,
+    feature_scene,
+    kit_scene,
+    load_project_corpus,
+    make_job,
+    sampler_job,
+    unknown_feature_job,
+)
 from .launcher import Launcher, keep_folder
 from .probe_checks import check_backend, run_probe
 from .reference import ReferenceRenderer
@@ -73,7 +81,7 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
         report.results = [by_name[n] for n in ORDER if n in by_name]
         report.results += [r for n, r in by_name.items() if n not in ORDER]
         raw = ctx.probe_raw or {}
-        runner = raw.get("runner") if isinstance(raw.get("runner"), dict) else {}
+        runner: dict[str, object] = raw["runner"] if isinstance(raw.get("runner"), dict) else {}
         report.runner_name, report.runner_version = str(runner.get("name", "")), str(runner.get("version", ""))
     finally:
         transport.close()
@@ -168,4 +176,4 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
     ctx.record(behaviour.check_outdir(ctx))
 
 
-__all__ = ["ORDER", "check_runner", "parse_features", "KIT_SURFACE"]
+__all__ = ["KIT_SURFACE", "ORDER", "check_runner", "parse_features"]

@@ -16,9 +16,10 @@ import json
 import os
 import tempfile
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import UsageError
 from ..protocol import Job, capture_name

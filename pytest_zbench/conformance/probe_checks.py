@@ -41,11 +41,11 @@ def run_probe(ctx: Context) -> list[CheckResult]:
         return [result("probe.protocol", "n/a", "not judged: no probe output"),
                 result("probe.schema", "fail", f"`{' '.join(ctx.launcher.runner)} probe` {why}: {tail}",
                        "`RUNNER probe` must print its capabilities and exit 0")]
-    raw, why = one_object(done.stdout)
-    if why is not None or not isinstance(raw, dict):
-        why = why or f"the probe printed {type(raw).__name__}, not a JSON object"
+    raw, problem = one_object(done.stdout)
+    if problem is not None or not isinstance(raw, dict):
+        problem = problem or f"the probe printed {type(raw).__name__}, not a JSON object"
         return [result("probe.protocol", "n/a", "not judged: no probe object"),
-                result("probe.schema", "fail", why, SCHEMA_FIX)]
+                result("probe.schema", "fail", problem, SCHEMA_FIX)]
     ctx.probe_raw = raw
     out = []
     version = raw.get("protocol")
@@ -66,7 +66,7 @@ def check_backend(ctx: Context) -> CheckResult:
     raw = ctx.probe_raw
     if raw is None:
         return result("probe.backend", "n/a", "not judged: no probe object")
-    backends = raw.get("backends") if isinstance(raw.get("backends"), dict) else {}
+    backends: dict[str, Any] = raw["backends"] if isinstance(raw.get("backends"), dict) else {}
     entry = backends.get(ctx.backend)
     if not isinstance(entry, dict) or not isinstance(entry.get("features"), list):
         listed = ", ".join(sorted(map(str, backends))) or "none"

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 PROTOCOL_SCHEMAS = ("probe", "job", "result", "frames")
 
@@ -27,14 +28,14 @@ def schema_file(name: str) -> str:
     return f"{name}.schema.json"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load(name: str) -> dict[str, Any]:
     """The parsed schema `name` (probe, job, result, frames, run)."""
     text = resources.files(__name__).joinpath(schema_file(name)).read_text(encoding="utf-8")
     return json.loads(text)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(name: str) -> Any:
     import jsonschema
 
@@ -182,7 +183,7 @@ class FrameRules:
         return problems
 
 
-@lru_cache(maxsize=None)
+@cache
 def frame_rules() -> FrameRules:
     schema = load("frames")
     rules = {column: _compile(column, raw) for column, raw in schema["properties"].items()}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "thirdparty"))
 
-import rect_runner  # noqa: E402
+import rect_runner
 
 
 def main():

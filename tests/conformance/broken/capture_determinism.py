@@ -1,6 +1,5 @@
 """Breaks capture.determinism: one pixel of every capture is random (an uninitialised pixel, say)."""
 import numpy as np
-
 from _base import main, rect_runner
 
 write = rect_runner.write_capture
