@@ -443,8 +443,8 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             for column in FLAG_COLUMNS:
                 cell = raw.get(column, "").strip()
                 row[column] = None if cell == "" else cell not in ("0", "false", "False")
-            _drop_schema_violations(row, raw, frame, issues)
-            table.rows.append(row)
+            if _drop_schema_violations(row, raw, frame, issues):
+                table.rows.append(row)
     return table
 
 
@@ -568,14 +568,22 @@ def _raise_on_schema_violations(name: str, raw: Mapping[str, Any], source: str) 
         raise ProtocolError(f"{source}: breaks {schema_file(name)}: {listed}")
 
 
-def _drop_schema_violations(row: dict[str, Any], cells: Mapping[str, str], frame: int, issues: list[Issue]) -> None:
-    """Judge the cells of one frames.csv row the reader kept against frames.schema.json; drop the others."""
+def _drop_schema_violations(row: dict[str, Any], cells: Mapping[str, str], frame: int, issues: list[Issue]) -> bool:
+    """Judge the cells of one frames.csv row the reader kept against frames.schema.json and drop those that
+    break it; False when the row itself goes (its frame or phase cell breaks it)."""
     from .schema import frame_rules
 
     kept = [c for c in cells if c in ("frame", "phase") or row.get(c) is not None]
-    for column, why in frame_rules().row_problems(cells, kept).items():
+    problems = frame_rules().row_problems(cells, kept)
+    for column in ("frame", "phase"):
+        if column in problems:
+            issues.append(Issue("protocol", f"frames.csv column {column!r}: {problems[column]} "
+                                            "(frames.schema.json); row dropped", frame))
+            return False
+    for column, why in problems.items():
         issues.append(Issue("protocol", f"frames.csv column {column!r}: {why} (frames.schema.json); dropped", frame))
         row[column] = None
+    return True
 
 
 def _result_schema_issues(raw: Mapping[str, Any], result: RunResult) -> list[Issue]:

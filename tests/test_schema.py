@@ -125,7 +125,7 @@ GOOD = {"frame": "0", "phase": "measure", "t_start_ns": "100", "cpu_ms": "2.5", 
 @pytest.mark.parametrize("column,cell", [
     ("cpu_ms", "1_0"), ("cpu_ms", "+5"), ("present_interval_ms", "-1"), ("cpu_ms", "3600001"), ("draw_calls", "abc"),
     ("disjoint", "yes"), ("gl_error", "2"), ("gpu_source", "stopwatch"), ("t_start_ns", "1.5"), ("phase", "run"),
-    ("frame", "x"), ("complexity", "1e16"),
+    ("frame", "x"), ("frame", "+3"), ("complexity", "1e16"),
 ])
 def test_the_reader_rejects_what_the_schema_rejects(tmp_path, column, cell):
     cells = dict(GOOD, **{column: cell})

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DeviceError
+from ..errors import DeviceError, UsageError
 from ..inventory import Inventory
 from ..settings import Settings
 from .kit import check_runner
@@ -49,7 +49,7 @@ def check_session_runners(settings: Settings, inventory: Inventory, write: Calla
             with _lease(spec, settings):
                 report = check_runner(spec, scenes_dir=settings.scenes_dir, goldens_dir=settings.goldens_dir,
                                       keep=keep)
-        except DeviceError as exc:
+        except (DeviceError, UsageError) as exc:  # unreachable, or its transport is not installed
             outcome.failures.append(f"device {name} could not be checked: {exc}")
             outcome.devices[name] = {"report": None, "passed": False, "error": str(exc)}
             continue

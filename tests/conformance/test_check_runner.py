@@ -72,7 +72,8 @@ def test_every_rule_has_a_broken_runner_and_every_broken_runner_a_rule():
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN_RUNNERS))
-def test_a_broken_runner_fails_exactly_the_check_of_its_rule(tmp_path, name):
+def test_a_broken_runner_fails_exactly_the_check_of_its_rule(tmp_path, monkeypatch, name):
+    monkeypatch.chdir(tmp_path)  # outdir.confined watches the current folder: only this test writes there
     spec = spec_for(tmp_path, ["python", str(BROKEN / f"{name}.py")])
     # The complexity fixture is the reference runner: its other features are not this test's business.
     features = frozenset({"rect", "repeat"}) if name == "complexity" else None
@@ -82,7 +83,8 @@ def test_a_broken_runner_fails_exactly_the_check_of_its_rule(tmp_path, name):
     assert report.failed[0].fix  # a failure says what to fix
 
 
-def test_the_rect_only_runner_passes_with_the_other_features_not_applicable(tmp_path):
+def test_the_rect_only_runner_passes_with_the_other_features_not_applicable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     spec = spec_for(tmp_path, ["python", str(RECT_RUNNER)])
     report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens")
     got = statuses(report)
@@ -111,7 +113,8 @@ def require_egl() -> None:
         pytest.skip(f"no headless EGL GLES2 context: {problem}")
 
 
-def run_cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The CLI in `cwd` (a folder of the test's own: outdir.confined watches the current folder)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "check-runner", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=900)
@@ -122,7 +125,8 @@ def test_the_reference_runner_passes_on_both_backends(tmp_path, device):
     if device == "local-gles2":
         require_egl()
     report_file = tmp_path / "report.json"
-    done = run_cli("--device", device, "--json", str(report_file))
+    done = run_cli("--device", device, "--json", str(report_file), "--devices", str(REPO / "devices.yaml"),
+                   "--scenes", str(REPO / "scenes"), "--goldens", str(REPO / "goldens"), cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0].startswith(f"zbench check-runner: device {device}")
@@ -146,6 +150,7 @@ def test_a_failing_runner_exits_1_and_prints_what_to_fix(tmp_path):
 
 
 def test_bad_arguments_are_usage_errors(tmp_path):
-    assert run_cli("--device", "nope", cwd=REPO).returncode == 2
-    done = run_cli("--device", "local", "--features", "rect,sparkles", cwd=REPO)
+    inventory = str(REPO / "devices.yaml")
+    assert run_cli("--device", "nope", "--devices", inventory, cwd=tmp_path).returncode == 2
+    done = run_cli("--device", "local", "--devices", inventory, "--features", "rect,sparkles", cwd=tmp_path)
     assert done.returncode == 2 and "sparkles" in done.stderr

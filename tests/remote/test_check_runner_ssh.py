@@ -20,7 +20,8 @@ def ssh_spec(sshd, write_inventory, tmp_path: Path, script: Path):
     return write_inventory({"pi": entry})["pi"]
 
 
-def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path):
+def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     spec = ssh_spec(sshd, write_inventory, tmp_path, RECT_RUNNER)
     report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens")
     assert report.passed, "\n".join(report.lines())
@@ -30,7 +31,8 @@ def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path):
     assert not list((tmp_path / "ssh-device").iterdir())  # the kit's folder on the device is gone
 
 
-def test_a_runner_ignoring_sigterm_is_caught_over_ssh(sshd, write_inventory, tmp_path):
+def test_a_runner_ignoring_sigterm_is_caught_over_ssh(sshd, write_inventory, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
     spec = ssh_spec(sshd, write_inventory, tmp_path, BROKEN / "sigterm_ignored.py")
     report = check_runner(spec, scenes_dir=None, goldens_dir=None)
     assert [r.name for r in report.failed] == ["signal.sigterm"], "\n".join(report.lines())
