@@ -54,10 +54,11 @@ def png_size(path: Path) -> tuple[int, int] | None:
     return struct.unpack(">II", head[16:24])
 
 
-def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCase],
-                  goldens_dir: Path | None) -> FeatureScene:
+def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCase], goldens_dir: Path | None,
+                  display: tuple[int, int] | None = None) -> FeatureScene:
     """The corpus scene using `feature` with the fewest other features (all of them supported), else the
-    kit's own `conformance.<feature>`. A corpus scene renders at its software golden's size."""
+    kit's own `conformance.<feature>`. A corpus scene renders at its software golden's size, unless that is
+    larger than the device's display (a runner may draw on screen): then small, against a reference render."""
     candidates = sorted((c for c in corpus if feature in c.features and c.features <= supported),
                         key=lambda c: (len(c.features), c.id))
     store = GoldenStore(goldens_dir) if goldens_dir is not None and goldens_dir.is_dir() else None
@@ -70,8 +71,9 @@ def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCas
                 size = size or png_size(path)
                 if png_size(path) == size:
                     goldens[frame] = path
-        width, height = size or KIT_SURFACE
-        return FeatureScene(feature, case, width, height, goldens)
+        if size is None or (display is not None and (size[0] > display[0] or size[1] > display[1])):
+            return FeatureScene(feature, case, *KIT_SURFACE, {})
+        return FeatureScene(feature, case, size[0], size[1], goldens)
     return FeatureScene(feature, kit_scene(feature), *KIT_SURFACE, {})
 
 

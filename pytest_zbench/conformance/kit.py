@@ -93,6 +93,16 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
     return report
 
 
+def _display_size(ctx: Context) -> tuple[int, int] | None:
+    """The device's screen (the inventory's, else the probe's), or None when neither says."""
+    if ctx.spec.display is not None:
+        return ctx.spec.display.width, ctx.spec.display.height
+    shown = (ctx.probe_raw or {}).get("display")
+    if isinstance(shown, dict) and all(isinstance(shown.get(k), int) for k in ("width", "height")):
+        return shown["width"], shown["height"]
+    return None
+
+
 def _record(ctx: Context, results: Iterable[CheckResult]) -> None:
     for r in results:
         ctx.record(r)
@@ -129,9 +139,10 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
         ctx.record(check(ctx))
 
     corpus = load_project_corpus(scenes_dir)
+    display = _display_size(ctx)
     checked = ctx.checked_features() if ctx.results["job.runs"].status == "pass" else []
     for feature in checked:
-        scene = feature_scene(feature, ctx.features, corpus, goldens_dir)
+        scene = feature_scene(feature, ctx.features, corpus, goldens_dir, display)
         ctx.feature_scenes[feature] = scene
         run(f"feature.{feature}", make_job(scene.case, backend, mode="uncapped", refresh_hz=hz, warmup=0, frames=2,
                                            size=(scene.width, scene.height)))
