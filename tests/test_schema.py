@@ -58,7 +58,7 @@ EXPECTED_ENUMS = {
 }
 
 
-@pytest.mark.parametrize("name", [*schema.PROTOCOL_SCHEMAS, "run"])
+@pytest.mark.parametrize("name", [*schema.PROTOCOL_SCHEMAS, "run", "check-runner"])
 def test_every_schema_is_a_valid_draft_2020_12_schema(name):
     jsonschema.Draft202012Validator.check_schema(schema.load(name))
 
@@ -174,3 +174,13 @@ def test_a_probe_breaking_its_schema_is_refused_naming_the_key():
     raw["backends"]["gles2"]["features"] = ["rrect"]
     with pytest.raises(protocol.ProtocolError, match=r"backends.gles2.features: .* does not contain items matching"):
         protocol.parse_probe(raw)
+
+
+def test_the_check_runner_report_schema_uses_the_kits_enumerations():
+    from pytest_zbench.conformance.report import STATUSES
+    from pytest_zbench.inventory import TRANSPORTS
+
+    report = schema.load("check-runner")
+    assert report["properties"]["transport"]["enum"] == list(TRANSPORTS)
+    assert report["properties"]["checks"]["items"]["properties"]["status"]["enum"] == list(STATUSES)
+    assert set(report["properties"]["counts"]["required"]) == set(STATUSES)

@@ -189,7 +189,8 @@ def check_reference(ctx: Context) -> CheckResult:
         return result("capture.reference", "n/a", "no feature rendered a capture to compare")
     names = sorted(set(judged))
     detail = (f"{len(judged)} captures of {len(names)} features" if len(names) > 4 else
-              f"{len(judged)} captures ({', '.join(names)})") + " within the cross-backend tolerance"
+              f"{len(judged)} capture{'s' if len(judged) != 1 else ''} ({', '.join(names)})") + \
+        " within the cross-backend tolerance"
     if notes:
         detail += (f"; not byte-exact: {', '.join(notes)} (golden tests of a `software` device compare exactly: "
                    f"give a rasteriser other than the reference its own backend name)")

@@ -14,6 +14,7 @@ import yaml
 
 from pytest_zbench.conformance import ORDER, check_runner
 from pytest_zbench.inventory import load_inventory
+from pytest_zbench.schema import violations
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -80,6 +81,7 @@ def test_a_broken_runner_fails_exactly_the_check_of_its_rule(tmp_path, monkeypat
     report = check_runner(spec, features=features, scenes_dir=None, goldens_dir=None, keep=tmp_path / "keep")
     failed = [r.name for r in report.failed]
     assert failed == [BROKEN_RUNNERS[name]], "\n".join(report.lines())
+    assert violations("check-runner", report.to_json()) == []
     assert report.failed[0].fix  # a failure says what to fix
 
 
@@ -133,6 +135,7 @@ def test_the_reference_runner_passes_on_both_backends(tmp_path, device):
     assert len([l for l in lines if l.startswith("  pass ")]) == len(ORDER)
     assert f"runner of device {device} conforms: {len(ORDER)} passed, 0 failed, 0 not applicable" in lines[-2]
     report = json.loads(report_file.read_text())
+    assert violations("check-runner", report) == []
     assert report["passed"] is True and report["counts"] == {"pass": len(ORDER), "fail": 0, "n/a": 0}
     assert [c["name"] for c in report["checks"]] == list(ORDER)
 
