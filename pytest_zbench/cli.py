@@ -108,7 +108,7 @@ def _check_runner(args: argparse.Namespace) -> int:
         print(f"zbench check-runner: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except DeviceError as exc:
-        print(f"zbench check-runner: device {args.device} cannot be reached: {exc}", file=sys.stderr)
+        print(f"zbench check-runner: {exc}", file=sys.stderr)
         return EXIT_FAILED
     for line in report.lines():
         print(line)

@@ -66,10 +66,10 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
     started = time.monotonic()
     report = Report(device=spec.name, transport=spec.transport, backend=spec.backend, runner=list(spec.runner),
                     started_utc=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    transport = make_transport(spec)  # a transport this installation lacks is a usage error, before anything
     keep_dir, temporary = keep_folder(keep)
-    transport = make_transport(spec)
-    transport.open()
     try:
+        transport.open()
         launcher = Launcher(transport, spec.runner, keep_dir, transport_kind=spec.transport)
         refresh = spec.display.refresh_hz if spec.display is not None else DEFAULT_REFRESH_HZ
         ctx = Context(spec, launcher, ReferenceRenderer(keep_dir), keep_dir, refresh, features)
