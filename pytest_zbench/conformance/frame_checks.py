@@ -85,7 +85,8 @@ def check_header(ctx: Context) -> CheckResult:
             bad.append(f"{launch.name}: a column without a name")
     if bad:
         return result("frames.header", "fail", listing(bad),
-                      f"start frames.csv (UTF-8) with the header {','.join(FRAME_COLUMNS)} (extra columns after it)")
+                      f"start frames.csv (UTF-8) with the header {','.join(FRAME_COLUMNS)} (any order; extra "
+                      f"columns allowed)")
     extra = sorted({c for l in plain(ctx) for c in (l.frames.header or []) if c not in FRAME_COLUMNS})
     return result("frames.header", "pass", "every column of frames.schema.json" +
                   (f", extra counters {', '.join(extra)}" if extra else ""))
