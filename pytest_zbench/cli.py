@@ -1,7 +1,8 @@
-"""`zbench`: look at the run history and calibrate a device's noise floor.
+"""`zbench`: look at the run history, calibrate a device's noise floor, check a device's runner.
 
     zbench history [--history PATH] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
     zbench calibrate --device NAME [--history PATH] [--runs N] [-k EXPR] [--from-history]
+    zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
 
 `calibrate` runs A/A launches through pytest itself (`pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
@@ -31,7 +32,7 @@ PYTEST_USAGE_ERROR = 4
 def _parser() -> argparse.ArgumentParser:
     from .regression.history import DEFAULT_HISTORY_PATH
 
-    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history and calibration")
+    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration and runner checks")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser("history", help="print each scene's series with its change points")
@@ -62,6 +63,23 @@ def _parser() -> argparse.ArgumentParser:
                            help="launches per side to report the minimum detectable effect for (default: 5,10)")
     calibrate.add_argument("--power", type=float, default=0.8, help="power for the MDE (default: 0.8)")
     calibrate.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+
+    check = commands.add_parser("check-runner", help="run the conformance checks against a device's runner",
+                                description="Launch the device's runner through its transport with small jobs "
+                                            "and judge every rule of the runner protocol (docs/runner-protocol.md); "
+                                            "one line per check, exit 1 on any failure.")
+    check.add_argument("--device", required=True, metavar="NAME", help="device from the inventory (required)")
+    check.add_argument("--devices", default="devices.yaml", metavar="PATH",
+                       help="the inventory (default: devices.yaml)")
+    check.add_argument("--features", metavar="F,F",
+                       help="check only these display-list features (default: every feature the probe lists)")
+    check.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    check.add_argument("--scenes", default="scenes", metavar="DIR",
+                       help="scene files whose scenes (and cross-backend tolerances) check the features "
+                            "(default: scenes; the kit's own scenes cover what they do not)")
+    check.add_argument("--goldens", default="goldens", metavar="DIR",
+                       help="golden folder whose software goldens are the reference (default: goldens)")
+    check.add_argument("--keep", metavar="DIR", help="keep every launch's job and output files in DIR (new or empty)")
     return parser
 
 
@@ -69,7 +87,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "history":
         return _history(args)
+    if args.command == "check-runner":
+        return _check_runner(args)
     return _calibrate(args)
+
+
+def _check_runner(args: argparse.Namespace) -> int:
+    import json
+
+    from .conformance import check_runner, parse_features
+    from .errors import DeviceError, UsageError
+    from .inventory import load_inventory
+
+    try:
+        spec = load_inventory(args.devices).get(args.device)
+        features = parse_features(args.features)
+        report = check_runner(spec, features=features, scenes_dir=Path(args.scenes), goldens_dir=Path(args.goldens),
+                              keep=args.keep, note=lambda what: print(f"  ... {what}", file=sys.stderr, flush=True))
+    except UsageError as exc:
+        print(f"zbench check-runner: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except DeviceError as exc:
+        print(f"zbench check-runner: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for line in report.lines():
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.json}")
+    return EXIT_OK if report.passed else EXIT_FAILED
 
 
 def _history(args: argparse.Namespace) -> int:

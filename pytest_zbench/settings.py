@@ -106,6 +106,7 @@ class Settings:
     gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
+    check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
@@ -123,7 +124,8 @@ UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
-                   update_goldens: str | None = None, calibrate: bool = False) -> Settings:
+                   update_goldens: str | None = None, calibrate: bool = False,
+                   check_runner: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -199,6 +201,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         gate_metrics=gate_metrics,
         ab=ab,
         calibrate=calibrate,
+        check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
     )
 

@@ -706,8 +706,10 @@ def test_result_not_an_object(tmp_path, payload):
 
 
 def write_raw(tmp_path, **payload) -> Path:
+    """A complete result.json (every key result.schema.json requires), with `payload` replacing keys."""
     path = tmp_path / "result.json"
-    path.write_text(json.dumps({"protocol": 1, **payload}))
+    path.write_text(json.dumps({"protocol": 1, "backend": "software", "timer_source": "none",
+                                "present_source": "frame_delta", "gpu": {}, "issues": [], **payload}))
     return path
 
 
@@ -758,7 +760,16 @@ def test_result_issue_entries(tmp_path):
     assert got[2] == Issue("nan", "3", None)
     assert got[3].frame is None
     assert got[4].kind == "protocol" and "oops" in got[4].detail
-    assert len(got) == 5
+    # The entries are kept as they are, and each way they break result.schema.json is a protocol issue too.
+    schema = [i.detail for i in got[5:]]
+    assert all(i.kind == "protocol" for i in got[5:])
+    assert schema == [
+        "result.json issues.1: 'detail' is a required property (result.schema.json)",
+        "result.json issues.2.detail: 3 is not of type 'string' (result.schema.json)",
+        "result.json issues.2.frame: 'x' is not of type 'integer', 'null' (result.schema.json)",
+        "result.json issues.3: 'detail' is a required property (result.schema.json)",
+        "result.json issues.3.frame: True is not of type 'integer', 'null' (result.schema.json)",
+    ]
 
 
 def test_result_extra_keys_are_preserved(tmp_path):

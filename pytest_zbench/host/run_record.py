@@ -10,7 +10,6 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -23,9 +22,10 @@ SUITE = "render"
 
 
 def load_schema() -> dict[str, Any]:
-    text = resources.files("pytest_zbench").joinpath("schema/run.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """run.schema.json, shipped beside the protocol's schemas."""
+    from ..schema import load
+
+    return load("run")
 
 
 def validate_run(document: dict[str, Any]) -> list[str]:
@@ -155,6 +155,8 @@ class RunRecord:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
+    # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
+    check_runner: dict[str, dict[str, Any]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
@@ -199,6 +201,7 @@ class RunRecord:
             "conditions": primary["conditions"],
             "devices": devices,
             "quarantined": dict(self.quarantined),
+            **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
         }
 

@@ -36,6 +36,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
              "passes it (default: off)",
     )
     group.addoption(
+        "--zbench-check-runner", action="store_true", default=False,
+        help="before measuring, run the runner conformance checks (zbench check-runner) once per device; a "
+             "failing check stops the session (default: off)",
+    )
+    group.addoption(
         "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
         help="write goldens from trusted captures: missing ones (the value when none is given), failing ones "
              "too, or all (default: no writing)",
@@ -73,7 +78,8 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = build_settings(get, config.rootpath, quick=quick,
                                   update_goldens=config.getoption("zbench_update_goldens"),
-                                  calibrate=bool(config.getoption("zbench_calibrate")))
+                                  calibrate=bool(config.getoption("zbench_calibrate")),
+                                  check_runner=bool(config.getoption("zbench_check_runner")))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None

@@ -176,6 +176,7 @@ class Job:
         refresh = need("refresh_hz", (int, float))
         if not refresh > 0:
             raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
+        _raise_on_schema_violations("job", raw, "job")
         return cls(
             backend=need("backend", str),
             mode=mode,
@@ -245,6 +246,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
     display = raw.get("display")
     if display is not None and not isinstance(display, dict):
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
+    _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
         runner_version=str(runner.get("version", "")),
@@ -463,7 +465,8 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             for column in FLAG_COLUMNS:
                 cell = raw.get(column, "").strip()
                 row[column] = None if cell == "" else cell not in ("0", "false", "False")
-            table.rows.append(row)
+            if _drop_schema_violations(row, raw, frame, issues):
+                table.rows.append(row)
     return table
 
 
@@ -555,6 +558,7 @@ def read_result_json(path: str | Path) -> RunResult:
             result.issues.append(Issue("protocol", f"result.json issue {entry!r} is not an object"))
     known = {"protocol", "backend", "timer_source", "present_source", "gpu", "issues"}
     result.extra = {k: v for k, v in raw.items() if k not in known}
+    result.issues.extend(_result_schema_issues(raw, result))
     return result
 
 
@@ -570,6 +574,58 @@ def write_result_json(path: str | Path, *, backend: str, timer_source: str, pres
         **extra,
     }
     Path(path).write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+# ------------------------------------------------------------------------------------- schema hooks
+# The published schemas (pytest_zbench/schema/*.schema.json) are the contract; the readers above keep their
+# own detailed checks (which drop what they reject), and these hooks report whatever else breaks a schema.
+
+
+def _raise_on_schema_violations(name: str, raw: Mapping[str, Any], source: str) -> None:
+    from ..schema import schema_file, violations
+
+    found = violations(name, raw)
+    if found:
+        listed = "; ".join(str(v) for v in found[:3]) + (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+        raise ProtocolError(f"{source}: breaks {schema_file(name)}: {listed}")
+
+
+def _drop_schema_violations(row: dict[str, Any], cells: Mapping[str, str], frame: int, issues: list[Issue]) -> bool:
+    """Judge the cells of one frames.csv row the reader kept against frames.schema.json and drop those that
+    break it; False when the row itself goes (its frame or phase cell breaks it)."""
+    from ..schema import frame_rules
+
+    kept = [c for c in cells if c in ("frame", "phase") or row.get(c) is not None]
+    problems = frame_rules().row_problems(cells, kept)
+    for column in ("frame", "phase"):
+        if column in problems:
+            issues.append(Issue("protocol", f"frames.csv column {column!r}: {problems[column]} "
+                                            "(frames.schema.json); row dropped", frame))
+            return False
+    for column, why in problems.items():
+        issues.append(Issue("protocol", f"frames.csv column {column!r}: {why} (frames.schema.json); dropped", frame))
+        row[column] = None
+    return True
+
+
+def _result_schema_issues(raw: Mapping[str, Any], result: RunResult) -> list[Issue]:
+    """result.json against result.schema.json, leaving out the keys read_result_json already rejected."""
+    from ..schema import violations
+
+    rejected: set[tuple[Any, ...]] = set()
+    if not _is_protocol_version(raw.get("protocol")):
+        rejected.add(("protocol",))
+    rejected |= {(key,) for key in ("backend", "timer_source", "present_source")
+                 if raw.get(key) is not None and getattr(result, key) is None}
+    if not isinstance(raw.get("gpu", {}), dict):
+        rejected.add(("gpu",))
+    entries = raw.get("issues", [])
+    if not isinstance(entries, list):
+        rejected.add(("issues",))
+    else:
+        rejected |= {("issues", n) for n, entry in enumerate(entries) if not isinstance(entry, dict)}
+    return [Issue("protocol", f"result.json {v} (result.schema.json)") for v in violations("result", raw)
+            if not any(v.path[:len(r)] == r for r in rejected)]
 
 
 def capture_name(frame: int) -> str:
