@@ -1,7 +1,8 @@
-"""`zbench`: look at the run history and calibrate a device's noise floor.
+"""`zbench`: look at the run history, calibrate a device's noise floor, run a device lab's CI.
 
     zbench history [--history PATH] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
     zbench calibrate --device NAME [--history PATH] [--runs N] [-k EXPR] [--from-history]
+    zbench matrix | summary | leg ...   (lab/commands.py)
 
 `calibrate` runs A/A launches through pytest itself (`pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
@@ -31,7 +32,7 @@ PYTEST_USAGE_ERROR = 4
 def _parser() -> argparse.ArgumentParser:
     from .regression.history import DEFAULT_HISTORY_PATH
 
-    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history and calibration")
+    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration and CI")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser("history", help="print each scene's series with its change points")
@@ -62,11 +63,17 @@ def _parser() -> argparse.ArgumentParser:
                            help="launches per side to report the minimum detectable effect for (default: 5,10)")
     calibrate.add_argument("--power", type=float, default=0.8, help="power for the MDE (default: 0.8)")
     calibrate.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+
+    from .lab.commands import add_commands
+
+    add_commands(commands)  # matrix, summary, leg: each sets `run`
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if hasattr(args, "run"):
+        return args.run(args)
     if args.command == "history":
         return _history(args)
     return _calibrate(args)
