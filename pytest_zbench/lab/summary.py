@@ -101,10 +101,11 @@ def _run_lines(documents: Sequence[Mapping[str, Any]]) -> list[str]:
 
 # --------------------------------------------------------------------------------------------- sections
 
-Section = tuple[str, Sequence[str], Iterable[Sequence[str]]]  # (heading, column names, rows)
+Section = tuple[str, Sequence[str], list[Sequence[str]]]  # (heading with its counts, column names, rows)
 
 
 def _regressed(scenes: Sequence[Mapping[str, Any]]) -> Section:
+    """One row per regressed metric."""
     def rows() -> Iterable[Sequence[str]]:
         for scene in _with_verdict(scenes, "regressed"):
             regression = scene["regression"]
@@ -115,8 +116,10 @@ def _regressed(scenes: Sequence[Mapping[str, Any]]) -> Section:
                 yield (scene["id"], scene["device"], metric["metric"], _effect(metric.get("effect")),
                        f"{ci[0]:.3f}x..{ci[1]:.3f}x" if ci and None not in ci else "-",
                        _p(metric.get("p")), _change(metric), _baseline(regression, metric))
-    return ("Regressed", ("scene", "device", "metric", "effect", "95% CI", "p", "baseline → now", "baseline"),
-            rows())
+    found = list(rows())
+    count = sum(1 for _ in _with_verdict(scenes, "regressed"))
+    return (f"Regressed ({count} scene(s), {len(found)} metric(s))",
+            ("scene", "device", "metric", "effect", "95% CI", "p", "baseline → now", "baseline"), found)
 
 
 def _perf_failures(scenes: Sequence[Mapping[str, Any]]) -> Section:
@@ -130,7 +133,7 @@ def _perf_failures(scenes: Sequence[Mapping[str, Any]]) -> Section:
                 regression.get("message") or "see the JUnit report")
             runs = f"{scene.get('complete_runs', '?')}/{scene.get('runs', '?')}"
             yield scene["id"], scene["device"], runs, reason
-    return "Perf tests failed (not a regression)", ("scene", "device", "complete launches", "why"), rows()
+    return _counted("Perf tests failed (not a regression)", ("scene", "device", "complete launches", "why"), rows())
 
 
 def _golden_failures(scenes: Sequence[Mapping[str, Any]]) -> Section:
@@ -149,7 +152,7 @@ def _golden_failures(scenes: Sequence[Mapping[str, Any]]) -> Section:
                 if cross.get("status") == "failed":
                     yield (scene["id"], scene["device"], str(frame.get("frame")), "cross-backend failed",
                            _failing_metrics(cross), "-")
-    return "Golden failures", ("scene", "device", "frame", "status", "failing metric", "diff"), rows()
+    return _counted("Golden failures", ("scene", "device", "frame", "status", "failing metric", "diff"), rows())
 
 
 def _inconclusive(scenes: Sequence[Mapping[str, Any]]) -> Section:
@@ -162,13 +165,18 @@ def _inconclusive(scenes: Sequence[Mapping[str, Any]]) -> Section:
                       f"{GateConfig.max_suggested_launches} or more")
             yield (scene["id"], scene["device"], ", ".join(m["metric"] for m in undecided) or "-", str(now), advice,
                    _baseline(scene["regression"], None))
-    return ("Inconclusive", ("scene", "device", "undecided metrics", "launches per side", "launches that would "
-                             "decide it", "baseline"), rows())
+    return _counted("Inconclusive", ("scene", "device", "undecided metrics", "launches per side",
+                                     "launches that would decide it", "baseline"), rows())
 
 
 def _quarantined(documents: Sequence[Mapping[str, Any]]) -> Section:
     rows = [(name, reason) for doc in documents for name, reason in (doc.get("quarantined") or {}).items()]
-    return "Quarantined devices", ("device", "why"), rows
+    return _counted("Quarantined devices", ("device", "why"), rows)
+
+
+def _counted(heading: str, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Section:
+    found = list(rows)
+    return f"{heading} ({len(found)})", columns, found
 
 
 def _with_verdict(scenes: Sequence[Mapping[str, Any]], verdict: str) -> Iterable[Mapping[str, Any]]:
@@ -262,13 +270,12 @@ class _Budget:
     def __init__(self, left: int) -> None:
         self.left = left
 
-    def section(self, heading: str, columns: Sequence[str], rows: Iterable[Sequence[str]],
+    def section(self, heading: str, columns: Sequence[str], rows: list[Sequence[str]],
                 sections_after: int) -> list[str]:
-        rows = list(rows)
         if not rows:
             return []
         keep = self.RESERVE * (sections_after + 1)
-        lines = [f"### {heading} ({len(rows)})", "", "| " + " | ".join(columns) + " |",
+        lines = [f"### {heading}", "", "| " + " | ".join(columns) + " |",
                  "|" + "---|" * len(columns)]
         if _size(lines) + keep > self.left:
             return self._spend([f"_{heading}: {len(rows)} row(s) left out to keep the summary under GitHub's "

@@ -64,7 +64,7 @@ def test_sections_in_order_with_their_numbers():
     lines = markdown.splitlines()
     assert lines[0] == "## zbench pi3b: 1 regressed, 1 perf failed, 1 golden failed, 2 inconclusive"
     headings = [line for line in lines if line.startswith("### ")]
-    assert headings == ["### Regressed (1)", "### Perf tests failed (not a regression) (1)", "### Golden failures (3)",
+    assert headings == ["### Regressed (1 scene(s), 1 metric(s))", "### Perf tests failed (not a regression) (1)", "### Golden failures (3)",
                         "### Inconclusive (2)", "### Quarantined devices (1)", "### Artifacts"]
     row = next(line for line in lines if line.startswith("| fill.alpha.x4 "))
     assert "cpu_ms.p50" in row and "**1.300x** (+30.0%)" in row and "1.235x..1.365x" in row and "0.004" in row
@@ -113,7 +113,7 @@ def test_a_huge_run_stays_under_githubs_limit_and_says_what_it_left_out():
     lines = markdown.splitlines()
     assert lines[0] == "## zbench: 80000 regressed, 80000 golden failed"
     # Sections after the first that fills the budget still say how many rows they had, and what they left out.
-    for heading in ("### Regressed (80000)", "### Golden failures (240000)", "### Quarantined devices (10000)"):
+    for heading in ("### Regressed (80000 scene(s), 80000 metric(s))", "### Golden failures (240000)", "### Quarantined devices (10000)"):
         at = lines.index(heading)
         note = next(line for line in lines[at:] if line.startswith("_"))
         assert note.endswith("more row(s) left out to keep the summary under GitHub's 1 MiB; run.json has all._")
@@ -132,7 +132,7 @@ def test_summary_command_prints_or_appends(tmp_path, capsys):
     summary.write_text("earlier\n")
     assert main(["summary", str(run), str(run), "--output", str(summary)]) == 0
     text = summary.read_text()
-    assert text.startswith("earlier\n## zbench: 2 regressed") and "### Regressed (2)" in text
+    assert text.startswith("earlier\n## zbench: 2 regressed") and "### Regressed (2 scene(s), 2 metric(s))" in text
     assert main(["summary", str(tmp_path / "missing.json")]) == 2
     assert "not a readable run.json" in capsys.readouterr().err
     assert main(["summary", str(run), "--link", "no-url"]) == 2
