@@ -39,7 +39,10 @@ def test_the_device_job_follows_the_lab_rules():
     job = workflow["jobs"]["device"]
     assert job["runs-on"] == "${{ matrix.labels }}"
     assert job["timeout-minutes"] == "${{ matrix.timeout_minutes }}"
-    assert job["concurrency"] == {"group": "zbench-device-${{ matrix.device }}", "cancel-in-progress": False}
+    # A device's jobs queue behind each other, none cancelled; a hosted leg's group is its own run's.
+    assert job["concurrency"]["cancel-in-progress"] is False
+    assert job["concurrency"]["group"] == ("${{ matrix.hosted && format('zbench-hosted-{0}-{1}', matrix.device, "
+                                           "github.run_id) || format('zbench-device-{0}', matrix.device) }}")
     assert job["strategy"]["fail-fast"] is False
     assert job["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
     steps = {step.get("uses", step.get("run", "")).split("@")[0]: step for step in job["steps"]}
