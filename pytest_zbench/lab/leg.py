@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import UsageError, ZbenchError
+from ..errors import ZbenchError
 from ..inventory import DeviceSpec, load_inventory
 from .ab import ab_option, ab_runners, write_ab_inventory
 from .github import append_step_summary, write_outputs
@@ -212,7 +212,7 @@ def _pull_request_shas(env: LegEnvironment) -> tuple[str, str]:
 
 
 def _git(workspace: Path, *args: str, hint: str = "", check: bool = True) -> str:
-    result = subprocess.run(["git", "-C", str(workspace), *args], capture_output=True, text=True)
+    result = subprocess.run(["git", "-C", str(workspace), *args], capture_output=True, text=True, check=False)
     if result.returncode != 0 and check:
         raise LegError(f"git {' '.join(args)} failed in {workspace}: {result.stderr.strip()}"
                        + (f"; {hint}" if hint else ""))

@@ -21,6 +21,9 @@ GITHUB_SUMMARY_LIMIT = 1024 * 1024
 # Headroom under GitHub's limit for what the leg appends around the summary (notes, other steps' lines).
 DEFAULT_BUDGET = GITHUB_SUMMARY_LIMIT - 64 * 1024
 MAX_CELL_CHARS = 300
+LEFT_OUT = "left out to keep the summary under GitHub's 1 MiB; run.json has all."
+ARTIFACT_CONTENTS = ("- each artifact holds `run.json` (every number), `report.html` (charts, golden diffs), "
+                     "`junit.xml` and the per-frame CSVs")
 
 
 @dataclass(frozen=True)
@@ -39,8 +42,7 @@ def render_summary(documents: Sequence[Mapping[str, Any]], *, title: str = "zben
     head += [f"> {_text(note)}" for note in notes] + ([""] if notes else [])
     head += _run_lines(documents) + [""] + _counts_table(counts) + [""]
     tail = ["### Artifacts", ""] + [f"- [{_text(link.text)}]({_url(link.url)})" for link in links]
-    tail += ["- each artifact holds `run.json` (every number), `report.html` (charts, golden diffs), `junit.xml` "
-             "and the per-frame CSVs", ""]
+    tail += [ARTIFACT_CONTENTS, ""]
     budget = _Budget(budget_bytes - _size(head) - _size(tail))
     body: list[str] = []
     sections = (_regressed(scenes), _perf_failures(scenes), _golden_failures(scenes), _inconclusive(scenes),
@@ -278,8 +280,7 @@ class _Budget:
         lines = [f"### {heading}", "", "| " + " | ".join(columns) + " |",
                  "|" + "---|" * len(columns)]
         if _size(lines) + keep > self.left:
-            return self._spend([f"_{heading}: {len(rows)} row(s) left out to keep the summary under GitHub's "
-                                "1 MiB; run.json has them._", ""])
+            return self._spend([f"_{heading}: {len(rows)} row(s) {LEFT_OUT}_", ""])
         self.left -= _size(lines)
         shown = 0
         for row in rows:
@@ -292,8 +293,7 @@ class _Budget:
             shown += 1
         tail = [""]
         if shown < len(rows):
-            tail = ["", f"_{len(rows) - shown} more row(s) left out to keep the summary under GitHub's 1 MiB; "
-                        "run.json has all._", ""]
+            tail = ["", f"_{len(rows) - shown} more row(s) {LEFT_OUT}_", ""]
         return lines + self._spend(tail)
 
     def _spend(self, lines: list[str]) -> list[str]:

@@ -2,9 +2,19 @@
 
 from __future__ import annotations
 
-from pytest_zbench.lab.ci_output import MAX_ANNOTATIONS, FailedSceneAnnotations, LineProgress
-from pytest_zbench.lab.github import (annotation, append_step_summary, escape_data, escape_property,
-                                      running_in_actions, write_outputs)
+from pytest_zbench.lab.ci_output import (
+    MAX_ANNOTATIONS,
+    FailedSceneAnnotations,
+    LineProgress,
+)
+from pytest_zbench.lab.github import (
+    annotation,
+    append_step_summary,
+    escape_data,
+    escape_property,
+    running_in_actions,
+    write_outputs,
+)
 
 
 def test_data_and_property_escaping():

@@ -69,7 +69,8 @@ class Job:
 
     def run(self, script: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", str(self.workspace / "ci" / script), *args], cwd=self.workspace,
-                              env={**self.env, **env}, capture_output=True, text=True, timeout=600)
+                              env={**self.env, **env}, capture_output=True, text=True, timeout=600,
+                              check=False)
 
     def outputs(self) -> dict[str, str]:
         return dict(line.split("=", 1) for line in self.output.read_text().splitlines())
