@@ -495,7 +495,8 @@ def _report_goldens(terminalreporter: Any, state: ZbenchState) -> None:
 
 
 def _terminal_progress(config: pytest.Config) -> Any:
-    """A progress note (scene, launch, frame) after the test's dot, erased again; only on a terminal."""
+    """A progress note (scene, launch, frame) after the test's dot, erased again, on a terminal; off one (a CI
+    log), a plain line every few seconds. None under xdist workers, whose output nobody sees."""
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     capture = config.pluginmanager.get_plugin("capturemanager")
     if reporter is None or capture is None or hasattr(config, "workerinput"):
