@@ -212,10 +212,14 @@ def _baseline(regression: Mapping[str, Any], metric: Mapping[str, Any] | None) -
 
 
 def _failing_metrics(frame: Mapping[str, Any]) -> str:
-    """The golden metrics past their bound (observed vs bound), else the first line of the frame's message."""
-    failing = [f"{name} {_number(t.get('observed'))} (allowed {_number(t.get('bound'))})"
-               for name, t in (frame.get("tightness") or {}).items()
-               if t.get("bound") is not None and (t.get("ratio") or 0) > 1]
+    """The gates that failed (the defect record's), else the metrics past their bound (tightness), else the
+    first line of the frame's message."""
+    failures = (frame.get("defect") or {}).get("failures") or []
+    failing = [f"{f.get('metric')}: {_number(f.get('observed'))} (allowed {_number(f.get('bound'))})"
+               for f in failures if isinstance(f, Mapping)]
+    failing = failing or [f"{name}: {_number(t.get('observed'))} (allowed {_number(t.get('bound'))})"
+                          for name, t in (frame.get("tightness") or {}).items()
+                          if t.get("bound") is not None and (t.get("ratio") or 0) > 1]
     if failing:
         return ", ".join(failing)
     message = str(frame.get("message") or "-")

@@ -40,6 +40,9 @@ GOLDEN_FAILED = {"outcome": "failed", "invariants": ["runner reported gl_error a
                    "flip_mean": {"observed": 0.01, "bound": None, "ratio": None}},
      "artifacts": {"diff": "pi3b/fill.x4/golden/frame-0-diff.png", "actual": "pi3b/fill.x4/golden/frame-0-actual.png"}},
     {"frame": 10, "status": "passed", "tightness": {}, "artifacts": {}},
+    {"frame": 15, "status": "failed", "message": "golden mismatch", "tightness": {"max_delta": {"bound": 0, "ratio": None}},
+     "defect": {"failures": [{"metric": "exact", "observed": "pixels differ (1581 pixels, max delta 242)",
+                              "bound": "identical pixels"}]}, "artifacts": {}},
     {"frame": 20, "status": "missing", "message": "frame 20: no golden at goldens/x.png. Record it", "artifacts": {}},
 ]}
 
@@ -64,16 +67,17 @@ def test_sections_in_order_with_their_numbers():
     lines = markdown.splitlines()
     assert lines[0] == "## zbench pi3b: 1 regressed, 1 perf failed, 1 golden failed, 2 inconclusive"
     headings = [line for line in lines if line.startswith("### ")]
-    assert headings == ["### Regressed (1 scene(s), 1 metric(s))", "### Perf tests failed (not a regression) (1)", "### Golden failures (3)",
+    assert headings == ["### Regressed (1 scene(s), 1 metric(s))", "### Perf tests failed (not a regression) (1)", "### Golden failures (4)",
                         "### Inconclusive (2)", "### Quarantined devices (1)", "### Artifacts"]
     row = next(line for line in lines if line.startswith("| fill.alpha.x4 "))
     assert "cpu_ms.p50" in row and "**1.300x** (+30.0%)" in row and "1.235x..1.365x" in row and "0.004" in row
     assert "1.000 → 1.300 ms" in row and "history: 10 launches of 2 runs in history.sqlite" in row
     assert "jank_share" not in markdown  # a metric that did not regress is not listed
     golden = [line for line in lines if line.startswith("| fill.x4 ")]
-    assert "max_delta 9 (allowed 2), max_pixels 312 (allowed 40)" in golden[1] and "`pi3b/fill.x4/golden/frame-0-diff.png`" in golden[1]
+    assert "max_delta: 9 (allowed 2), max_pixels: 312 (allowed 40)" in golden[1] and "`pi3b/fill.x4/golden/frame-0-diff.png`" in golden[1]
     assert "invariant" in golden[0] and "GL_OUT_OF_MEMORY" in golden[0]
-    assert "missing" in golden[2] and "no golden at goldens/x.png" in golden[2]
+    assert "exact: pixels differ (1581 pixels, max delta 242) (allowed identical pixels)" in golden[2]
+    assert "missing" in golden[3] and "no golden at goldens/x.png" in golden[3]
     assert not any("| 10 |" in line for line in golden)
     assert "| scroll.list | pi3b | cpu_ms.p95 | 3 | about 7 (`--zbench-runs=7`) | ab: A (/opt/zinc/zinc-bench) |" in lines
     assert any(line.startswith("| scroll.hopeless ") and "50 or more" in line for line in lines)
@@ -113,7 +117,7 @@ def test_a_huge_run_stays_under_githubs_limit_and_says_what_it_left_out():
     lines = markdown.splitlines()
     assert lines[0] == "## zbench: 80000 regressed, 80000 golden failed"
     # Sections after the first that fills the budget still say how many rows they had, and what they left out.
-    for heading in ("### Regressed (80000 scene(s), 80000 metric(s))", "### Golden failures (240000)", "### Quarantined devices (10000)"):
+    for heading in ("### Regressed (80000 scene(s), 80000 metric(s))", "### Golden failures (320000)", "### Quarantined devices (10000)"):
         at = lines.index(heading)
         note = next(line for line in lines[at:] if line.startswith("_"))
         assert note.endswith("more row(s) left out to keep the summary under GitHub's 1 MiB; run.json has all._")
