@@ -201,3 +201,22 @@ def test_plan_script_writes_the_matrix_hosted_legs_until_the_lab_is_on(tmp_path,
     legs = json.loads(job.outputs()["matrix"])["include"]
     assert {leg["device"] for leg in legs} == {"pi3b", "nexus7", "ipad", "touchpad", "mac"}
     assert all(leg["keyword"] == "fill" and not leg["hosted"] for leg in legs)
+
+
+def test_leg_usage_errors(tmp_path, monkeypatch, capsys):
+    from pytest_zbench.cli import main
+
+    monkeypatch.delenv("ZBENCH_DEVICE", raising=False)
+    assert main(["leg"]) == 2
+    assert "name the device with --device NAME" in capsys.readouterr().err
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path))
+    assert main(["leg", "--device", "local"]) == 2
+    assert "no devices.yaml" in capsys.readouterr().err
+    (tmp_path / "devices.yaml").write_text("devices: {bench: {transport: local}}")
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path / "temp"))
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "summary.md"))
+    assert main(["leg", "--device", "bench"]) == 2
+    err = capsys.readouterr().err
+    assert "device 'bench'" in err and "has no 'ci' key" in err
+    assert "the leg could not run: device 'bench'" in (tmp_path / "summary.md").read_text()
