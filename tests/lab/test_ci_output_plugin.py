@@ -6,14 +6,17 @@ from __future__ import annotations
 import pytest
 
 
-def test_progress_is_plain_lines_when_stdout_is_not_a_terminal(project):
-    result = project.run("-k", "mini.fill.x1")  # a subprocess writing to a pipe
-    result.assert_outcomes(passed=1)
+def test_off_a_terminal_progress_is_plain_lines_and_without_github_no_annotations(project, monkeypatch):
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    result = project.run("-k", "mini.fill.x1", goldens=True)  # a subprocess writing to a pipe; no goldens yet
+    result.assert_outcomes(passed=1, failed=1)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
     text = result.stdout.str()
     progress = [line for line in result.outlines if line.startswith("zbench: mini.fill.x1 launch ")]
     assert progress, text
     assert all(" frame " in line and line.endswith("into the session)") for line in progress)
     assert "\b" not in text and "\r" not in text
+    assert not any(line.startswith("::") for line in result.outlines)
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["no-xdist", "xdist"])
@@ -28,11 +31,3 @@ def test_failed_scene_tests_become_github_annotations(project, monkeypatch, work
         assert line.startswith(f"::error file=scenes/mini.yaml,title=golden[{scene}-local] failed::"
                                f"golden test of scene {scene} on device local failed:%0A")
         assert "no golden at" in line and "--zbench-update-goldens=missing" in line
-
-
-def test_no_annotations_outside_github_actions(project, monkeypatch):
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    result = project.run("-k", "mini.fill.x1", goldens=True)
-    result.assert_outcomes(passed=1, failed=1)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
-    assert not any(line.startswith("::") for line in result.outlines)
