@@ -1,8 +1,9 @@
-"""`zbench`: look at the run history, calibrate a device's noise floor, check a device's runner.
+"""`zbench`: look at the run history, calibrate a device's noise floor, check a device's runner, run a device lab's CI.
 
     zbench history [--history PATH] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
     zbench calibrate --device NAME [--history PATH] [--runs N] [-k EXPR] [--from-history]
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
+    zbench matrix | summary | leg ...   (lab/commands.py)
 
 `calibrate` runs A/A launches through pytest itself (`pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
@@ -32,7 +33,8 @@ PYTEST_USAGE_ERROR = 4
 def _parser() -> argparse.ArgumentParser:
     from .regression.history import DEFAULT_HISTORY_PATH
 
-    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration and runner checks")
+    parser = argparse.ArgumentParser(prog="zbench",
+                                     description="pytest-zbench history, calibration, runner checks and CI")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser("history", help="print each scene's series with its change points")
@@ -80,11 +82,17 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--goldens", default="goldens", metavar="DIR",
                        help="golden folder whose software goldens are the reference (default: goldens)")
     check.add_argument("--keep", metavar="DIR", help="keep every launch's job and output files in DIR (new or empty)")
+
+    from .lab.commands import add_commands
+
+    add_commands(commands)  # matrix, summary, leg: each sets `run`
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if hasattr(args, "run"):
+        return int(args.run(args))
     if args.command == "history":
         return _history(args)
     if args.command == "check-runner":

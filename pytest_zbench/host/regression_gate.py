@@ -22,7 +22,7 @@ from typing import Any, TypedDict
 from ..errors import ZbenchError
 from ..regression.ab import judge_ab
 from ..regression.baseline import BaselineFileError, judge_against_history, judge_against_run_file, read_run_file
-from ..regression.gate import GateConfig, SceneVerdict, Verdict
+from ..regression.gate import GateConfig, SceneVerdict, Verdict, launches_to_decide
 from ..regression.history import History, RunInfo, SceneRecord
 from ..settings import Settings
 from .environment import environment
@@ -69,12 +69,8 @@ class GateResult:
 
     def more_launches(self, cap: int = GateConfig.max_suggested_launches) -> tuple[int, int | None]:
         """(launches per side now, per side needed) for an inconclusive verdict; None = `cap` or more."""
-        undecided = [v for v in self.metrics if v.verdict == "inconclusive"]
-        now = max((min(v.n_baseline, v.n_candidate) for v in undecided), default=0)
-        more = [v.more_launches for v in undecided]
-        if not more or any(m is None for m in more) or now + max(m for m in more if m is not None) >= cap:
-            return now, None
-        return now, now + max(m for m in more if m is not None)
+        return launches_to_decide(((v.n_baseline, v.n_candidate, v.more_launches) for v in self.metrics
+                                   if v.verdict == "inconclusive"), cap)
 
     def warning(self) -> str | None:
         """The note a passing test leaves: inconclusive (with the launches that would decide it),

@@ -85,6 +85,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
+    from ..lab.github import running_in_actions
+
+    if running_in_actions() and not plugin.is_worker:
+        from .terminal import GithubAnnotations
+
+        config.pluginmanager.register(GithubAnnotations(), "zbench-github-annotations")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
