@@ -5,6 +5,7 @@ Only this module knows pytest. Everything it calls takes plain values (Settings,
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -12,6 +13,7 @@ from typing import Any, Iterator
 import pytest
 
 from .errors import DeviceError, DeviceQuarantined, SceneError, UsageError
+from .regression.location import is_url
 from .settings import BASELINE_KEYWORDS, OPTIONS, Option, Settings, build_settings
 
 SESSION_KEY = pytest.StashKey["ZbenchState"]()
@@ -95,7 +97,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
+        if value is None and option.env:
+            value = os.environ.get(option.env) or None  # between the command line and the ini
         if value is not None:
+            if is_url(str(value)):
+                return value  # a database URL, not a path
             if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "history", "lease_dir") or (
                     option.name == "baseline" and value not in BASELINE_KEYWORDS):
                 value = str(config.invocation_params.dir / value)  # command-line paths are relative to cwd

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from .errors import UsageError
 from .protocol import MODES
+from .regression.location import HISTORY_ENV, HistoryLocation, parse_location, postgres_driver_missing
 
 # Defaults follow the seed (§1): 60 warmup frames, 600 measured, 5 independent launches, vsync-paced.
 DEFAULT_WARMUP = 60
@@ -38,6 +39,7 @@ class Option:
     help: str
     default: Any
     parse: Callable[[str], Any] = str
+    env: str | None = None  # an environment variable read when the command line does not give the option
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -63,8 +65,10 @@ OPTIONS: tuple[Option, ...] = (
            "wall-clock limit of one runner launch in seconds (default: computed from the frame count)", None, float),
     Option("seed", "--zbench-seed", "zbench_seed", "seed passed to the runner (default: 1)", 1, int),
     Option("history", "--zbench-history", "zbench_history",
-           f"run history database every measured scene is recorded in (default: {DEFAULT_HISTORY})",
-           DEFAULT_HISTORY),
+           "run history every measured scene is recorded in: a SQLite file, or a lab's PostgreSQL database "
+           "as postgresql://USER@HOST:PORT/DB (credentials from ~/.pgpass or the PG* environment); "
+           f"${HISTORY_ENV} when not given on the command line (default: {DEFAULT_HISTORY})",
+           DEFAULT_HISTORY, env=HISTORY_ENV),
     Option("baseline", "--zbench-baseline", "zbench_baseline",
            "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
            "none (no gate), or the path of an earlier run.json (default: history)", "history"),
@@ -100,7 +104,7 @@ class Settings:
     seed: int
     quick: bool = False
     update_goldens: str | None = None  # None, or missing | failed | all
-    history: Path = Path(DEFAULT_HISTORY)
+    history: HistoryLocation = HistoryLocation.file(DEFAULT_HISTORY)  # str() has no password
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
     threshold: float = DEFAULT_THRESHOLD
@@ -170,6 +174,12 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     if bad or not gate_metrics:
         raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
                          "cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share, comma separated")
+    try:
+        history = parse_location(str(values["history"]), lambda text: path(text))
+    except ValueError as exc:
+        raise UsageError(f"--zbench-history (ini zbench_history, ${HISTORY_ENV}): {exc}") from None
+    if not history.is_file and postgres_driver_missing():
+        raise UsageError(f"--zbench-history {history}: {postgres_driver_missing()}")
     ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
     if values["ab"] is not None and ab is None:
         raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
@@ -191,7 +201,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         seed=values["seed"],
         quick=quick,
         update_goldens=update_goldens,
-        history=path(values["history"]),
+        history=history,
         baseline=baseline,
         baseline_file=baseline_file,
         threshold=values["threshold"],

@@ -24,7 +24,7 @@ from ..errors import ZbenchError
 from ..regression.ab import judge_ab
 from ..regression.baseline import judge_against_history
 from ..regression.gate import GateConfig, SceneVerdict, Verdict, judge
-from ..regression.history import History, RunInfo, SceneRecord
+from ..regression.history import History, HistoryError, RunInfo, SceneRecord
 from ..settings import Settings
 from .artifacts import RunRecord
 from .measure import SceneMeasurement, launch_samples
@@ -144,12 +144,20 @@ class RegressionGate:
         self.settings = settings
         self.config = GateConfig(threshold=settings.threshold, metrics=settings.gate_metrics)
         self._history: History | None = None
+        self._history_error: HistoryError | None = None
         self._baseline_file: dict[str, Any] | None = None
 
     @property
     def history(self) -> History:
         if self._history is None:
-            self._history = History(self.settings.history)
+            # A history that could not be opened (after its retries) is not tried again for every scene.
+            if self._history_error is not None:
+                raise self._history_error
+            try:
+                self._history = History(self.settings.history)
+            except HistoryError as exc:
+                self._history_error = exc
+                raise
         return self._history
 
     def close(self) -> None:
