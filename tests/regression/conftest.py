@@ -15,6 +15,13 @@ import os
 import pytest
 from pg_server import MissingPostgres, PostgresServer
 
+try:
+    # Imported once here, before any pytester fixture snapshots sys.modules: a dialect re-imported after
+    # pytester's restore re-registers SQLAlchemy's functions and warns.
+    import sqlalchemy.dialects.postgresql.psycopg  # noqa: F401
+except ImportError:
+    pass
+
 
 def require(condition: bool, what: str) -> None:
     """Skip a test whose real part is missing, except in CI, where a missing part is a failure."""
