@@ -303,7 +303,8 @@ class Store:
         elif kind == "busy":
             advice = "another process holds the database: retry, or give this run its own --zbench-history"
         elif self.postgres:
-            advice = "check the URL, the credentials and that the user may create tables in the database"
+            advice = ("check the URL, the credentials (~/.pgpass, PGPASSFILE or the PG* environment, never the URL) "
+                      "and that the user may create tables in the database")
         else:
             advice = "check the path (--zbench-history) and its directory's permissions"
         return f"history {self.location}: {what} failed: {message}{tries}; {advice}"
@@ -311,7 +312,7 @@ class Store:
     # -- schema ------------------------------------------------------------------------------------------
 
     def version(self) -> int:
-        return self.read(_stored_version, "reading the schema version")
+        return self.read(_stored_version, "opening it (reading its schema version)")
 
     def migrate(self) -> None:
         """Bring the database to SCHEMA_VERSION (creating it when empty); refuse a newer one."""
