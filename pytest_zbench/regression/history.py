@@ -335,7 +335,9 @@ class History:
                     s.mode == scene.mode))
                 scene_row = conn.execute(store.scenes.insert().values(
                     run_id=run.run_id, scene_id=scene.scene_id, params_hash=scene.params_hash, params=params_json,
-                    mode=scene.mode, gpu_source=scene.gpu_source, summary=summary_json)).inserted_primary_key[0]
+                    mode=scene.mode, gpu_source=scene.gpu_source, summary=summary_json)).inserted_primary_key
+                assert scene_row is not None
+                scene_row = scene_row[0]
                 if launch_rows:
                     conn.execute(store.launches.insert(), [
                         {"scene_row": scene_row, "idx": i, "summary": summary, "samples": blob}
@@ -386,7 +388,7 @@ class History:
         if same_fingerprint and fingerprint is None:
             raise ValueError("same_fingerprint needs the candidate's environment")
         r = store.runs.c
-        where = _key_filter(key, kinds)
+        where: list[Any] = _key_filter(key, kinds)
         if exclude_run is not None:
             where.append(r.run_id != exclude_run)
         if before_utc is not None:
@@ -399,7 +401,7 @@ class History:
     def scene_keys(self, *, device: str | None = None, scene_id: str | None = None,
                    kinds: Sequence[str] = ("run",)) -> list[SceneKey]:
         r, s = store.runs.c, store.scenes.c
-        where = [r.kind.in_(list(kinds))]
+        where: list[Any] = [r.kind.in_(list(kinds))]
         if device is not None:
             where.append(r.device == device)
         if scene_id is not None:
@@ -479,7 +481,7 @@ def _key_filter(key: SceneKey, kinds: Sequence[str]) -> list[Any]:
             r.kind.in_(list(kinds))]
 
 
-def _historic(row: Mapping[str, Any], launches: list[dict[str, Any]]) -> HistoricRun:
+def _historic(row: Any, launches: list[dict[str, Any]]) -> HistoricRun:
     return HistoricRun(
         run_id=row["run_id"], started_utc=row["started_utc"], kind=row["kind"], build_hash=row["build_hash"],
         dirty=None if row["dirty"] is None else bool(row["dirty"]), fingerprint=row["fingerprint"],

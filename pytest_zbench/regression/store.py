@@ -41,7 +41,7 @@ from sqlalchemy import (
     inspect,
     text,
 )
-from sqlalchemy.engine import Connection, Engine, URL
+from sqlalchemy.engine import URL, Connection, Engine
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 
 from ..errors import ZbenchError
@@ -244,11 +244,10 @@ class Store:
     def insert_missing(self, table: Table, key: list[str]) -> Any:
         """An INSERT that does nothing when a row with the same `key` exists (also against a concurrent
         insert of it): the dialect's `ON CONFLICT (key) DO NOTHING`."""
-        if self.postgres:
-            from sqlalchemy.dialects.postgresql import insert
-        else:
-            from sqlalchemy.dialects.sqlite import insert
-        return insert(table).on_conflict_do_nothing(index_elements=key)
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect: Any = postgresql if self.postgres else sqlite
+        return dialect.insert(table).on_conflict_do_nothing(index_elements=key)
 
     def _retry(self, action: Callable[[], T], what: str) -> T:
         attempt = 0

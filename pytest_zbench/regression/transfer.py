@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from sqlalchemy import select
@@ -49,8 +50,8 @@ def copy_history(source: History, target: History,
         select(store.runs.c.run_id).order_by(store.runs.c.started_ts, store.runs.c.run_id)).scalars().all(),
         "listing runs")
     for done, run_id in enumerate(run_ids, 1):
-        bundle = source.store.read(lambda conn: _read_run(conn, run_id), f"reading run {run_id}")
-        counts = target.store.write(lambda conn: _write_run(conn, target, bundle), f"copying run {run_id}")
+        bundle = source.store.read(partial(_read_run, run_id=run_id), f"reading run {run_id}")
+        counts = target.store.write(partial(_write_run, target=target, bundle=bundle), f"copying run {run_id}")
         report.runs += counts["run"]
         report.runs_present += 1 - counts["run"]
         report.scenes += counts["scenes"]
@@ -96,7 +97,9 @@ def _write_run(conn: Connection, target: History, bundle: _RunBundle) -> dict[st
         if held is not None:
             counts["present"] += 1
             continue
-        scene_row = conn.execute(store.scenes.insert().values(**scene)).inserted_primary_key[0]
+        inserted_key = conn.execute(store.scenes.insert().values(**scene)).inserted_primary_key
+        assert inserted_key is not None
+        scene_row = inserted_key[0]
         if launches:
             conn.execute(store.launches.insert(), [dict(launch, scene_row=scene_row) for launch in launches])
         counts["scenes"] += 1

@@ -180,9 +180,8 @@ class PostgresServer:
 
     def create_role(self, name: str, password: str) -> None:
         """A login role that must give `password` over TCP (scram-sha-256)."""
-        from psycopg import sql
-
         import psycopg
+        from psycopg import sql
 
         with psycopg.connect(self.dsn("postgres"), autocommit=True) as conn:
             conn.execute(sql.SQL("CREATE ROLE {} LOGIN PASSWORD {}").format(sql.Identifier(name),

@@ -11,7 +11,13 @@ import pytest
 from history_rows import table_rows
 
 from pytest_zbench.cli import main
-from pytest_zbench.regression.history import Calibration, History, RunInfo, SceneKey, SceneRecord
+from pytest_zbench.regression.history import (
+    Calibration,
+    History,
+    RunInfo,
+    SceneKey,
+    SceneRecord,
+)
 
 ENV = {"gpu": {"gl_renderer": "VC4 V3D 2.1"}}
 

@@ -4,16 +4,12 @@ concurrent writers, the schema's versions, and faults mid-write."""
 from __future__ import annotations
 
 import multiprocessing
-import shutil
 import sqlite3
-import threading
-import time
-from pathlib import Path
 
 import numpy as np
 import pytest
-from history_rows import count, table_rows
-from sqlalchemy import func, inspect, select, text
+from history_rows import count
+from sqlalchemy import func, select
 
 from pytest_zbench.regression import store
 from pytest_zbench.regression.baseline import judge_against_history
