@@ -100,7 +100,7 @@ def pytest_configure(config: pytest.Config) -> None:
         if value is None and option.env:
             value = os.environ.get(option.env) or None  # between the command line and the ini
         if value is not None:
-            if is_url(str(value)):
+            if option.name == "history" and is_url(str(value)):
                 return value  # a database URL, not a path
             if option.name in ("inventory", "scenes_dir", "goldens_dir", "results", "history", "lease_dir") or (
                     option.name == "baseline" and value not in BASELINE_KEYWORDS):
