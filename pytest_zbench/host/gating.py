@@ -16,6 +16,7 @@ import dataclasses
 import json
 import math
 import shlex
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -35,7 +36,8 @@ _LATE_KEYS = {"gpu": ("timer_source", "timer_source_used"), "display": ("vsync",
 
 
 class RegressionWarning(UserWarning):
-    """A perf test passed without a decided verdict: inconclusive, or a fingerprint changed."""
+    """A perf test passed without a decided verdict (inconclusive, or a fingerprint changed), or its scene
+    could not be recorded in the history."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +204,8 @@ class RegressionGate:
                 self.history.record(info, [scene_record(side)])
         except ZbenchError as exc:
             section["reason"] = f"not recorded: {exc}"
+            warnings.warn(RegressionWarning(f"scene {m.case.id} on device {m.device}: {section['reason']}; "
+                                            f"its samples are kept in {m.samples_file} and run.json"), stacklevel=2)
             return section
         section["recorded"] = True
         return section

@@ -104,6 +104,8 @@ class PostgresServer:
                 # Test speed: no crash of the machine is simulated, only of the server, which loses nothing
                 # the kernel already has (a committed transaction's WAL is written, not flushed, at commit).
                 "fsync = off", "full_page_writes = off",
+                # Databases live for one test: no background vacuum competing with the measured launches.
+                "autovacuum = off",
                 "logging_collector = off", "log_min_messages = warning",
                 "",
             ]))
