@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine for pytest-zbench: the system parts the tests start for real
-# (Mesa EGL/GLES2, OpenSSH server, adb, the DejaVu font the reference runner draws text with; shellcheck,
-# which actionlint uses for the workflow's scripts) and the package itself with every extra. Safe to run
-# again. (A leg of the device matrix sets itself up with ci/zbench-setup.sh instead.)
+# (Mesa EGL/GLES2, OpenSSH server, adb, the PostgreSQL server of the shared-history tests, the DejaVu font
+# the reference runner draws text with; shellcheck, which actionlint uses for the workflow's scripts) and the
+# package itself with every extra. Safe to run again. (A leg of the device matrix sets itself up with
+# ci/zbench-setup.sh instead.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb git
-          shellcheck)
+packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
+          postgresql libpq5 git shellcheck)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,11 +7,13 @@ configured, so none of them asks whether the plugin is active.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from ..errors import UsageError
+from ..regression.location import is_url
 from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
 from .stash import SESSION_KEY
 
@@ -66,7 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
+        if value is None and option.env:
+            value = os.environ.get(option.env) or None  # between the command line and the ini
         if value is not None:
+            if option.name == "history" and is_url(str(value)):
+                return value  # a database URL, not a path
             if option.name in PATH_OPTIONS or (option.name == "baseline" and value not in BASELINE_KEYWORDS):
                 value = str(config.invocation_params.dir / value)
             return value
