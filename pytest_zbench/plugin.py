@@ -323,7 +323,7 @@ class Golden:
     def check(self, measurement: Any) -> Any:
         __tracebackhide__ = True
         from .golden.store import GoldenStore
-        from .host.goldens import check_goldens
+        from .host.goldens import check_goldens, device_arch
 
         settings = self._host.settings
         self._node.stash[MEASUREMENT_KEY] = measurement
@@ -336,6 +336,7 @@ class Golden:
                 measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
                 update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
                 build_hash=self._host.record.app.get("build_hash"),
+                arch=device_arch(sections),
             )
         except SceneError as exc:
             pytest.fail(str(exc), pytrace=False)
@@ -346,9 +347,9 @@ class Golden:
             for metric, values in tight.items():
                 self._node.user_properties.append((f"frame{frame['frame']}_{metric}", values.get("observed")))
             self._node.user_properties.append((f"frame{frame['frame']}_status", frame["status"]))
-            if frame.get("cross_backend"):
-                self._node.user_properties.append((f"frame{frame['frame']}_cross_backend_status",
-                                                   frame["cross_backend"]["status"]))
+            for kind in ("cross_backend", "cross_arch"):
+                if frame.get(kind):
+                    self._node.user_properties.append((f"frame{frame['frame']}_{kind}_status", frame[kind]["status"]))
         if not outcome.passed:
             lines = [f"golden test of scene {measurement.case.id} on device {measurement.device} failed:"]
             lines += [f"  {failure}" for failure in outcome.failures]
@@ -465,7 +466,7 @@ def _report_goldens(terminalreporter: Any, state: ZbenchState) -> None:
     terminalreporter.write_line(f"goldens written ({state.settings.update_goldens}): {len(written)}")
     for path in written:
         terminalreporter.write_line(f"  {path}")
-    unused = unused_goldens(state.settings, state.inventory)
+    unused = unused_goldens(state.settings, state.inventory, state.host.record.devices)
     if unused:
         terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")
         for path in unused:

@@ -163,6 +163,7 @@ class RunRecord:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
+    host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
@@ -201,6 +202,7 @@ class RunRecord:
             "suite": SUITE,
             "suite_version": self.suite_version,
             "app": self.app,
+            "host": self.host,
             "device": primary["device"],
             "gpu": primary["gpu"],
             "display": primary["display"],

@@ -10,8 +10,8 @@ from typing import Any
 from ..golden.artifacts import write_artifacts
 from ..golden.check import FrameCheck, check_capture
 from ..golden.match import compare
-from ..golden.store import GoldenError, GoldenStore, load_png, pixel_digest
-from ..golden.tolerance import SOFTWARE, ToleranceError, resolve_tolerance
+from ..golden.store import REFERENCE_ARCH, GoldenError, GoldenStore, golden_set, load_png, pixel_digest
+from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, SOFTWARE, ToleranceError, resolve_tolerance
 from ..errors import SceneError
 from ..inventory import Inventory
 from ..scenes import load_corpus
@@ -29,8 +29,10 @@ UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "
 class GoldenOutcome:
     checks: list[FrameCheck] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # invariant violations, beside the frame checks
-    # Per captured frame of a non-software backend: the capture against the software golden, under the
-    # scene's cross_backend tolerance ({status, metrics, tightness, message}).
+    # Per captured frame of a non-software backend, or of the software backend on another CPU architecture
+    # than the reference one: the capture against the reference software golden (goldens/software/x86_64),
+    # under the scene's cross_backend or cross_arch tolerance ({kind, status, metrics, tightness, golden,
+    # reference_set, message}).
     cross: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -47,22 +49,37 @@ class GoldenOutcome:
                 "status": check.status,
                 "golden": _rel(check.golden, None),
                 "golden_backend": check.golden_backend,
+                "golden_set": check.golden_set,
+                "set": f"{check.key.backend}/{check.key.device_class}",
                 "written": _rel(check.written, None),
                 "metrics": comparison.metrics if comparison else None,
                 "tightness": comparison.tightness if comparison else None,
                 "artifacts": {k: _rel(Path(v), results_dir) for k, v in check.artifacts.items()},
                 "defect": check.record if check.status == "failed" else None,
                 "message": check.message,
-                "cross_backend": self.cross.get(check.key.frame),
+                **_cross_entries(self.cross.get(check.key.frame)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
 
 
+def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
+    """The frame's `cross_backend` and `cross_arch` keys of run.json (the one that did not run is null)."""
+    kind = (cross or {}).get("kind")
+    return {CROSS_BACKEND: cross if kind == CROSS_BACKEND else None, CROSS_ARCH: cross if kind == CROSS_ARCH else None}
+
+
 def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
-                  results_dir: Path, driver: dict[str, Any], build_hash: str | None) -> GoldenOutcome:
+                  results_dir: Path, driver: dict[str, Any], build_hash: str | None,
+                  arch: str | None = None) -> GoldenOutcome:
+    """`arch`: the CPU architecture family the device's runner reported; it picks the software set."""
     outcome = GoldenOutcome()
     job = m.job
     if job is None:
+        return outcome
+    try:
+        golden_set(m.backend, device_class, arch)
+    except GoldenError as exc:
+        outcome.failures.append(f"no golden set for device {m.device}: {exc}")
         return outcome
     launch = _capture_launch(m.launches)
     issues = m.issues
@@ -83,64 +100,99 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
         capture = launch.captures.get(frame) if launch is not None else None
         try:
             outcome.checks.append(check_capture(
-                store, backend=m.backend, device_class=device_class, scene_id=m.case.id, frame=frame,
+                store, backend=m.backend, device_class=device_class, arch=arch, scene_id=m.case.id, frame=frame,
                 capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
                 untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
             ))
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
-        if m.backend != SOFTWARE and capture is not None:
-            cross = _cross_backend(store, m, frame, capture, outcome.checks[-1], artifacts_dir)
+        check = outcome.checks[-1]
+        kind = _cross_kind(m.backend, check.key.device_class)
+        if kind is not None and capture is not None:
+            cross = _cross_reference(store, m, frame, capture, check, artifacts_dir, kind)
             outcome.cross[frame] = cross
             if cross["status"] == "failed":
                 outcome.failures.append(cross["message"])
+            elif check.status == "missing" and kind == CROSS_ARCH:
+                # Not a pass: the frame still fails for want of its own golden; this says how far it is.
+                check.message += f"\n  meanwhile, {cross['status']}: {cross['message']}"
     return outcome
 
 
-def _cross_backend(store: GoldenStore, m: SceneMeasurement, frame: int, capture: Path, check: FrameCheck,
-                   artifacts_dir: Path) -> dict[str, Any]:
-    """A GPU backend's capture against the software golden (goldens/software/any/...), whether or not the
-    backend has its own golden: its own golden catches a change on this device, this catches a rasteriser
-    that drifted from the reference as a whole."""
-    shared = store.path_for(SOFTWARE, None, m.case.id, frame)
-    if check.golden_backend == SOFTWARE and check.comparison is not None:
-        comparison = check.comparison  # the own golden is missing: the frame check already was this one
+def _cross_kind(backend: str, own_set: str) -> str | None:
+    """Which comparison with the reference software set a capture also gets: cross_backend for a GPU
+    backend, cross_arch for the software backend of another CPU architecture, none for the reference."""
+    if backend != SOFTWARE:
+        return CROSS_BACKEND
+    return CROSS_ARCH if own_set != REFERENCE_ARCH else None
+
+
+def _cross_reference(store: GoldenStore, m: SceneMeasurement, frame: int, capture: Path, check: FrameCheck,
+                     artifacts_dir: Path, kind: str) -> dict[str, Any]:
+    """The capture against the reference software golden (goldens/software/x86_64/...), whether or not the
+    device has its own golden: its own golden catches a change on this device (exactly, for software), this
+    catches a rasteriser -- another backend, or another architecture's raster pipeline -- that drifted from
+    the reference as a whole. For another architecture it is never a pass in place of its own golden."""
+    reference = store.reference_key(check.key)
+    shared = store.path(reference)
+    reference_set = f"{reference.backend}/{reference.device_class}"
+    across = (f"across backends: {m.backend} against the software reference" if kind == CROSS_BACKEND else
+              f"across CPU architectures: this device is {check.key.device_class}, the reference {REFERENCE_ARCH}")
+    base = {"kind": kind, "golden": str(shared), "reference_set": reference_set}
+    if check.golden_backend == SOFTWARE and check.golden_set == reference_set and check.comparison is not None:
+        comparison = check.comparison  # a GPU device's own golden is missing: the frame check already was this
     elif not shared.is_file():
-        return {"status": "missing", "metrics": None, "tightness": None, "golden": str(shared),
-                "message": f"frame {frame}: no software golden at {shared} to compare across backends"}
+        return {**base, "status": "missing", "metrics": None, "tightness": None,
+                "message": f"frame {frame}: no reference golden at {shared} to compare {across}"}
     else:
         try:
-            tolerance = resolve_tolerance(m.case.tolerance, m.backend, golden_backend=SOFTWARE)
+            tolerance = resolve_tolerance(m.case.tolerance, m.backend, golden_backend=SOFTWARE,
+                                          cross_arch=kind == CROSS_ARCH)
             comparison = compare(load_png(shared), load_png(capture), tolerance)
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
         except GoldenError as exc:
-            return {"status": "error", "metrics": None, "tightness": None, "golden": str(shared),
-                    "message": f"frame {frame}: cross-backend check not possible: {exc}"}
+            return {**base, "status": "error", "metrics": None, "tightness": None,
+                    "message": f"frame {frame}: comparison {across} not possible: {exc}"}
     status = "passed" if comparison.passed else "failed"
-    message = (f"frame {frame} vs the software golden {shared} (cross_backend tolerance of {m.backend}): "
-               f"{comparison.message()}")
-    entry = {"status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
-             "golden": str(shared), "message": message}
+    message = (f"frame {frame} vs the reference set {reference_set}, {shared} ({across}; {kind} tolerance of "
+               f"{m.backend}): {comparison.message()}")
+    entry = {**base, "status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
+             "message": message}
     if status == "failed":
-        artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}-cross")
+        artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}-cross" + ("-arch" if kind == CROSS_ARCH else ""))
         entry["artifacts"] = artifacts
         entry["message"] += "\n  artifacts: " + ", ".join(f"{k} {v}" for k, v in artifacts.items())
         entry["message"] += (f"\n  if the difference is a real rasteriser difference, declare it in the scene's "
-                             f"tolerance.{m.backend}.cross_backend")
+                             f"tolerance.{m.backend}.{kind}")
     return entry
 
 
-def unused_goldens(settings: Settings, inventory: Inventory) -> list[Path]:
-    """Goldens under the selected devices' folders that no scene of the corpus captures any more."""
+def device_arch(sections: dict[str, Any]) -> str | None:
+    """The CPU architecture family in a device's run.json sections (what its runner reported)."""
+    cpu = (sections.get("device") or {}).get("cpu") or {}
+    return cpu.get("family") if isinstance(cpu, dict) else None
+
+
+def unused_goldens(settings: Settings, inventory: Inventory,
+                   devices: dict[str, dict[str, Any]] | None = None) -> list[Path]:
+    """Goldens under the selected devices' sets that no scene of the corpus captures any more. `devices`:
+    the session's device sections (RunRecord.devices); a software device's set is known only once its
+    runner reported its architecture, so one that was never probed is left out."""
     cases, _ = load_corpus(settings.scenes_dir)
     store = GoldenStore(settings.goldens_dir)
-    specs = [inventory.get(name) for name in settings.devices]
-    expected = [store.path_for(spec.backend, spec.device_class, case.id, frame)
-                for spec in specs for case in cases for frame in case.capture]
-    within = {(spec.backend, "any" if spec.backend == "software" else spec.device_class) for spec in specs}
-    return store.unused(expected, within=sorted(within))
+    sets = set()
+    for name in settings.devices:
+        spec = inventory.get(name)
+        try:
+            sets.add((spec.backend, golden_set(spec.backend, spec.device_class,
+                                               device_arch((devices or {}).get(name) or {}))))
+        except GoldenError:
+            continue
+    expected = [store.path_for(backend, folder, case.id, frame)
+                for backend, folder in sets for case in cases for frame in case.capture]
+    return store.unused(expected, within=sorted(sets))  # type: ignore[arg-type]
 
 
 def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:

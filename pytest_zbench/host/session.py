@@ -26,7 +26,7 @@ from .artifacts import RunRecord, scene_entry
 from .ab import ab_entry, measure_ab, resolve_b_runner
 from .calibration import calibrate
 from .device import Device
-from .environment import app_info, host_conditions, host_device_info
+from .environment import app_info, host_conditions, host_info, reported_device_info
 from .gating import GateResult, RegressionGate
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
@@ -46,6 +46,7 @@ class HostSession:
             started_utc=started_utc or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             app=app_info(root),
             suite_version=__version__,
+            host=host_info(),
         )
         self._devices: dict[str, Device] = {}
         self.health = DeviceHealth()
@@ -146,9 +147,10 @@ class HostSession:
         display = device.display()
         local = spec.transport == "local"
         sample = device.sample_conditions()
+        # What the device reports, never the host's facts: a local runner may run under an emulator.
         section_device = {"id": spec.name, "transport": spec.transport, "platform": spec.platform,
                           "device_class": spec.device_class,
-                          **(host_device_info() if local else device_facts(sample["device"]))}
+                          **reported_device_info(probe.machine, None if local else device_facts(sample["device"]))}
         gpu = {
             "backend": spec.backend,
             "timer_source": timer_sources[0] if timer_sources else None,
