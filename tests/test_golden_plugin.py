@@ -10,7 +10,7 @@ from PIL import Image
 
 from pytest_zbench.host.artifacts import validate_run
 
-MINI = "goldens/software/any/mini.fill.x1/frame-0.png"
+MINI = "goldens/software/x86_64/mini.fill.x1/frame-0.png"
 
 
 def golden_cases(junit) -> dict[str, dict[str, str]]:
@@ -48,7 +48,7 @@ def test_colour_change_fails_with_artifacts_and_only_failed_mode_rewrites(projec
     project.run("--zbench-device=local", *select, "--zbench-update-goldens=missing", goldens=True)
     other = project.root / MINI
     other_bytes = other.read_bytes()
-    round_golden = project.root / "goldens/software/any/round.one/frame-0.png"
+    round_golden = project.root / "goldens/software/x86_64/round.one/frame-0.png"
     project.write_scene("round.yaml", (project.root / "scenes/round.yaml").read_text().replace("#CC3366", "#CC3367"))
 
     result = project.run("--zbench-device=local", "-k", "golden and round", goldens=True)
@@ -105,7 +105,7 @@ def test_runner_issues_fail_the_golden_test_even_when_pixels_match(project):
 
 def test_unused_goldens_are_listed_when_updating(project):
     project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
-    stray = project.root / "goldens/software/any/mini.gone/frame-0.png"
+    stray = project.root / "goldens/software/x86_64/mini.gone/frame-0.png"
     stray.parent.mkdir(parents=True)
     stray.write_bytes((project.root / MINI).read_bytes())
     result = project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
