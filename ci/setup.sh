@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine for pytest-zbench: the system parts the tests start for real
-# (Mesa EGL/GLES2, OpenSSH server, adb, the DejaVu font the reference runner draws text with) and the
-# package itself with every extra. Safe to run again.
+# (Mesa EGL/GLES2, OpenSSH server, adb, the DejaVu font the reference runner draws text with; debootstrap and
+# qemu-user-static for the emulated arm64 device, which ci/arm64-device.sh builds) and the package itself
+# with every extra. Safe to run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb git)
+packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb git
+          debootstrap qemu-user-static)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

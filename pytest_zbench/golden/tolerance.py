@@ -50,7 +50,7 @@ CROSS_DEFAULTS: dict[str, Any] = {
 
 
 # A software capture of another CPU architecture against the reference (x86_64) golden. Measured with the
-# reference runner on aarch64 (qemu-user, skia-python 144.1) on the 47 captured frames of scenes/: 19
+# reference runner on aarch64 (qemu-user, skia-python 144.1) on the 47 captured frames of scenes/: 17
 # identical; elsewhere NEON and SSE round a blend's divide-by-255 apart by one level, on up to 99% of a
 # translucent scene, and glyphs, borders and filtered textures by at most 2; only anti-aliased rounded edges
 # go further (up to 9 levels on 52 pixels of clip.rrect, every one of them on an edge). Hence a tight bound
