@@ -231,9 +231,6 @@ class Machine:
     libraries: dict[str, str] = field(default_factory=dict)  # name -> version of what renders (skia-python)
     emulated: bool | None = None  # True when the runner found itself under emulation (qemu-user)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in asdict(self).items() if v not in (None, {}, "")}
-
 
 MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python")
 MACHINE_INTS = ("cores", "ram_mb")
