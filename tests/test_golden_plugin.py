@@ -130,3 +130,39 @@ def test_update_goldens_rejects_an_unknown_mode(project):
     result = project.run("--zbench-update-goldens=some", goldens=True)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--zbench-update-goldens*'some'*missing, failed, all*"])
+
+
+def test_cross_architecture_difference_fails_naming_the_reference_set(project, tmp_path):
+    # A runner that says nothing of its machine, on a local device, is described by the host.
+    project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-update-goldens", goldens=True)
+    assert project.run_json()["device"]["facts_from"] == "host"
+    reference = project.root / MINI
+    # The same runner reporting aarch64: its own set, recorded, then compared exactly.
+    project.write_inventory({"RECT_RUNNER_ARCH": "aarch64"})
+    project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-update-goldens", goldens=True)
+    own = project.root / "goldens/software/aarch64/mini.fill.x1/frame-0.png"
+    assert own.is_file() and project.run_json()["device"]["cpu"]["family"] == "aarch64"
+    # The reference set drifts by far more than an architecture's rounding (a block 40 levels off).
+    pixels = Image.open(reference).convert("RGBA")
+    for x in range(20):
+        for y in range(20):
+            r, g, b, a = pixels.getpixel((x, y))
+            pixels.putpixel((x, y), (min(r + 40, 255), g, b, a))
+    pixels.save(reference)
+
+    junit = tmp_path / "junit.xml"
+    result = project.run("--zbench-device=rectonly", "-k", "golden and mini.fill.x1", f"--junitxml={junit}",
+                         goldens=True)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "vs the reference set software/x86_64" in out
+    assert "across CPU architectures: this device is aarch64, the reference x86_64" in out
+    assert "tolerance.software.cross_arch" in out
+    frame = project.run_json()["scenes"][0]["correctness"]["frames"][0]
+    assert frame["status"] == "passed" and frame["golden_set"] == "software/aarch64"  # its own set is exact
+    cross = frame["cross_arch"]
+    assert cross["status"] == "failed" and cross["reference_set"] == "software/x86_64" and frame["cross_backend"] is None
+    assert all("frame-0-cross-arch-" in path for path in cross["artifacts"].values())
+    assert golden_cases(junit)["golden[mini.fill.x1-rectonly]"]["frame0_cross_arch_status"] == "failed"
+    report = (project.results / "report.html").read_text()
+    assert "a cross-architecture difference" in report and "cross-architecture diff (reference set" in report

@@ -11,6 +11,7 @@ another team would. Fault knobs for tests, from the environment:
                           measured frames that pass through what a broken driver returns (0, 0xFFFFFFFF ns
                           read as ms = 4294.967295, a value flagged disjoint=1)
   RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails calibration)
+  RECT_RUNNER_ARCH=NAME   report probe key machine.arch NAME (without it the probe says nothing of the machine)
 """
 
 import csv
@@ -34,8 +35,11 @@ GARBAGE = {1: ("0", "0"), 2: ("4294.967295", "0"), 3: ("0.25", "1"), 5: ("0", ""
 
 def probe():
     timers = ["timer_query"] if GPU else ["none"]
-    print(json.dumps({"protocol": 1, "runner": {"name": "rect-only", "version": "0.0.1"},
-                      "backends": {"software": {"features": ["rect"], "timer_sources": timers}}}))
+    answer = {"protocol": 1, "runner": {"name": "rect-only", "version": "0.0.1"},
+              "backends": {"software": {"features": ["rect"], "timer_sources": timers}}}
+    if os.environ.get("RECT_RUNNER_ARCH"):
+        answer["machine"] = {"arch": os.environ["RECT_RUNNER_ARCH"]}
+    print(json.dumps(answer))
 
 
 def gpu_cells(frame, job):
