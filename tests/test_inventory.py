@@ -46,6 +46,7 @@ def test_repository_inventory_loads():
     assert {name: d.transport for name, d in inv.devices.items()} == {
         "local": "local",
         "local-gles2": "local",
+        "local-arm64": "local",
         "pi3b": "ssh",
         "nexus7": "adb",
         "ipad": "command",

@@ -157,6 +157,7 @@ class RunRecord:
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
+    host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
@@ -195,6 +196,7 @@ class RunRecord:
             "suite": SUITE,
             "suite_version": self.suite_version,
             "app": self.app,
+            "host": self.host,
             "device": primary["device"],
             "gpu": primary["gpu"],
             "display": primary["display"],

@@ -105,6 +105,17 @@ def device_join(*parts: str) -> str:
     return posixpath.join(*parts)
 
 
+def resolve_program(argv: Sequence[str], source: Path | str | None) -> list[str]:
+    """argv with a relative program path (`ci/devices/ios-device.sh`) taken relative to the inventory file
+    that names it, so a device works whatever folder pytest runs in; a bare name stays a PATH lookup."""
+    out = [str(a) for a in argv]
+    if out and "/" in out[0] and not os.path.isabs(out[0]) and source is not None:
+        candidate = Path(source).resolve().parent / out[0]
+        if candidate.exists():
+            out[0] = str(candidate)
+    return out
+
+
 class WorkdirMixin:
     """The `workdir()` of the Transport protocol, for transports that set `_workdir` in `open()`."""
 
