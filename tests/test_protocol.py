@@ -860,7 +860,8 @@ def test_every_issue_kind_the_code_emits_is_in_the_vocabulary():
 
 
 def _probe_with(machine):
-    return {"protocol": 1, "runner": {"name": "r"}, "backends": {"software": {"features": []}}, "machine": machine}
+    probe = {"protocol": 1, "runner": {"name": "r"}, "backends": {"software": {"features": ["rect"]}}}
+    return probe if machine is None else {**probe, "machine": machine}
 
 
 def test_arch_families_cover_what_uname_and_python_report():

@@ -326,8 +326,8 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
     display = raw.get("display")
     if display is not None and not isinstance(display, dict):
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
-    _raise_on_schema_violations("probe", raw, source)
     machine = None if raw.get("machine") is None else parse_machine(raw["machine"], source=source)
+    _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
         runner_version=str(runner.get("version", "")),
