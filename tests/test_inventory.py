@@ -85,7 +85,7 @@ def test_values_are_normalised(tmp_path):
     assert spec.runner == ("zinc-bench", "--level", "3")
     assert dict(spec.env) == {"ZINC_LOG": "2"}
     assert spec.timeout_s == 90.0 and isinstance(spec.timeout_s, float)
-    assert spec.display == Display(1280, 800, 60.0)
+    assert spec.display == Display(1280, 800, 60.0, refresh_declared=False)  # the device tells the rate
 
 
 @pytest.mark.parametrize("entry", [LOCAL, SSH, ADB, COMMAND,
@@ -136,6 +136,21 @@ def test_unknown_device_lists_the_known_names(tmp_path):
     message = str(exc.value)
     assert "'nexus9'" in message and "local, pi3b" in message and str(path) in message
     assert isinstance(exc.value, UsageError)
+
+
+def test_android_app_keys(tmp_path):
+    spec = load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench",
+                               "layer": "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"})
+    assert spec.option("package") == "com.zinc.bench"
+    assert spec.option("layer") == "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"
+    assert load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench"}).option("layer") is None
+
+
+def test_a_display_without_refresh_hz_leaves_the_rate_to_the_device(tmp_path):
+    declared = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": 60}}).display
+    left_out = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480}}).display
+    assert declared is not None and declared.refresh_declared
+    assert left_out is not None and not left_out.refresh_declared and left_out.refresh_hz == 60.0
 
 
 def test_inventory_is_plain_data():
@@ -223,6 +238,16 @@ def test_inventory_is_plain_data():
     ({**LOCAL, "timeout_s": float("nan")}, "timeout_s"),
     ({**LOCAL, "timeout_s": float("inf")}, "timeout_s"),
     ({**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": float("nan")}}, "display"),
+    # the app whose frames Android times, and its SurfaceFlinger layer (adb only)
+    ({**ADB, "platform": "android", "package": "bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench; rm -rf /"}, "package"),
+    ({**ADB, "platform": "android", "package": 7}, "package"),
+    ({**ADB, "package": "com.zinc.bench"}, "package"),  # platform linux: there is no gfxinfo
+    ({**SSH, "platform": "android", "package": "com.zinc.bench"}, "package"),
+    ({**ADB, "platform": "android", "layer": "SurfaceView[com.zinc.bench/.Main](BLAST)#0"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": "a\nb"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": ""}, "layer"),
 ])
 def test_mistake_names_file_device_and_key(tmp_path, entry, key):
     path = write(tmp_path, {"devices": {"pi3b": entry}})

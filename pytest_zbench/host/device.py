@@ -31,10 +31,12 @@ from ..protocol import (
     read_result_json,
 )
 from ..transports import Transport, device_join
+from .display_refresh import RefreshRate, measure_refresh
 
 PROBE_TIMEOUT_S = 120.0
-# Used when neither the inventory nor the probe says what the screen is.
-DEFAULT_DISPLAY = Display(width=800, height=480, refresh_hz=60.0)
+# The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
+# has its own fallbacks: host/display_refresh.py).
+DEFAULT_SIZE = (800, 480)
 SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 ProgressCallback = Callable[[int, int], None]
@@ -90,6 +92,7 @@ class Device:
         self.spec = spec
         self.transport = transport
         self._probe: Probe | None = None
+        self._refresh: RefreshRate | None = None
         self._opened = False
 
     @property
@@ -129,14 +132,22 @@ class Device:
 
         return sample_conditions(self.transport, self.spec)
 
+    def refresh(self) -> RefreshRate:
+        """The display's refresh rate and where it comes from (host/display_refresh.py), read once."""
+        if self._refresh is None:
+            self._refresh = measure_refresh(self.spec, self.transport, self.probe().display)
+        return self._refresh
+
     def display(self) -> Display:
+        """The surface the scenes are sized for; its refresh_hz is `refresh()`: declared, else measured."""
+        refresh = self.refresh()
         if self.spec.display is not None:
-            return self.spec.display
+            return Display(self.spec.display.width, self.spec.display.height, refresh.hz)
         probed = self.probe().display or {}
         try:
-            return Display(int(probed["width"]), int(probed["height"]), float(probed.get("refresh_hz", 60.0)))
+            return Display(int(probed["width"]), int(probed["height"]), refresh.hz)
         except (KeyError, TypeError, ValueError):
-            return DEFAULT_DISPLAY
+            return Display(*DEFAULT_SIZE, refresh.hz)
 
     def launch(self, job: Job, index: int, local_dir: Path, *, timeout_s: float,
                on_progress: ProgressCallback | None = None, runner: Sequence[str] | None = None) -> LaunchOutcome:
