@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec, Display
@@ -30,8 +30,11 @@ from ..protocol import (
     read_frames_csv,
     read_result_json,
 )
-from ..transports import Transport, device_join
+from ..transports import Transport, device_join, make_transport
 from .display_refresh import RefreshRate, measure_refresh
+
+if TYPE_CHECKING:
+    from .platform_frames import PlatformLaunch
 
 PROBE_TIMEOUT_S = 120.0
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
@@ -65,6 +68,7 @@ class LaunchOutcome:
     ended_utc: str = ""
     conditions: dict[str, Any] = field(default_factory=dict)  # {"before": ..., "after": ...} platform samples
     retried: dict[str, Any] | None = None  # the first attempt, when a lost connection made it run again
+    platform_frames: PlatformLaunch | None = None  # Android's own frame timing of the launch (host/platform_frames.py)
 
     @property
     def complete(self) -> bool:
@@ -93,6 +97,7 @@ class Device:
         self.transport = transport
         self._probe: Probe | None = None
         self._refresh: RefreshRate | None = None
+        self._side: Transport | None = None
         self._opened = False
 
     @property
@@ -105,9 +110,21 @@ class Device:
             self._opened = True
 
     def close(self) -> None:
+        if self._side is not None:
+            side, self._side = self._side, None
+            side.close()
         if self._opened:
             self._opened = False
             self.transport.close()
+
+    def side_channel(self) -> Transport:
+        """A second connection to the device, opened once, for commands that run while a launch holds the
+        first (the platform frame dumps, host/platform_frames.py)."""
+        if self._side is None:
+            side = make_transport(self.spec)
+            side.open()
+            self._side = side
+        return self._side
 
     def probe(self) -> Probe:
         if self._probe is None:
