@@ -109,13 +109,13 @@ class _Collector:
         out = self._round_trip(reset=True)
         if out is not None:
             gfx, sf = out
-            launch.baseline_frames = self._read(gfx, lambda text: launch.gfx.exclude(text), "gfxinfo")
+            launch.baseline_frames = self._read(gfx, launch.gfx.exclude, "gfxinfo")
             if launch.layer is not None:
-                self._read(sf, lambda text: launch.sf.exclude(text), "SurfaceFlinger --latency")
+                self._read(sf, launch.sf.exclude, "SurfaceFlinger --latency")
             elif self._found_layer(sf):
                 latency = self._latency()
                 if latency is not None:
-                    self._read(latency, lambda text: launch.sf.exclude(text), "SurfaceFlinger --latency")
+                    self._read(latency, launch.sf.exclude, "SurfaceFlinger --latency")
         self._thread = threading.Thread(target=self._loop, name=f"platform-frames-{self.device.name}", daemon=True)
         self._thread.start()
 
@@ -137,7 +137,10 @@ class _Collector:
         elif gfx.last_failure is not None:
             launch.issues.append(f"the dump after the launch had no frame data ({gfx.last_failure}): the frames "
                                  "after the dump before it are missing (keep the app alive until the run ends)")
-        elif launch.layer is not None and launch.sf.dumps and not launch.sf.frames:
+        elif gfx.dumps and not gfx.all_frames:
+            launch.issues.append(f"HWUI recorded no frame of {launch.package} during the launch (an app that draws "
+                                 "only into a SurfaceView has none: its layer's presents are the series)")
+        if launch.layer is not None and launch.sf.dumps and not launch.sf.frames:
             launch.issues.append(f"SurfaceFlinger layer {launch.layer!r} presented no frame during the launch")
         return launch
 

@@ -163,3 +163,35 @@ def test_an_app_that_is_not_running_is_said_so_and_the_scene_still_measured(proj
     assert any(f"no frame data in any dump of the launch: No process found for: {PACKAGE}" in d for d in details)
     assert any(f"no SurfaceFlinger layer of {PACKAGE}" in d for d in details)
     assert document["devices"]["n7"]["display"]["refresh_source"] == "surfaceflinger"  # the display gave no rate
+
+
+def test_what_a_launch_could_not_read_is_said(adb_server, android_dumps, write_inventory, tmp_path):
+    """Straight through Device and the real adb server: an app whose dumps hold no frame (the recorded dump
+    without its PROFILEDATA block), and an inventory layer SurfaceFlinger does not know."""
+    from pytest_zbench.host import platform_frames
+    from pytest_zbench.host.device import Device
+    from pytest_zbench.transports import make_transport
+
+    recorded = data("gfxinfo-framestats-120hz-one-window.txt")
+    android_dumps.serve_dumps(gfxinfo=[recorded[:recorded.index("---PROFILEDATA---")]])
+    spec = write_inventory({"n7": adb_device_entry(adb_server, android_dumps.serial, tmp_path / "w",
+                                                   package=PACKAGE, layer="SurfaceView[com.absent/.Main](BLAST)#0",
+                                                   display={"width": 64, "height": 48, "refresh_hz": 60})})["n7"]
+    device = Device(spec, make_transport(spec))
+    device.open()
+    try:
+        collection = platform_frames.start(device, tmp_path / "launch-0")
+        collection.stop()
+        collection.stop()  # idempotent
+    finally:
+        device.close()
+    launch = collection.result
+    assert launch is not None and launch.dumps == 1 and launch.layer_source == "inventory"
+    assert launch.gfx.all_frames == [] and launch.sf.frames == []
+    assert launch.refresh_period_ns == 16666667  # an unknown layer still prints the period
+    assert any("HWUI recorded no frame of com.android.settings" in i for i in launch.issues)
+    assert any("layer 'SurfaceView[com.absent/.Main](BLAST)#0' presented no frame" in i for i in launch.issues)
+    calls = [args for args, _ in android_dumps.dumpsys_calls()]
+    assert calls == ["SurfaceFlinger --latency",  # the refresh rate, when the device was opened
+                     f"gfxinfo {PACKAGE} framestats reset", "SurfaceFlinger --latency SurfaceView[com.absent/.Main](BLAST)#0",
+                     f"gfxinfo {PACKAGE} framestats", "SurfaceFlinger --latency SurfaceView[com.absent/.Main](BLAST)#0"]
