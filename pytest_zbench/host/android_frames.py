@@ -406,7 +406,8 @@ class LatencyAccumulator:
         for a, b in parsed.adjacent:
             if a.actual_present_ns in self._excluded or b.actual_present_ns in self._excluded:
                 continue
-            self._intervals[(a.actual_present_ns, b.actual_present_ns)] = (b.actual_present_ns - a.actual_present_ns) / 1e6
+            ms = (b.actual_present_ns - a.actual_present_ns) / 1e6
+            self._intervals[(a.actual_present_ns, b.actual_present_ns)] = ms
         return new
 
     @property

@@ -132,18 +132,19 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     frame, present = metrics.get("frame_ms") or {}, metrics.get("present_interval_ms") or {}
 
     def row(label: str, dist: dict[str, Any], jank: Any, n: Any) -> str:
-        return (f"<tr><td>{html.escape(label)}</td><td>{n}</td>"
-                + "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max")) + f"<td>{jank}</td></tr>")
+        cells = "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max"))
+        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td></tr>"
 
     layers = ", ".join(section.get("layers") or []) or "none found"
-    return (f"<p>Platform frames (Android's own timing of <code>{html.escape(str(section.get('package')))}</code>, "
-            f"period {_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
-            f"layer {html.escape(layers)}; samples in <code>{html.escape(str(section.get('samples_file')))}</code>):</p>"
+    package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
+    presents = row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""),
+                   section.get("n_present")) if section.get("present_source") else ""
+    return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
+            f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
+            f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
             "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
             + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
-            + (row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""), section.get("n_present"))
-               if section.get("present_source") else "")
-            + "</table>")
+            + presents + "</table>")
 
 
 def _histogram_svg(counts: Sequence[int], title: str) -> str:

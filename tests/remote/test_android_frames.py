@@ -229,9 +229,9 @@ def test_layers_of_a_package_from_real_lists():
     vlc = layer_candidates(tecno, "org.videolan.vlc")
     assert vlc[0] == "SurfaceView[org.videolan.vlc/org.videolan.vlc.gui.video.VideoPlayerActivity](BLAST)#21673"
     assert not any(name.startswith(("Background for", "Bounds for", "ActivityRecord")) for name in vlc)
-    settings = layer_candidates(tecno, "com.android.settings")
+    settings = layer_candidates(tecno, "com.android.settings")  # not com.android.settings.intelligence's
     assert settings == ["62bf40 com.android.settings/com.android.settings.SubSettings#21279",
-                        "609866e com.android.settings/com.android.settings.Settings#21251"]  # not ...settings.intelligence
+                        "609866e com.android.settings/com.android.settings.Settings#21251"]
     android15 = data("sf-list-android15.txt")
     assert "54dfae7 ctrip.android.view/ctrip.android.publicproduct.home.business.activity.CtripHomeActivity#28989" \
         in layer_names(android15)

@@ -151,7 +151,8 @@ def test_a_declared_refresh_rate_the_device_contradicts_is_a_warning(project, ad
 
 
 def test_an_app_that_is_not_running_is_said_so_and_the_scene_still_measured(project, adb_server, android_dumps):
-    android_dumps.serve_dumps(gfxinfo=[f"No process found for: {PACKAGE}\n"], sf_list=data("sf-list-android12-blast.txt"))
+    android_dumps.serve_dumps(gfxinfo=[f"No process found for: {PACKAGE}\n"],
+                              sf_list=data("sf-list-android12-blast.txt"))
     write_device(project, adb_server, android_dumps, package=PACKAGE, display={"width": 64, "height": 48})
     result = project.run("--zbench-device=n7", "-k", "mini.fill.x1", "--zbench-runs=1")
     result.assert_outcomes(passed=1)
@@ -192,6 +193,6 @@ def test_what_a_launch_could_not_read_is_said(adb_server, android_dumps, write_i
     assert any("HWUI recorded no frame of com.android.settings" in i for i in launch.issues)
     assert any("layer 'SurfaceView[com.absent/.Main](BLAST)#0' presented no frame" in i for i in launch.issues)
     calls = [args for args, _ in android_dumps.dumpsys_calls()]
+    latency = "SurfaceFlinger --latency SurfaceView[com.absent/.Main](BLAST)#0"
     assert calls == ["SurfaceFlinger --latency",  # the refresh rate, when the device was opened
-                     f"gfxinfo {PACKAGE} framestats reset", "SurfaceFlinger --latency SurfaceView[com.absent/.Main](BLAST)#0",
-                     f"gfxinfo {PACKAGE} framestats", "SurfaceFlinger --latency SurfaceView[com.absent/.Main](BLAST)#0"]
+                     f"gfxinfo {PACKAGE} framestats reset", latency, f"gfxinfo {PACKAGE} framestats", latency]
