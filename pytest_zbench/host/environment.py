@@ -27,7 +27,9 @@ ENVIRONMENT_SECTIONS = ("device", "gpu", "display")
 NOT_ENVIRONMENT: Mapping[str, tuple[str, ...]] = {
     "device": ("fingerprint",),
     "gpu": ("runner", "timer_check", "timer_source", "timer_source_used"),
-    "display": ("vsync", "present_source"),
+    # where the refresh rate came from is not the display: refresh_hz itself is (host/display_refresh.py)
+    "display": ("vsync", "present_source", "refresh_source", "measured_refresh_hz", "measured_refresh_source",
+                "refresh_warning"),
 }
 
 

@@ -109,6 +109,9 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "
                    "report).</p>")
+    platform = _platform_frames(scene.get("platform_frames"))
+    if platform:
+        out.append(platform)
     correctness = scene.get("correctness") or {}
     notes = _golden_notes(correctness)
     if notes:
@@ -122,6 +125,29 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
             f"<li>[{html.escape(i['kind'])}] {html.escape(i['detail'])}</li>" for i in issues[:20]) + "</ul>")
     out.append("</section>")
     return "\n".join(out)
+
+
+def _platform_frames(section: dict[str, Any] | None) -> str:
+    """Android's own frame timing of the scene, in one table: a series of its own, beside the runner's."""
+    if not section:
+        return ""
+    metrics = section.get("metrics") or {}
+    frame, present = metrics.get("frame_ms") or {}, metrics.get("present_interval_ms") or {}
+
+    def row(label: str, dist: dict[str, Any], jank: Any, n: Any) -> str:
+        cells = "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max"))
+        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td></tr>"
+
+    layers = ", ".join(section.get("layers") or []) or "none found"
+    package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
+    presents = row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""),
+                   section.get("n_present")) if section.get("present_source") else ""
+    return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
+            f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
+            f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
+            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
+            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
+            + presents + "</table>")
 
 
 def _histogram_svg(counts: Sequence[int], title: str) -> str:
