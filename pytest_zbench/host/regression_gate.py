@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -22,8 +23,8 @@ from typing import Any, TypedDict
 from ..errors import ZbenchError
 from ..regression.ab import judge_ab
 from ..regression.baseline import BaselineFileError, judge_against_history, judge_against_run_file, read_run_file
-from ..regression.gate import GateConfig, SceneVerdict, Verdict
-from ..regression.history import History, RunInfo, SceneRecord
+from ..regression.gate import GateConfig, SceneVerdict, Verdict, launches_to_decide
+from ..regression.history import History, HistoryError, RunInfo, SceneRecord
 from ..settings import Settings
 from .environment import environment
 from .measure import SceneMeasurement, launch_samples
@@ -41,7 +42,8 @@ class HistorySection(TypedDict):
 
 
 class RegressionWarning(UserWarning):
-    """A perf test passed without a decided verdict: inconclusive, or a fingerprint changed."""
+    """A perf test passed without a decided verdict (inconclusive, or a fingerprint changed), or its scene
+    could not be recorded in the history."""
 
 
 @dataclass(frozen=True)
@@ -69,12 +71,8 @@ class GateResult:
 
     def more_launches(self, cap: int = GateConfig.max_suggested_launches) -> tuple[int, int | None]:
         """(launches per side now, per side needed) for an inconclusive verdict; None = `cap` or more."""
-        undecided = [v for v in self.metrics if v.verdict == "inconclusive"]
-        now = max((min(v.n_baseline, v.n_candidate) for v in undecided), default=0)
-        more = [v.more_launches for v in undecided]
-        if not more or any(m is None for m in more) or now + max(m for m in more if m is not None) >= cap:
-            return now, None
-        return now, now + max(m for m in more if m is not None)
+        return launches_to_decide(((v.n_baseline, v.n_candidate, v.more_launches) for v in self.metrics
+                                   if v.verdict == "inconclusive"), cap)
 
     def warning(self) -> str | None:
         """The note a passing test leaves: inconclusive (with the launches that would decide it),
@@ -140,12 +138,20 @@ class RegressionGate:
         self.settings = settings
         self.config = GateConfig(threshold=settings.threshold, metrics=settings.gate_metrics)
         self._history: History | None = None
+        self._history_error: HistoryError | None = None
         self._baseline_file: dict[str, Any] | None = None
 
     @property
     def history(self) -> History:
         if self._history is None:
-            self._history = History(self.settings.history)
+            # A history that could not be opened (after its retries) is not tried again for every scene.
+            if self._history_error is not None:
+                raise self._history_error
+            try:
+                self._history = History(self.settings.history)
+            except HistoryError as exc:
+                self._history_error = exc
+                raise
         return self._history
 
     def close(self) -> None:
@@ -190,6 +196,8 @@ class RegressionGate:
                 self.history.record(info, [scene_record(side)])
         except ZbenchError as exc:
             section["reason"] = f"not recorded: {exc}"
+            warnings.warn(RegressionWarning(f"scene {m.case.id} on device {m.device}: {section['reason']}; "
+                                            f"its samples are kept in {m.samples_file} and run.json"), stacklevel=2)
             return section
         section["recorded"] = True
         return section

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..inventory import DeviceSpec
-from .base import CommandResult, LineCallback, PulledFiles, WorkdirMixin, copy_regular_files
+from .base import CommandResult, LineCallback, PulledFiles, WorkdirMixin, copy_regular_files, resolve_program
 from .supervised import release, start_supervisor, supervised_run
 
 
@@ -63,6 +63,9 @@ class LocalTransport(WorkdirMixin):
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(argv)
         # `python` in the inventory means the interpreter running pytest, so a virtualenv just works.
-        command = [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else list(argv)
+        command = ([sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3")
+                   else resolve_program(argv, self.spec.source))
+        # In the device folder, like a runner on a device: never pytest's working directory, from which
+        # `python -m pytest_zbench.runner` would import whatever copy happens to be there.
         return supervised_run(command, {**os.environ, **self.spec.env}, timeout_s=timeout_s, on_line=on_line,
-                              argv=argv)
+                              argv=argv, cwd=self._workdir)

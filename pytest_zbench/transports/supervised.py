@@ -18,16 +18,18 @@ from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, 
 SUPERVISOR = Path(__file__).with_name("_supervisor.py")
 
 
-def start_supervisor(args: list[str], env: Mapping[str, str], *, capture: bool = False) -> subprocess.Popen[bytes]:
+def start_supervisor(args: list[str], env: Mapping[str, str], *, capture: bool = False,
+                     cwd: str | None = None) -> subprocess.Popen[bytes]:
     """The supervisor in a session of its own (so the deadline can signal it alone), its stdin a pipe from
-    this process that stays open until the run ends: end of file tells it that this host is gone."""
+    this process that stays open until the run ends: end of file tells it that this host is gone. The
+    command it runs inherits `cwd` (the supervisor itself is run by absolute path)."""
     pdeathsig = ["--pdeathsig"] if args[0] == "run" and threading.current_thread() is threading.main_thread() else []
     # PR_SET_PDEATHSIG fires when the thread that started the child exits: only the main thread lives as long
     # as the host. From another thread, the stdin watchdog alone tells the supervisor that the host is gone.
     return subprocess.Popen(
         [sys.executable, "-I", str(SUPERVISOR), args[0], *pdeathsig, *args[1:]], stdin=subprocess.PIPE,
         stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
-        stderr=subprocess.PIPE if capture else subprocess.DEVNULL, env=dict(env), start_new_session=True,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL, env=dict(env), start_new_session=True, cwd=cwd,
     )
 
 
@@ -47,12 +49,12 @@ def release(proc: subprocess.Popen[bytes]) -> None:
 
 def supervised_run(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float,
                    on_line: LineCallback | None, argv: tuple[str, ...],
-                   before_stop: Callable[[], str] | None = None) -> CommandResult:
-    """Run `command` on this host under the supervisor; at the deadline the whole tree is stopped.
+                   before_stop: Callable[[], str] | None = None, cwd: str | None = None) -> CommandResult:
+    """Run `command` on this host under the supervisor, in `cwd`; at the deadline the whole tree is stopped.
     `before_stop` runs first at the deadline (the command transport's kill script); its note goes to stderr."""
     started = time.monotonic()
     try:
-        proc = start_supervisor(["run", "--", *command], env, capture=True)
+        proc = start_supervisor(["run", "--", *command], env, capture=True, cwd=cwd)
     except OSError as exc:
         return CommandResult(argv, 127, "", f"cannot start {command[0]!r}: {exc.strerror or exc}", False, 0.0)
     readers = OutputReaders(proc, on_line)

@@ -1,4 +1,5 @@
-"""The regression gate end to end: real launches of the reference runner, judged by the perf tests.
+"""The regression gate end to end: real launches of the reference runner, judged by the perf tests, with
+the history in a SQLite file and in a PostgreSQL database (the `history_url` cases).
 
 A known slowdown comes from the runner's `--cpu-burn-ms MS` (a busy-wait inside each timed frame). The
 devices here burn 1.0 ms per frame as their base cost: the rect scenes alone take ~6 us on the 64x48
@@ -54,12 +55,12 @@ def effect(section: dict, metric: str = "cpu_ms.p50") -> float:
     return next(m["effect"] for m in section["metrics"] if m["metric"] == metric)
 
 
-def test_same_build_twice_is_never_regressed(project, tmp_path):
+def test_same_build_twice_is_never_regressed(project, tmp_path, history_url):
     """Gated on the medians. A launch's p95 moves with whatever else the machine runs (a session next to
     another's CI job is slower at p95, all launches alike), which one 6-launch baseline run cannot know:
     on a shared host gate p50, as here and as the README advises."""
     write_inventory(project, local=1.0)
-    history = tmp_path / "history.sqlite"
+    history = history_url
     p50 = "--zbench-gate-metrics=cpu_ms.p50,gpu_ms.p50,jank_share"
     first = project.run(*GATED, p50, "-k", "mini", f"--zbench-history={history}")
     first.assert_outcomes(passed=2, warnings=2)
@@ -98,8 +99,8 @@ def test_same_build_twice_is_never_regressed(project, tmp_path):
             assert len(raw) == 6 and raw[0]["cpu_ms"].size == 120
 
 
-def test_xdist_workers_record_their_scenes_under_one_run(project, tmp_path):
-    history = tmp_path / "history.sqlite"
+def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
+    history = history_url
     project.run("-k", "mini", f"--zbench-history={history}", "--zbench-baseline=none", "-n", "2").assert_outcomes(passed=2)
     document = project.run_json()
     assert validate_run(document) == []
@@ -111,8 +112,8 @@ def test_xdist_workers_record_their_scenes_under_one_run(project, tmp_path):
         assert {db.runs_of(key)[0].run_id for key in keys} == {f"{run_id}-local"}
 
 
-def test_thirty_percent_slower_build_is_regressed(project, tmp_path):
-    history = tmp_path / "history.sqlite"
+def test_thirty_percent_slower_build_is_regressed(project, tmp_path, history_url):
+    history = history_url
     write_inventory(project, local=1.0)
     project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-history={history}").assert_outcomes(passed=1, warnings=1)
     shutil.copy(project.results / "run.json", tmp_path / "baseline.json")
@@ -148,11 +149,11 @@ def test_thirty_percent_slower_build_is_regressed(project, tmp_path):
     assert section["source"] == "file" and 1.2 < effect(section) < 1.4
 
 
-def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
+def test_ab_with_a_slower_b_runner_is_regressed(project, history_url):
     write_inventory(project, local=1.0)
     b_runner = "python -m pytest_zbench.runner --cpu-burn-ms 1.3"
     result = project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-ab={b_runner}",
-                         f"--zbench-history={tmp_path / 'history.sqlite'}")
+                         f"--zbench-history={history_url}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED*baseline: A (python -m pytest_zbench.runner --cpu-burn-ms 1.0),"
                                  " 6 launches interleaved with 6 of B (python -m pytest_zbench.runner --cpu-burn-ms 1.3)"
@@ -170,7 +171,7 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     b_cpu = np.median([float(r["cpu_ms"]) for r in b_rows if r["phase"] == "measure"])
     a_cpu = np.median([float(r["cpu_ms"]) for r in a_rows if r["phase"] == "measure"])
     assert 1.2 < b_cpu / a_cpu < 1.4  # both sides' raw samples are kept
-    with History(tmp_path / "history.sqlite") as db:  # A/B sessions are kept out of the baselines
+    with History(history_url) as db:  # A/B sessions are kept out of the baselines
         assert db.scene_keys() == [] and len(db.scene_keys(kinds=("ab",))) == 1
 
 
@@ -197,9 +198,9 @@ def test_a_a_judged_twenty_times_never_regresses(project, tmp_path):
     assert verdicts.count("same") + verdicts.count("inconclusive") + verdicts.count("improved") == 20
 
 
-def test_zbench_history_and_calibrate_against_real_runs(project, tmp_path):
+def test_zbench_history_and_calibrate_against_real_runs(project, history_url):
     write_inventory(project, local=1.0)
-    history = tmp_path / "history.sqlite"
+    history = history_url
     # What `zbench calibrate` runs reads these from the ini; the sessions here pass the same on the command line.
     (project.root / "pytest.ini").write_text(
         "[pytest]\ntestpaths = scenes\nzbench_frames = 60\nzbench_warmup = 5\nzbench_mode = uncapped\n")
@@ -211,13 +212,13 @@ def test_zbench_history_and_calibrate_against_real_runs(project, tmp_path):
         return subprocess.run([sys.executable, "-m", "pytest_zbench.cli", *args], cwd=project.root,
                               capture_output=True, text=True, timeout=600)
 
-    shown = zbench("history", "--history", str(history))
+    shown = zbench("history", "--history", history)
     assert shown.returncode == 0, shown.stderr
     assert "mini.fill.x1 on local/software [params" in shown.stdout and "cpu_ms.p50, 2 run(s)" in shown.stdout
     assert "change points: none" in shown.stdout
 
     calibrated = zbench("calibrate", "--device", "local", "--runs", "6", "-k", "mini.fill.x1",
-                        "--history", str(history))
+                        "--history", history)
     assert calibrated.returncode == 0, calibrated.stdout + calibrated.stderr
     assert "mini.fill.x1 on local/software" in calibrated.stdout and "from 6 A/A launches" in calibrated.stdout
     assert "calibration(s) stored" in calibrated.stdout

@@ -18,7 +18,7 @@ def build(root: Path, calibrate: bool = False, **cli):
 
 def test_defaults(tmp_path):
     s = build(tmp_path)
-    assert s.history == tmp_path / ".zbench" / "history.sqlite"
+    assert s.history.kind == "sqlite" and s.history.path == tmp_path / ".zbench" / "history.sqlite"
     assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, 0.15, None, False)
     assert s.gate_metrics == DEFAULT_GATE_METRICS == GATING_METRICS
 
@@ -81,3 +81,20 @@ def test_a_real_run_json_shape_is_accepted(tmp_path):
     path.write_text(json.dumps({"app": {"build_hash": 7}, "scenes": [{"id": "a", "device": "local",
                                                                       "per_run": [launch]}]}))
     assert read_run_file(path)["scenes"][0]["per_run"] == [launch]
+
+
+def test_history_is_a_file_or_a_postgres_url_and_the_password_is_never_shown(tmp_path):
+    assert build(tmp_path, history="lab.sqlite").history.path == tmp_path / "lab.sqlite"
+    s = build(tmp_path, history="postgresql://ci:S3cret%21@db.lab:5433/history?sslmode=require")
+    assert s.history.kind == "postgresql" and s.history.path is None
+    assert str(s.history) == "postgresql+psycopg://ci@db.lab:5433/history?sslmode=require"
+    assert "S3cret" not in repr(s) and "S3cret" not in str(s.history)
+    assert "S3cret%21" in s.history.url and "S3cret!" in s.history.secrets  # the driver gets it, messages not
+    query = build(tmp_path, history="postgresql+psycopg://ci@db.lab/history?password=Hidden1").history
+    assert str(query) == "postgresql+psycopg://ci@db.lab/history" and query.scrub("Hidden1 said") == "*** said"
+    for bad, match in (("mysql://u@h/db", "mysql:// is not a history database"),
+                       ("postgresql+psycopg2://u@h/db", "psycopg 2 is not supported"),
+                       ("postgresql://u:Pw9@h", "names no database")):
+        with pytest.raises(UsageError, match="--zbench-history") as error:
+            build(tmp_path, history=bad)
+        assert match in str(error.value) and "Pw9" not in str(error.value)
