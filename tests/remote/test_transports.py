@@ -63,15 +63,46 @@ def hung(mark: str, child: bool = False) -> list[str]:
     return [sys.executable, "-c", code, mark]
 
 
-def command_entry(tmp_path: Path) -> dict:
-    root = tmp_path / "folder-device"
-    root.mkdir()
-    prefix = [sys.executable, str(FOLDER_DEVICE), "--root", str(root)]
-    return {
-        "transport": "command", "push": prefix + ["push"], "pull": prefix + ["pull"], "exec": prefix + ["exec"],
-        "kill": prefix + ["kill"], "workdir": str(root / "work"), "platform": "webos",
-        "runner": [sys.executable, "-m", "pytest_zbench.runner"], "env": {"PYTHONPATH": str(HERE.parent.parent)},
-    }
+class FolderDevice:
+    """The command transport's stand-in device (folder_device.py): its agent is started here, outside the
+    host's process tree, so that what `exec` starts is out of the host's reach but through the scripts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> FolderDevice:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, str(FOLDER_DEVICE), "--root", str(self.root), "serve"])
+        deadline = time.monotonic() + 30
+        while not (self.root / ".runs" / ".agent.pid").exists():
+            assert self.proc.poll() is None and time.monotonic() < deadline, "the folder device did not start"
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+    def entry(self, *, exec_can_stop: bool = True) -> dict:
+        prefix = [sys.executable, str(FOLDER_DEVICE), "--root", str(self.root)]
+        exec_prefix = prefix + ([] if exec_can_stop else ["--exec-cannot-stop"])
+        return {
+            "transport": "command", "push": prefix + ["push"], "pull": prefix + ["pull"],
+            "exec": exec_prefix + ["exec"], "kill": prefix + ["kill"], "workdir": str(self.root / "work"),
+            "platform": "webos", "runner": [sys.executable, "-m", "pytest_zbench.runner"],
+            "env": {"PYTHONPATH": str(HERE.parent.parent)},
+        }
+
+
+@pytest.fixture
+def folder_device(tmp_path):
+    device = FolderDevice(tmp_path / "folder-device").start()
+    try:
+        yield device
+    finally:
+        device.stop()
 
 
 @pytest.fixture(params=["ssh", "adb", "command"])
@@ -84,7 +115,7 @@ def transport(request, tmp_path, write_inventory):
         device = request.getfixturevalue("fake_adbd")
         entry = adb_device_entry(adb_server, device.serial, tmp_path / "adb-work")
     else:
-        entry = command_entry(tmp_path)
+        entry = request.getfixturevalue("folder_device").entry()
     spec = write_inventory({"dev": entry})["dev"]
     t = make_transport(spec)
     t.open()
@@ -334,16 +365,16 @@ def test_adb_server_address_resolution(monkeypatch, write_inventory, tmp_path):
 # -- command specifics ------------------------------------------------------------------------------------
 
 
-def test_command_scripts_resolve_relative_to_the_inventory(write_inventory, tmp_path):
-    entry = command_entry(tmp_path)
+def test_command_scripts_resolve_relative_to_the_inventory(write_inventory, folder_device):
+    entry = folder_device.entry()
     spec = write_inventory({"c": {**entry, "exec": ["nope/missing.sh", "exec"]}})["c"]
     t = make_transport(spec)
     with pytest.raises(DeviceError, match="missing.sh"):
         t.open()
 
 
-def test_command_failed_push_names_the_script(write_inventory, tmp_path):
-    spec = write_inventory({"c": command_entry(tmp_path)})["c"]
+def test_command_failed_push_names_the_script(write_inventory, folder_device, tmp_path):
+    spec = write_inventory({"c": folder_device.entry()})["c"]
     t = make_transport(spec)
     t.open()
     with pytest.raises(DeviceError, match="outside the device folder"):
@@ -352,26 +383,64 @@ def test_command_failed_push_names_the_script(write_inventory, tmp_path):
         t.pull_dir(t.workdir() + "/missing", tmp_path / "x")
 
 
-def test_command_without_kill_key_stops_the_exec_script(write_inventory, tmp_path):
-    entry = command_entry(tmp_path)
+def gone(mark: str, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while pids_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_with(mark) == []
+
+
+def test_command_without_kill_key_the_exec_script_stops_the_device_process(write_inventory, folder_device):
+    entry = folder_device.entry()  # an exec script that stops the device process on SIGTERM
     del entry["kill"]
-    spec = write_inventory({"c": entry})["c"]
-    t = make_transport(spec)
+    t = make_transport(write_inventory({"c": entry})["c"])
     t.open()
     mark = marker()
     result = t.run(hung(mark), timeout_s=1)
-    assert result.timed_out
-    deadline = time.monotonic() + 3
-    while pids_with(mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert pids_with(mark) == []
+    t.close()
+    assert result.timed_out and "no kill script" in result.stderr
+    assert gone(mark)
+
+
+def test_command_deadline_reaches_the_device_only_through_the_kill_script(write_inventory, folder_device):
+    """The stand-in runs what exec starts outside the host's process tree, like a phone or a TV: when exec
+    cannot stop it either, the kill script is all that stops it at the deadline."""
+    entry = folder_device.entry(exec_can_stop=False)
+    without_kill = {k: v for k, v in entry.items() if k != "kill"}
+    specs = write_inventory({"c": entry, "c-no-kill": without_kill})
+    t = make_transport(specs["c"])
+    t.open()
+    mark = marker()
+    try:
+        result = t.run(hung(mark, child=True), timeout_s=1.5)
+    finally:
+        t.close()
+    assert result.timed_out and "kill script exited 0" in result.stderr, result.stderr
+    assert gone(mark), "the device process (or its child) outlived the deadline: the kill script was not used"
+
+    # The same deadline without a kill script: the host stops exec and its whole tree, and the device
+    # process runs on. This is what makes the check above mean something.
+    t = make_transport(specs["c-no-kill"])
+    t.open()
+    left = marker()
+    try:
+        result = t.run(hung(left), timeout_s=1)
+        assert result.timed_out and "stopped with its whole process tree" in result.stderr
+        time.sleep(0.5)
+        assert pids_with(left), "the stand-in device's process was stopped without the kill script"
+    finally:
+        t.close()
+        for run in (folder_device.root / ".runs").glob("*.pid"):
+            subprocess.run([sys.executable, str(FOLDER_DEVICE), "--root", str(folder_device.root), "kill",
+                            run.name[: -len(".pid")]], timeout=30)
+    assert gone(left)
 
 
 def test_factory(write_inventory, tmp_path, monkeypatch):
     specs = write_inventory({
         "s": {"transport": "ssh", "host": "h", "user": "u"},
         "a": {"transport": "adb", "serial": "x"},
-        "c": command_entry(tmp_path),
+        "c": FolderDevice(tmp_path).entry(),
         "l": {"transport": "local"},
     })
     names = {k: type(make_transport(v)).__name__ for k, v in specs.items()}
@@ -403,16 +472,16 @@ def test_adb_never_starts_a_server_on_a_port_the_inventory_did_not_name(write_in
     assert not calls.exists(), calls.read_text()
 
 
-def test_command_env_values_never_reach_the_exec_scripts_command_line(write_inventory, tmp_path):
-    entry = command_entry(tmp_path)
+def test_command_env_values_never_reach_the_exec_scripts_command_line(write_inventory, folder_device):
+    entry = folder_device.entry()
     entry["env"] = {**entry["env"], "ZB_TOKEN": "s3cret-value"}
     spec = write_inventory({"dev": entry})["dev"]
     t = make_transport(spec)
     t.open()
     try:
-        # the runner's parent is the exec script: its command line is what `ps` shows of it
+        # the stand-in device tells the runner the exec script's pid: its command line is what `ps` shows
         code = ("import os; print(os.environ['ZB_TOKEN']); "
-                "print(open(f'/proc/{os.getppid()}/cmdline').read().replace(chr(0), ' '))")
+                "print(open(f'/proc/{os.environ[\"FOLDER_DEVICE_EXEC_PID\"]}/cmdline').read().replace(chr(0), ' '))")
         result = t.run([sys.executable, "-c", code], timeout_s=30)
     finally:
         t.close()
