@@ -210,6 +210,41 @@ def test_probe_of_the_reference_runner(transport):
     assert probe["protocol"] == 1 and "software" in probe["backends"]
 
 
+def stubborn(mark: str, *, unmarked_child: bool) -> list[str]:
+    """A runner stand-in that ignores SIGTERM; with `unmarked_child`, a child that ignores it too, stays in
+    the runner's process group and drops the launch's environment (so only a signal to the group finds it)."""
+    code = "import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    if unmarked_child:
+        code += ("subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)', sys.argv[1] + '-child'], "
+                 "env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})\n")
+    code += "print('started', flush=True)\ntime.sleep(120)\n"
+    return [sys.executable, "-c", code, mark]
+
+
+@pytest.mark.parametrize("kind", ["ssh", "adb"])
+def test_sigkill_follows_an_ignored_sigterm_at_the_deadline(kind, request, write_inventory, tmp_path):
+    """What stops the launch on the device at the deadline is the host's SIGKILL after the grace. On ssh the
+    device's supervisor is given a grace longer than the test (ZBENCH_KILL_GRACE_S), on adb the child is
+    beyond the shell wrapper's reach: either way only the host's follow-up ends them."""
+    if kind == "ssh":
+        entry = request.getfixturevalue("sshd").device_entry(workdir=str(tmp_path / "w"))
+        entry["env"] = {**entry["env"], "ZBENCH_KILL_GRACE_S": "120"}
+    else:
+        entry = adb_device_entry(request.getfixturevalue("adb_server"), request.getfixturevalue("fake_adbd").serial,
+                                 tmp_path / "w")
+    t = make_transport(write_inventory({"d": entry})["d"])
+    t.open()
+    mark = marker()
+    try:
+        result = t.run(stubborn(mark, unmarked_child=kind == "adb"), timeout_s=1.5)
+    finally:
+        t.close()
+    assert result.timed_out and result.exit_code is None
+    assert "killed on the device" in result.stderr, result.stderr  # not "terminated": SIGTERM was ignored
+    assert gone(mark, within_s=3), "a process that ignored SIGTERM outlived the deadline"
+
+
 # -- ssh specifics ------------------------------------------------------------------------------------
 
 
