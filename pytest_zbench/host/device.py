@@ -205,8 +205,11 @@ class Device:
         try:
             too_large = self.transport.pull_dir(outdir, local_dir, max_bytes=MAX_ARTIFACT_BYTES).too_large
         except (OSError, DeviceError) as exc:
-            issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}"))
-        finally:
+            # What was measured stays on the device (the next launch in this folder empties it first); what
+            # was pulled before the failure is read below.
+            issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}; what the "
+                                            f"runner wrote is left on the device in {outdir}"))
+        else:
             self.transport.remove_tree(scene_dir)
         for name, size in sorted(too_large.items()):
             if not name.startswith("capture-"):

@@ -307,7 +307,16 @@ class SshTransport(WorkdirMixin):
             try:
                 return await action()
             except asyncssh.SFTPError as exc:
-                raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
+                # A connection that drops in the middle of a transfer fails the transfer as an SFTP error
+                # (connection lost / no connection): that one is a lost connection, handled below.
+                dead = self._lost or (self._conn is not None and self._conn.is_closed())
+                if not dead and exc.code not in (asyncssh.FX_CONNECTION_LOST, asyncssh.FX_NO_CONNECTION):
+                    raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
+                if attempt == 2:
+                    raise DeviceError(f"device {self.name}: connection to {self.where} lost during {what}: "
+                                      f"{exc.reason}") from None
+                self._lost = True
+                log.info("device %s: connection lost during %s, reconnecting", self.name, what)
             except (asyncssh.Error, OSError, EOFError) as exc:
                 dead = self._lost or (self._conn is not None and self._conn.is_closed())
                 if not dead:

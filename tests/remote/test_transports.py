@@ -281,6 +281,117 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         t.close()
 
 
+def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, write_inventory, tmp_path):
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    job = tmp_path / "job.json"
+    job.write_text("{}")
+    try:
+        missing = t.workdir() + "/no/such/folder/job.json"
+        with pytest.raises(DeviceError) as push_error:
+            t.push(job, missing)
+        with pytest.raises(DeviceError) as pull_error:
+            t.pull_dir(t.workdir() + "/missing", tmp_path / "back")
+        assert t.run(["true"], timeout_s=20).ok  # an SFTP error is not a lost connection
+    finally:
+        t.close()
+    assert str(push_error.value).startswith(f"device pi: cannot push {job} to {missing}: "), push_error.value
+    assert str(pull_error.value).startswith(f"device pi: cannot pull {t.spec.workdir}/missing: "), pull_error.value
+    assert t.connects == 1
+
+
+class DropDuringTransfer:
+    """Drops the ssh connection while `target` is being written by a pull (part of it there), `times` times."""
+
+    def __init__(self, sshd, target: Path, size: int, times: int) -> None:
+        self.sshd, self.target, self.size, self.times = sshd, target, size, times
+        self.drops = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.is_set() and self.drops < self.times:
+            try:
+                written = self.target.stat().st_size
+            except FileNotFoundError:
+                written = 0
+            if 0 < written < self.size and self.sshd.drop_connections():
+                self.drops += 1
+                while not self._done.is_set() and self.target.exists() and self.target.stat().st_size >= written:
+                    time.sleep(0.001)  # until the retry starts the file again
+            time.sleep(0.001)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(10)
+
+
+def test_ssh_connection_lost_during_a_pull_loses_nothing(sshd, write_inventory, tmp_path):
+    """A connection dropped in the middle of a file: the pull reconnects and starts again, and every byte
+    arrives. Dropped again during the retry: a DeviceError naming the device, and the files are still on
+    the device (a pull never removes them)."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    measured = os.urandom(48 * 1024 * 1024)  # incompressible, and large enough to be caught mid-transfer
+    launch = Path(t.workdir()) / "launch-0"
+    launch.mkdir()
+    (launch / "frames.csv").write_bytes(measured)
+    try:
+        back = tmp_path / "back"
+        dropper = DropDuringTransfer(sshd, back / "frames.csv", len(measured), times=1)
+        try:
+            pulled = t.pull_dir(str(launch), back)
+        finally:
+            dropper.stop()
+        assert dropper.drops == 1 and t.connects == 2
+        assert [p.name for p in pulled] == ["frames.csv"] and (back / "frames.csv").read_bytes() == measured
+
+        again = tmp_path / "again"
+        dropper = DropDuringTransfer(sshd, again / "frames.csv", len(measured), times=2)
+        try:
+            with pytest.raises(DeviceError) as lost:
+                t.pull_dir(str(launch), again)
+        finally:
+            dropper.stop()
+        assert dropper.drops == 2
+        assert str(lost.value).startswith(f"device pi: connection to {t.where} lost during pull {launch}"), lost.value
+        assert (launch / "frames.csv").read_bytes() == measured  # still on the device
+        assert t.pull_dir(str(launch), tmp_path / "third")[0].read_bytes() == measured  # and fetched later
+    finally:
+        t.close()
+
+
+def test_a_launch_whose_pull_fails_keeps_what_was_measured(sshd, write_inventory, tmp_path):
+    """Through Device: the connection drops during the pull and again during its retry. The launch reads
+    the rows pulled before the failure, says where the rest is, and leaves it on the device."""
+    from pytest_zbench.host.device import Device
+    from pytest_zbench.protocol import Job
+
+    writer = ("import os, sys\nout = sys.argv[-1]\n"
+              "open(os.path.join(out, 'frames.csv'), 'w').write('frame,phase,cpu_ms\\n' + "
+              "''.join(f'{f},{\"warmup\" if f < 1 else \"measure\"},1.5\\n' for f in range(4)))\n"
+              "open(os.path.join(out, 'zz-extra.bin'), 'wb').write(os.urandom(48 * 1024 * 1024))\n")
+    spec = write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"), runner=[sys.executable, "-c", writer])})["pi"]
+    device = Device(spec, make_transport(spec))
+    job = Job(backend="software", mode="uncapped", refresh_hz=60.0, warmup_frames=1, frames=3, capture=(), seed=1,
+              scene={"id": "pull.fails", "width": 16, "height": 12, "ops": []})
+    local = tmp_path / "launch-0"
+    dropper = DropDuringTransfer(sshd, local / "zz-extra.bin", 48 * 1024 * 1024, times=2)
+    try:
+        outcome = device.launch(job, 0, local, timeout_s=60)
+    finally:
+        dropper.stop()
+        device.close()
+    assert dropper.drops == 2
+    (lost,) = [i for i in outcome.issues if i.kind == "protocol" and "could not pull" in i.detail]
+    outdir = f"{tmp_path / 'w'}/pull.fails/launch-0"
+    assert lost.detail.startswith(f"could not pull {outdir} from device pi: device pi: connection to ") and (
+        f"left on the device in {outdir}" in lost.detail)
+    assert [row["frame"] for row in outcome.frames.rows] == [0, 1, 2, 3]  # pulled before the drop: kept
+    assert sorted(os.listdir(outdir)) == ["frames.csv", "zz-extra.bin"]
+
+
 def test_ssh_host_key_mismatch_is_a_clear_device_error(sshd, write_inventory, tmp_path):
     other = tmp_path / "other_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(other)], check=True)
