@@ -880,7 +880,8 @@ def test_without_a_frame_count_every_row_is_read(tmp_path):
 
 def test_non_finite_numbers_in_result_json_are_dropped_with_an_issue_naming_the_key(tmp_path):
     path = tmp_path / "result.json"
-    path.write_text('{"protocol": 1, "backend": "software", "wall_ms": NaN, "gpu": {"clock": Infinity}, '
+    path.write_text('{"protocol": 1, "backend": "software", "timer_source": "none", "present_source": "frame_delta", '
+                    '"issues": [], "wall_ms": NaN, "gpu": {"clock": Infinity}, '
                     '"power": -Infinity, "big": 1e999, "deep": {"list": [1, NaN]}, "fine": 2.5}')
     result = read_result_json(path)
     assert result.extra == {"wall_ms": None, "power": None, "big": None, "deep": {"list": [1, None]}, "fine": 2.5}

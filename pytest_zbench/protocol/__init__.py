@@ -644,7 +644,8 @@ def read_result_json(path: str | Path) -> RunResult:
     if not isinstance(raw, dict):
         result.issues.append(Issue("protocol", "result.json is not a JSON object"))
         return result
-    raw = _finite_json(raw, "", result.issues)
+    dropped: set[tuple[Any, ...]] = set()
+    raw = _finite_json(raw, "", (), result.issues, dropped)
     if not _is_protocol_version(raw.get("protocol")):
         result.issues.append(Issue("protocol", f"result.json protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}"))
     for key in ("backend", "timer_source", "present_source"):
@@ -674,19 +675,23 @@ def read_result_json(path: str | Path) -> RunResult:
         result.issues_not_kept[str(entry.get("kind", "unknown")) if isinstance(entry, dict) else "protocol"] += 1
     known = {"protocol", "backend", "timer_source", "present_source", "gpu", "issues"}
     result.extra = {k: v for k, v in raw.items() if k not in known}
-    result.issues.extend(_result_schema_issues(raw, result))
+    result.issues.extend(_result_schema_issues(raw, result, dropped))
     return result
 
 
-def _finite_json(value: Any, where: str, issues: list[Issue]) -> Any:
-    """`value` with every NaN or infinite number replaced by None, each one a `nan` issue naming its key."""
+def _finite_json(value: Any, where: str, path: tuple[Any, ...], issues: list[Issue],
+                 dropped: set[tuple[Any, ...]]) -> Any:
+    """`value` with every NaN or infinite number replaced by None, each one a `nan` issue naming its key
+    (and its path added to `dropped`, so that the schema check does not report the None again)."""
     if isinstance(value, float) and not math.isfinite(value):
         issues.append(Issue("nan", f"result.json {where or 'value'}: {value} is not a finite number; dropped"))
+        dropped.add(path)
         return None
     if isinstance(value, dict):
-        return {k: _finite_json(v, f"{where}.{k}" if where else str(k), issues) for k, v in value.items()}
+        return {k: _finite_json(v, f"{where}.{k}" if where else str(k), (*path, k), issues, dropped)
+                for k, v in value.items()}
     if isinstance(value, list):
-        return [_finite_json(v, f"{where}[{i}]", issues) for i, v in enumerate(value)]
+        return [_finite_json(v, f"{where}[{i}]", (*path, i), issues, dropped) for i, v in enumerate(value)]
     return value
 
 
@@ -757,11 +762,13 @@ def _drop_schema_violations(row: dict[str, Any], cells: Mapping[str, str], frame
     return True
 
 
-def _result_schema_issues(raw: Mapping[str, Any], result: RunResult) -> list[Issue]:
-    """result.json against result.schema.json, leaving out the keys read_result_json already rejected."""
+def _result_schema_issues(raw: Mapping[str, Any], result: RunResult,
+                          dropped: set[tuple[Any, ...]]) -> list[Issue]:
+    """result.json against result.schema.json, leaving out the keys read_result_json already rejected
+    (`dropped`: the non-finite numbers, already `nan` issues)."""
     from ..schema import violations
 
-    rejected: set[tuple[Any, ...]] = set()
+    rejected: set[tuple[Any, ...]] = set(dropped)
     if not _is_protocol_version(raw.get("protocol")):
         rejected.add(("protocol",))
     rejected |= {(key,) for key in ("backend", "timer_source", "present_source")

@@ -4,13 +4,18 @@ collection time where it can be known then; never a traceback from inside the pl
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import subprocess
 
 import pytest
 import yaml
 
+from pytest_zbench.protocol import arch_family
+
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
+# Software goldens are kept per CPU architecture; the local device is this machine.
+SOFTWARE_SET = arch_family(platform.machine())
 
 
 def output(result: pytest.RunResult) -> str:
@@ -167,7 +172,7 @@ def test_scene_file_mistakes_are_collection_errors_naming_file_scene_and_key(loc
     assert str(session.root / "scenes" / "faults.yaml") in text  # the file that had the id first is named
     result.assert_outcomes(passed=2, errors=len(BAD_FILES))  # faults.yaml still ran
     written = sorted(p.relative_to(session.root).as_posix() for p in (session.root / "goldens").rglob("*.png"))
-    assert written == ["goldens/software/any/faults.one/frame-0.png"]  # nothing under a bad tolerance
+    assert written == [f"goldens/software/{SOFTWARE_SET}/faults.one/frame-0.png"]  # nothing under a bad tolerance
 
 
 def test_unusable_goldens_fail_clearly_and_update_failed_replaces_them(local_session, tmp_path):
@@ -175,7 +180,7 @@ def test_unusable_goldens_fail_clearly_and_update_failed_replaces_them(local_ses
     scene = session.root / "scenes" / "faults.yaml"
     scene.write_text(scene.read_text().replace("capture: [0]", "capture: [0, 1]"))
     session.run("-m", "zbench_golden", "--zbench-update-goldens=missing", "--zbench-runs=1").assert_outcomes(passed=1)
-    folder = session.root / "goldens" / "software" / "any" / "faults.one"
+    folder = session.root / "goldens" / "software" / str(SOFTWARE_SET) / "faults.one"
     corrupt, linked = folder / "frame-0.png", folder / "frame-1.png"
     outside = tmp_path / "elsewhere.png"
     shutil.move(linked, outside)
