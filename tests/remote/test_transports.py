@@ -219,7 +219,9 @@ def stubborn(mark: str, *, unmarked_child: bool) -> list[str]:
                  "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)', sys.argv[1] + '-child'], "
                  "env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})\n")
     code += "print('started', flush=True)\ntime.sleep(120)\n"
-    return [sys.executable, "-c", code, mark]
+    # SIGTERM ignored from the shell on (an ignored signal stays ignored across exec), so that a deadline
+    # that comes while Python is still starting finds it ignored too.
+    return ["sh", "-c", 'trap "" TERM; exec "$@"', "sh", sys.executable, "-c", code, mark]
 
 
 @pytest.mark.parametrize("kind", ["ssh", "adb"])
@@ -237,7 +239,7 @@ def test_sigkill_follows_an_ignored_sigterm_at_the_deadline(kind, request, write
     t.open()
     mark = marker()
     try:
-        result = t.run(stubborn(mark, unmarked_child=kind == "adb"), timeout_s=1.5)
+        result = t.run(stubborn(mark, unmarked_child=kind == "adb"), timeout_s=3)
     finally:
         t.close()
     assert result.timed_out and result.exit_code is None
