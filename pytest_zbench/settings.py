@@ -10,8 +10,8 @@ from typing import Any, Literal, get_args
 
 from .errors import UsageError
 from .protocol import MODES
+from .regression.config import DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
-from .regression.config import DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 
 # Defaults follow docs/methodology.md (§1, §3, §4): 60 warmup frames, 600 measured, 5 independent launches,
@@ -68,8 +68,9 @@ OPTIONS: tuple[Option, ...] = (
            "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
            "none (no gate), or the path of an earlier run.json (default: history)", "history"),
     Option("threshold", "--zbench-threshold", "zbench_threshold",
-           f"smallest slowdown the gate calls a regression, whatever the noise (default: {DEFAULT_THRESHOLD})",
-           DEFAULT_THRESHOLD, float),
+           "smallest slowdown the gate calls a regression, whatever the noise; a scene file's gate: threshold "
+           f"wins (default: {DEFAULT_THRESHOLD} against a history or run.json, {DEFAULT_AB_THRESHOLD} in A/B, "
+           "where interleaving cancels session offsets)", None, float),
     Option("gate_metrics", "--zbench-gate-metrics", "zbench_gate_metrics",
            "per-launch statistics the gate judges, comma separated; a tail metric (p95) varies between sessions "
            f"on a shared host, gate p50 there (default: {','.join(DEFAULT_GATE_METRICS)})",
@@ -102,7 +103,7 @@ class Settings:
     history: Path = Path(DEFAULT_HISTORY)
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: float | None = None  # None: the mode's default (regression/config.py)
     gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
@@ -156,7 +157,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         p = Path(str(value)).expanduser()
         return p if p.is_absolute() else rootdir / p
 
-    if not 0 <= values["threshold"] < math.inf:
+    if values["threshold"] is not None and not 0 <= values["threshold"] < math.inf:
         raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
     baseline = str(values["baseline"])
     baseline_file = None

@@ -18,7 +18,7 @@ def build(root: Path, calibrate: bool = False, **cli):
 def test_defaults(tmp_path):
     s = build(tmp_path)
     assert s.history == tmp_path / ".zbench" / "history.sqlite"
-    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, 0.15, None, False)
+    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, None, None, False)
     assert s.gate_metrics == DEFAULT_GATE_METRICS == GATING_METRICS
 
 
