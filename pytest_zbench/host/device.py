@@ -130,13 +130,22 @@ class Device:
         return sample_conditions(self.transport, self.spec)
 
     def display(self) -> Display:
+        return self._display()[0]
+
+    def refresh_source(self) -> str:
+        """Where the display's refresh rate comes from: `inventory` (devices.yaml), `probe` (the runner said),
+        or `assumed` (neither did: the default 60 Hz, recorded as an assumption, not a fact)."""
+        return self._display()[1]
+
+    def _display(self) -> tuple[Display, str]:
         if self.spec.display is not None:
-            return self.spec.display
+            return self.spec.display, "inventory"
         probed = self.probe().display or {}
         try:
-            return Display(int(probed["width"]), int(probed["height"]), float(probed.get("refresh_hz", 60.0)))
+            display = Display(int(probed["width"]), int(probed["height"]), float(probed.get("refresh_hz", 60.0)))
         except (KeyError, TypeError, ValueError):
-            return DEFAULT_DISPLAY
+            return DEFAULT_DISPLAY, "assumed"
+        return display, "probe" if "refresh_hz" in probed else "assumed"
 
     def launch(self, job: Job, index: int, local_dir: Path, *, timeout_s: float,
                on_progress: ProgressCallback | None = None, runner: Sequence[str] | None = None) -> LaunchOutcome:

@@ -26,7 +26,7 @@ ENVIRONMENT_SECTIONS = ("device", "gpu", "display")
 NOT_ENVIRONMENT: Mapping[str, tuple[str, ...]] = {
     "device": ("fingerprint",),
     "gpu": ("runner", "timer_check", "timer_source", "timer_source_used"),
-    "display": ("vsync", "present_source"),
+    "display": ("vsync", "present_source", "refresh_source"),
 }
 
 

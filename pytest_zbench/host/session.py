@@ -190,7 +190,8 @@ class HostSession:
             "device": section_device,
             "gpu": gpu,
             # vsync and present_source are what the runner reports with its first launch (RunRecord.add_scene).
-            "display": {**display.to_dict(), "scale": 1.0, "vsync": None, "present_source": None},
+            "display": {**display.to_dict(), "scale": 1.0, "vsync": None, "present_source": None,
+                        "refresh_source": device.refresh_source()},
             "conditions": conditions,
         }
         sections["environment"] = environment(sections)
