@@ -26,6 +26,8 @@ from scipy import special
 from scipy import stats as sps
 
 MAX_T_DRAWS = 10_000
+_U_GRID = np.concatenate([np.logspace(-12, -2, 120, endpoint=False), np.linspace(0.01, 0.99, 99),
+                          1 - np.logspace(-2, -12, 120)[1:]])
 EXHAUSTIVE_SPLITS = 20_000
 PERMUTATIONS = 9_999
 
@@ -85,9 +87,10 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
     z = rng.standard_normal((draws, k)) @ root.T
     nu = df[live]
     u = rng.random(draws)
-    # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u.
-    scale = np.column_stack([np.sqrt(2 * special.gammaincinv(v / 2, u) / v) if math.isfinite(v) else np.ones(draws)
-                             for v in nu])
+    # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u,
+    # interpolated from _U_GRID (dense in both tails, where the t's heavy tails come from).
+    scale = np.column_stack([np.interp(u, _U_GRID, np.sqrt(2 * special.gammaincinv(v / 2, _U_GRID) / v))
+                             if math.isfinite(v) else np.ones(draws) for v in nu])
     sims = z / np.maximum(scale, 1e-300)
     cdf = special.stdtr(np.where(np.isfinite(nu), nu, 1e12)[None, :], sims)
     p_sim_slow = (1 - cdf).min(axis=1)
