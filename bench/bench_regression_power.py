@@ -10,13 +10,13 @@ The model (docs/regression.md, "How well it works"):
 
 Every launch is summarised as the product does (per-launch p50 and p95 of cpu_ms, the jank share over a
 16.67 ms budget; the first launch of every cell is checked against stats.summarize_launch), the candidate's
-frames are scaled by 1 + shift, and the DEFAULT gate judges them (GateConfig(): cpu_ms.p50, cpu_ms.p95,
-jank_share; gpu_ms is not simulated and not judged):
+frames are scaled by 1 + shift, and the DEFAULT gate judges them (gpu_ms is not simulated and not judged):
 
-* history, S sessions of n launches: `regression.gate.judge`, the newest 5 sessions as the centre and all S for
-  the between-session spread, as `--zbench-baseline=history` does (window 5, spread window 20);
+* history, S sessions of n launches: `regression.gate.judge` with GateConfig() (cpu_ms.p50, cpu_ms.p95), the
+  newest 5 sessions as the centre and all S for the between-session spread, as `--zbench-baseline=history`
+  does (window 5, spread window 20);
 * A/B: n + n launches interleaved in one session (both sides share its offset): `judge_interleaved` at the
-  A/B threshold (5 %).
+  A/B defaults (threshold 5 %, cpu_ms.p50, cpu_ms.p95 and jank_share).
 
 Per cell: FP = share of identical builds judged `regressed` (with its Clopper-Pearson 95 % upper bound), `impr`
 = judged `improved`, power at 5/10/20/30 % slowdowns, and `cover` = share of 20 % slowdowns whose 95 % CI of
@@ -40,7 +40,7 @@ import numpy as np
 from scipy import signal
 from scipy import stats as sps
 
-from pytest_zbench.regression.config import DEFAULT_AB_THRESHOLD
+from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig, SessionPool, judge, judge_interleaved
 from pytest_zbench.stats import PERCENTILE_METHOD, ROUNDING_MS, LaunchSamples, summarize_launch
 
@@ -111,7 +111,7 @@ def cell(family: str, tau: float, n: int, frames: int, null_trials: int, trials:
     rng = np.random.default_rng(seed)
     cells = [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]
     counts = {c: {"fp": 0, "improved": 0, "cover": 0, "launch_fp": 0, **{s: 0 for s in SHIFTS}} for c in cells}
-    ab_config = GateConfig(threshold=DEFAULT_AB_THRESHOLD)
+    ab_config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS)
     for trial in range(max(null_trials, trials)):
         history = [session_frames(family, rng, n, frames, tau) for _ in range(max(HISTORY_SESSIONS))]
         candidate = session_frames(family, rng, n, frames, tau)
@@ -131,7 +131,8 @@ def cell(family: str, tau: float, n: int, frames: int, null_trials: int, trials:
                     counts[key]["launch_fp"] += judge_interleaved(flat, summaries(scaled), GateConfig(seed=trial)
                                                                   ).verdict == "regressed"
             scene = judge_interleaved(summaries(a_frames), summaries(b_frames * (1 + shift)),
-                                      GateConfig(threshold=ab_config.threshold, seed=trial))
+                                      GateConfig(threshold=ab_config.threshold, metrics=ab_config.metrics,
+                                                 seed=trial))
             _count(counts["AB"], scene, shift)
     return {"family": family, "tau": tau, "counts": counts, "null_trials": null_trials, "trials": trials}
 
@@ -192,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     chunks = max(1, args.jobs)  # each (family, tau) split into chunks of trials, seeded apart
     print(f"{len(jobs)} (family, session spread) cells x history sizes {HISTORY_SESSIONS} + A/B; "
           f"{args.null_trials} identical-build trials and {args.trials} trials per shift; {args.launches} launches "
-          f"per session, {args.frames} frames per launch; default gate {GateConfig().metrics[:2] + ('jank_share',)}, "
-          f"alpha {GateConfig().alpha} for the scene, threshold {GateConfig().threshold} (A/B "
-          f"{DEFAULT_AB_THRESHOLD}), {GateConfig().resamples} resamples; {args.jobs} process(es)", flush=True)
+          f"per session, {args.frames} frames per launch; default gate: alpha {GateConfig().alpha} for the scene, "
+          f"history {GateConfig().metrics[:2]} at {GateConfig().threshold}, A/B "
+          f"{tuple(m for m in AB_GATING_METRICS if not m.startswith('gpu'))} at {DEFAULT_AB_THRESHOLD}; "
+          f"{GateConfig().resamples} resamples; {args.jobs} process(es)", flush=True)
     started = time.perf_counter()
     results: dict[tuple[str, float], list[dict]] = {}
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:

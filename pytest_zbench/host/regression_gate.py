@@ -31,7 +31,7 @@ from ..regression.baseline import (
     read_run_file,
 )
 from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
-from ..regression.config import DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD
+from ..regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATING_METRICS
 from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict
 from ..regression.history import History, RunInfo, SceneKey, SceneRecord, environment_fingerprint
 from ..settings import Settings
@@ -182,8 +182,11 @@ class RegressionGate:
             threshold, threshold_from = default, "default (A/B)" if interleaved else "default"
         if override is not None and override.metrics is not None:
             metrics, metrics_from = override.metrics, "scene file"
+        elif self.settings.gate_metrics is not None:
+            metrics, metrics_from = self.settings.gate_metrics, "command line"
         else:
-            metrics, metrics_from = self.settings.gate_metrics, "command line or default"
+            metrics = AB_GATING_METRICS if interleaved else GATING_METRICS
+            metrics_from = "default (A/B)" if interleaved else "default"
         config = GateConfig(threshold=threshold, metrics=metrics)
         return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
                         "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,

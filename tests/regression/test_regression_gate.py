@@ -195,7 +195,7 @@ def test_the_family_is_tested_together_and_each_metric_keeps_its_own_p():
     p50, p95 = scene.by_metric()["cpu_ms.p50"], scene.by_metric()["cpu_ms.p95"]
     assert p95.verdict == "regressed" and p50.verdict in ("same", "inconclusive")
     assert scene.verdict == "regressed" and scene.regressed
-    assert p95.p >= p95.p_marginal and "min-P over 3 metrics" in p95.adjustment
+    assert p95.p >= p95.p_marginal and "min-P over 2 metrics" in p95.adjustment
     assert scene.message().splitlines()[0] == "scene verdict: regressed"
     assert judge(base, tail, P50).verdict != "regressed"
 
@@ -260,7 +260,7 @@ def test_ab_ten_percent_slower_with_ten_launches_regresses_at_the_ab_threshold()
                           baseline_description="A, 10 launches interleaved").by_metric()["cpu_ms.p50"]
     assert v.verdict == "regressed" and v.mode == "interleaved"
     assert 1.0 < v.ci[0] <= v.effect <= v.ci[1]
-    assert "permutation max-T of rank sums over 3 metrics" in v.test_method
+    assert "permutation max-T of rank sums over 2 metrics" in v.test_method
     assert "10 vs 10 launches" in v.message() and "launch bootstrap" in v.message()
 
 
@@ -299,3 +299,4 @@ def test_bad_settings_are_rejected():
     with pytest.raises(ValueError, match="at least one metric"):
         GateConfig(metrics=())
     assert GateConfig().alpha == 0.01 and GateConfig().threshold == 0.15
+    assert "jank_share" not in GateConfig().metrics  # a threshold count: gated in A/B, not against sessions
