@@ -98,13 +98,15 @@ def test_between_sessions_needs_two_sessions_in_a_group():
 def test_between_sessions_recovers_a_known_session_spread():
     rng = np.random.default_rng(2)
     tau, sigma = 0.10, 0.03
+    # 240 groups: the estimates' own sampling spread (2.4 % for tau, 9 % for var_tau2, measured over 300 seeds)
+    # is then a quarter of the tolerances, so this holds for any seed.
     groups = [SessionGroup(tuple(one(rng.normal(0, tau) + rng.normal(0, sigma, 5)) for _ in range(5)), f"g{k}")
-              for k in range(60)]
+              for k in range(240)]
     between = between_sessions(groups, 1)
-    assert between.df[0] == 60 * 4 and between.sessions[0] == 300
+    assert between.df[0] == 240 * 4 and between.sessions[0] == 1200
     assert math.sqrt(between.tau2[0]) == pytest.approx(tau, rel=0.1)
-    assert np.nanstd(between.deviations[:, 0]) == pytest.approx(tau, rel=0.15)
-    assert between.var_tau2[0] == pytest.approx(2 * (tau ** 2 + 1.43 * sigma ** 2 / 5) ** 2 / 240, rel=0.3)
+    assert np.nanstd(between.deviations[:, 0]) == pytest.approx(tau, rel=0.1)
+    assert between.var_tau2[0] == pytest.approx(2 * (tau ** 2 + 1.43 * sigma ** 2 / 5) ** 2 / 960, rel=0.4)
 
 
 def test_between_sessions_is_zero_when_launch_spread_explains_everything():
