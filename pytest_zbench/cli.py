@@ -1,7 +1,15 @@
-"""`zbench`: look at the run history and calibrate a device's noise floor.
+"""`zbench`: look at the run history and move it between databases, calibrate a device's noise floor, check a
+device's runner, run a device lab's CI.
 
-    zbench history [--history PATH] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
-    zbench calibrate --device NAME [--history PATH] [--sessions S] [--runs N] [-k EXPR] [--from-history]
+    zbench history [--history PATH|URL] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
+    zbench history export FILE [--history PATH|URL]     copy the history into FILE (a new SQLite file)
+    zbench history import FILE [--history PATH|URL]     copy FILE's runs into the history
+    zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [-k EXPR] [--from-history]
+    zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
+    zbench matrix | summary | leg ...   (lab/commands.py)
+
+The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else
+.zbench/history.sqlite.
 
 `calibrate` runs A/A sessions through pytest itself (S times `pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
@@ -13,6 +21,7 @@ stores the figures in the history. The gate uses the A/A sessions themselves for
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -21,6 +30,7 @@ from typing import TYPE_CHECKING
 
 from .regression.config import DEFAULT_ALPHA
 from .regression.gate import GATING_METRICS, GateConfig
+from .regression.location import HISTORY_ENV, HistoryLocation, parse_location
 
 if TYPE_CHECKING:
     from .regression.changepoints import ChangePoint
@@ -33,12 +43,21 @@ PYTEST_USAGE_ERROR = 4
 def _parser() -> argparse.ArgumentParser:
     from .regression.history import DEFAULT_HISTORY_PATH
 
-    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history and calibration")
+    default = os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH
+    shown = f"${HISTORY_ENV} if set, else {DEFAULT_HISTORY_PATH}"
+    history_help = f"history: a SQLite file or a postgresql://USER@HOST:PORT/DB URL (default: {shown})"
+    parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration, runner checks and CI")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    history = commands.add_parser("history", help="print each scene's series with its change points")
-    history.add_argument("--history", default=DEFAULT_HISTORY_PATH, metavar="PATH",
-                         help=f"history database (default: {DEFAULT_HISTORY_PATH})")
+    history = commands.add_parser(
+        "history", help="print each scene's series with its change points; export or import a history",
+        description="Without ACTION: print each scene's series with its change points. `export FILE` copies "
+                    "the history into FILE, a new SQLite file; `import FILE` copies the runs and calibrations "
+                    "of FILE (a SQLite file or a URL) that the history lacks into it.")
+    history.add_argument("action", nargs="?", choices=("show", "export", "import"), default="show",
+                         help="show (the default), export or import")
+    history.add_argument("file", nargs="?", metavar="FILE", help="the file to export to or import from")
+    history.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     history.add_argument("--scene", metavar="ID", help="only this scene id (default: all)")
     history.add_argument("--device", metavar="NAME", help="only this device (default: all)")
     history.add_argument("--metric", default="cpu_ms.p50", metavar="METRIC",
@@ -51,8 +70,7 @@ def _parser() -> argparse.ArgumentParser:
 
     calibrate = commands.add_parser("calibrate", help="run A/A sessions on a device and store its spreads")
     calibrate.add_argument("--device", required=True, metavar="NAME", help="device from devices.yaml (required)")
-    calibrate.add_argument("--history", default=DEFAULT_HISTORY_PATH, metavar="PATH",
-                           help=f"history database (default: {DEFAULT_HISTORY_PATH})")
+    calibrate.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     calibrate.add_argument("--runs", type=int, default=10, metavar="N",
                            help="A/A launches per scene and session (default: 10)")
     calibrate.add_argument("--sessions", type=int, default=3, metavar="S",
@@ -67,36 +85,144 @@ def _parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--power", type=float, default=0.8, help="power for the MDE (default: 0.8)")
     calibrate.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
                            help=f"the scene's false-alarm rate (default: {DEFAULT_ALPHA})")
+
+    check = commands.add_parser("check-runner", help="run the conformance checks against a device's runner",
+                                description="Launch the device's runner through its transport with small jobs "
+                                            "and judge every rule of the runner protocol (docs/runner-protocol.md); "
+                                            "one line per check, exit 1 on any failure.")
+    check.add_argument("--device", required=True, metavar="NAME", help="device from the inventory (required)")
+    check.add_argument("--devices", default="devices.yaml", metavar="PATH",
+                       help="the inventory (default: devices.yaml)")
+    check.add_argument("--features", metavar="F,F",
+                       help="check only these display-list features (default: every feature the probe lists)")
+    check.add_argument("--json", metavar="FILE", help="also write the report as JSON to FILE")
+    check.add_argument("--scenes", default="scenes", metavar="DIR",
+                       help="scene files whose scenes (and cross-backend tolerances) check the features "
+                            "(default: scenes; the kit's own scenes cover what they do not)")
+    check.add_argument("--goldens", default="goldens", metavar="DIR",
+                       help="golden folder whose software goldens are the reference (default: goldens)")
+    check.add_argument("--keep", metavar="DIR", help="keep every launch's job and output files in DIR (new or empty)")
+
+    from .lab.commands import add_commands
+
+    add_commands(commands)  # matrix, summary, leg: each sets `run`
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if hasattr(args, "run"):
+        return int(args.run(args))
     if args.command == "history":
         return _history(args)
+    if args.command == "check-runner":
+        return _check_runner(args)
     return _calibrate(args)
 
 
+def _check_runner(args: argparse.Namespace) -> int:
+    import json
+
+    from .conformance import check_runner, parse_features
+    from .errors import DeviceError, UsageError
+    from .inventory import load_inventory
+
+    try:
+        spec = load_inventory(args.devices).get(args.device)
+        features = parse_features(args.features)
+        report = check_runner(spec, features=features, scenes_dir=Path(args.scenes), goldens_dir=Path(args.goldens),
+                              keep=args.keep, note=lambda what: print(f"  ... {what}", file=sys.stderr, flush=True))
+    except UsageError as exc:
+        print(f"zbench check-runner: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except DeviceError as exc:
+        print(f"zbench check-runner: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    for line in report.lines():
+        print(line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.json}")
+    return EXIT_OK if report.passed else EXIT_FAILED
+
+
+def _location(command: str, value: str, *, must_exist: bool = True) -> HistoryLocation | None:
+    """The history a command names; None (after saying why on stderr) when it is no usable location."""
+    try:
+        location = parse_location(value)
+    except ValueError as exc:
+        print(f"zbench {command}: --history: {exc}", file=sys.stderr)
+        return None
+    if must_exist and location.path is not None and not location.path.is_file():
+        print(f"zbench {command}: no history database at {location}; perf runs write one there "
+              "(or pass --history PATH|URL)", file=sys.stderr)
+        return None
+    return location
+
+
 def _history(args: argparse.Namespace) -> int:
+    from .regression.history import HistoryError
+
+    if args.action != "show" and not args.file:
+        print(f"zbench history {args.action}: give the FILE to {args.action} "
+              f"{'to' if args.action == 'export' else 'from'}", file=sys.stderr)
+        return EXIT_USAGE
+    location = _location("history", args.history, must_exist=args.action != "import")  # import may create it
+    if location is None:
+        return EXIT_USAGE
+    try:
+        if args.action == "show":
+            return _show(args, location)
+        return _transfer(args, location)
+    except HistoryError as exc:
+        print(f"zbench history: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+
+
+def _show(args: argparse.Namespace, location: HistoryLocation) -> int:
     from .regression.changepoints import change_points
     from .regression.history import History
 
-    if not Path(args.history).is_file():
-        print(f"zbench history: no history database at {args.history}; perf runs write one there "
-              "(or pass --history PATH)", file=sys.stderr)
-        return EXIT_USAGE
-    with History(args.history) as history:
+    with History(location) as history:
         keys = history.scene_keys(device=args.device, scene_id=args.scene)
         if not keys:
             what = " and ".join(f"{name} {value!r}" for name, value in
                                 (("device", args.device), ("scene", args.scene)) if value)
-            print(f"no runs{' of ' + what if what else ''} in {args.history}")
+            print(f"no runs{' of ' + what if what else ''} in {location}")
             return EXIT_OK
         for key in keys:
             runs = history.runs_of(key, limit=args.last)
             points = [(run, run.median(args.metric)) for run in runs]
             steps = change_points([value for _, value in points], sig_level=args.sig_level)
             _print_series(key.describe(), args.metric, points, steps)
+    return EXIT_OK
+
+
+def _transfer(args: argparse.Namespace, location: HistoryLocation) -> int:
+    from .regression.history import History
+    from .regression.transfer import copy_history
+
+    exporting = args.action == "export"
+    file = _location(f"history {args.action}", args.file, must_exist=not exporting)
+    if file is None:
+        return EXIT_USAGE
+    if exporting and file.path is not None and file.path.exists():
+        print(f"zbench history export: {file} exists; export writes a new file: remove it, or name another "
+              "(`zbench history import` adds runs to an existing history)", file=sys.stderr)
+        return EXIT_USAGE
+    source, target = (location, file) if exporting else (file, location)
+    if str(source) == str(target):
+        print(f"zbench history {args.action}: {source} is both the source and the target", file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(done: int, total: int) -> None:
+        if done == total or done % 100 == 0:
+            print(f"  {done}/{total} run(s)", flush=True)
+
+    with History(source) as origin, History(target) as destination:
+        print(f"copying {source} -> {target}", flush=True)
+        report = copy_history(origin, destination, progress)
+    print(f"{args.action}ed: {report.describe()}")
     return EXIT_OK
 
 
@@ -132,7 +258,7 @@ def _print_series(title: str, metric: str, points: list[tuple[HistoricRun, float
 
 def _calibrate(args: argparse.Namespace) -> int:
     from .regression.calibrate import calibrate_from_runs, describe
-    from .regression.history import History
+    from .regression.history import History, HistoryError
 
     try:
         ns = tuple(int(n) for n in args.launches.split(","))
@@ -156,26 +282,39 @@ def _calibrate(args: argparse.Namespace) -> int:
             if status not in (0, 1):  # 1 = some tests failed, the A/A launches that ran are still recorded
                 print(f"zbench calibrate: pytest exited with {status}; calibrating from what was recorded",
                       file=sys.stderr)
-    if not Path(args.history).is_file():
-        print(f"zbench calibrate: no history database at {args.history}", file=sys.stderr)
+    location = _location("calibrate", args.history)
+    if location is None:
         return EXIT_FAILED
-    with History(args.history) as history:
-        report = calibrate_from_runs(history, args.device, args.scene, ns=ns, power=args.power, config=config)
+    try:
+        with History(location) as history:
+            report = calibrate_from_runs(history, args.device, args.scene, ns=ns, power=args.power, config=config)
+    except HistoryError as exc:
+        print(f"zbench calibrate: {exc}", file=sys.stderr)
+        return EXIT_FAILED
     for calibration in report.calibrations:
         print(describe(calibration))
     for note in report.notes:
         print(f"note: {note}")
-    print(f"{len(report.calibrations)} calibration(s) stored in {args.history}")
+    print(f"{len(report.calibrations)} calibration(s) stored in {location}")
     return EXIT_OK if report.calibrations else EXIT_FAILED
 
 
 def _run_aa(args: argparse.Namespace, session: int) -> int:
     command = [sys.executable, "-m", "pytest", f"--zbench-device={args.device}", f"--zbench-runs={args.runs}",
-               "--zbench-calibrate", f"--zbench-history={args.history}"]
+               "--zbench-calibrate"]
+    env = dict(os.environ)
+    try:
+        location = parse_location(args.history)
+    except ValueError:
+        location = None  # reported after the run, by _location
+    if location is not None and not location.is_file:
+        env[HISTORY_ENV] = args.history  # a URL may carry a password: never on a command line
+    else:
+        command.append(f"--zbench-history={args.history}")
     if args.keyword:
         command += ["-k", args.keyword]
     print(f"running A/A session {session + 1} of {args.sessions}: " + " ".join(command), flush=True)
-    return subprocess.call(command)
+    return subprocess.call(command, env=env)
 
 
 if __name__ == "__main__":

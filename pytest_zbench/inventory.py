@@ -21,13 +21,16 @@ from .errors import InventoryError
 TRANSPORTS = ("local", "ssh", "adb", "command")
 PLATFORMS = ("linux", "raspberrypi", "android", "macos", "ios", "webos")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# An Android application id: two or more dot-separated segments, each starting with a letter.
+PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
 
 COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "display", "workdir", "description",
-               "env", "timeout_s"}
+               "env", "timeout_s", "ci"}
 TRANSPORT_KEYS: dict[str, set[str]] = {
     "local": set(),
     "ssh": {"host", "port", "user", "identity_file", "known_hosts", "connect_timeout_s", "keepalive_s"},
-    "adb": {"serial", "adb_host", "adb_port"},
+    # package: the app whose frames Android times (gfxinfo); layer: its SurfaceFlinger layer (docs/platform-frames.md)
+    "adb": {"serial", "adb_host", "adb_port", "package", "layer"},
     # Host-side scripts for devices reachable by neither ssh nor adb (docs/command-transport.md).
     "command": {"push", "pull", "exec", "kill"},
 }
@@ -44,9 +47,41 @@ class Display:
     width: int
     height: int
     refresh_hz: float
+    refresh_declared: bool = True  # False when the entry left refresh_hz out: the device's own rate is used
 
     def to_dict(self) -> dict[str, Any]:
         return {"width": self.width, "height": self.height, "refresh_hz": self.refresh_hz}
+
+
+# The `ci` key: how the GitHub Actions matrix runs the device (README "Running a device lab").
+CI_KEYS = ("labels", "timeout_minutes", "pytest_args", "ab_runner")
+CI_DEFAULT_TIMEOUT_MINUTES = 60
+# GitHub's limits on a job: 6 hours on its hosted runners, 5 days on a self-hosted one.
+CI_MAX_TIMEOUT_MINUTES = {"hosted": 360, "self-hosted": 7200}
+# Placeholder of `ci.ab_runner`: the folder of the checkout (merge base or pull request head) whose runner it is.
+CHECKOUT_PLACEHOLDER = "{checkout}"
+
+
+@dataclass(frozen=True)
+class CiSpec:
+    """The device's leg of the CI matrix: the runner labels a job for it runs on, its timeout, extra pytest
+    arguments, and how to start the runner built from a checkout (pull request A/B; None: no A/B)."""
+
+    labels: tuple[str, ...]
+    timeout_minutes: int = CI_DEFAULT_TIMEOUT_MINUTES
+    pytest_args: tuple[str, ...] = ()
+    ab_runner: tuple[str, ...] | None = None
+
+    @property
+    def hosted(self) -> bool:
+        """A GitHub-hosted runner: every self-hosted runner carries the `self-hosted` label."""
+        return "self-hosted" not in self.labels
+
+    def runner_from(self, checkout: str) -> tuple[str, ...] | None:
+        """`ab_runner` with the checkout's folder filled in."""
+        if self.ab_runner is None:
+            return None
+        return tuple(arg.replace(CHECKOUT_PLACEHOLDER, checkout) for arg in self.ab_runner)
 
 
 @dataclass(frozen=True)
@@ -64,6 +99,7 @@ class DeviceSpec:
     # Transport-specific keys (host, port, serial, ...), validated against TRANSPORT_KEYS.
     options: Mapping[str, Any] = field(default_factory=dict)
     source: Path | None = None
+    ci: CiSpec | None = None  # None: the device is not in the CI matrix
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
@@ -158,9 +194,17 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
     if timeout is not None and (not _is_number(timeout) or not 0 < timeout < math.inf):
         raise fail("timeout_s", "expected a positive number of seconds")
     options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
-    for key in ("host", "user", "serial", "adb_host"):
+    for key in ("host", "user", "serial", "adb_host", "package", "layer"):
         if key in options:
             string(key)
+    if "package" in options and not PACKAGE_RE.match(options["package"]):
+        raise fail("package", f"{options['package']!r} is not an Android application id such as com.example.bench")
+    if "package" in options and platform != "android":
+        raise fail("package", "platform frames are read from Android: set platform: android")
+    if "layer" in options and "package" not in options:
+        raise fail("layer", "a layer is read for the app named by 'package': set package too")
+    if "layer" in options and any(c in options["layer"] for c in "\r\n\0"):
+        raise fail("layer", "a SurfaceFlinger layer name is one line")
     for key in ("port", "adb_port"):
         if key in options and (not _is_int(options[key]) or not 0 < options[key] < 65536):
             raise fail(key, f"expected a TCP port number, got {options[key]!r}")
@@ -184,7 +228,40 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         timeout_s=float(timeout) if timeout is not None else None,
         options=options,
         source=path,
+        ci=_ci(entry["ci"], fail) if "ci" in entry else None,
     )
+
+
+def _ci(raw: Any, fail: Any) -> CiSpec:
+    if not isinstance(raw, dict):
+        raise fail("ci", "expected a mapping such as {labels: [self-hosted, zbench, pi3b], timeout_minutes: 60}")
+    unknown = sorted(set(raw) - set(CI_KEYS))
+    if unknown:
+        raise fail(f"ci.{unknown[0]}", f"not a key of 'ci'; allowed: {', '.join(CI_KEYS)}")
+
+    def strings(key: str, *, required: bool) -> tuple[str, ...] | None:
+        value = raw.get(key)
+        if value is None and not required:
+            return None
+        if isinstance(value, str) or not isinstance(value, list) or (required and not value) or not all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) for v in value):
+            raise fail(f"ci.{key}", f"expected a{' non-empty' if required else ''} list of strings, got {value!r}")
+        return tuple(str(v) for v in value)
+
+    labels = strings("labels", required=True)
+    assert labels is not None
+    kind = "self-hosted" if "self-hosted" in labels else "hosted"
+    timeout = raw.get("timeout_minutes", CI_DEFAULT_TIMEOUT_MINUTES)
+    limit = CI_MAX_TIMEOUT_MINUTES[kind]
+    if not _is_int(timeout) or not 1 <= timeout <= limit:
+        raise fail("ci.timeout_minutes", f"expected whole minutes from 1 to {limit} (GitHub's limit for a job on a "
+                                         f"{kind} runner), got {timeout!r}")
+    ab_runner = strings("ab_runner", required=False)
+    if ab_runner is not None and not any(CHECKOUT_PLACEHOLDER in arg for arg in ab_runner):
+        raise fail("ci.ab_runner", f"expected an argv list naming the checkout as {CHECKOUT_PLACEHOLDER}, such as "
+                                   f"[python, ci/checkout-runner.py, '{CHECKOUT_PLACEHOLDER}']")
+    return CiSpec(labels=labels, timeout_minutes=timeout, pytest_args=strings("pytest_args", required=False) or (),
+                  ab_runner=ab_runner)
 
 
 def _display(raw: Any, fail: Any) -> Display:
@@ -198,7 +275,7 @@ def _display(raw: Any, fail: Any) -> Display:
         raise fail("width and height must be positive integers")
     if not _is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
-    return Display(width, height, float(hz))
+    return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)
 
 
 # YAML reads `yes`, `on` and `true` as booleans, and Python's bool is an int: `port: yes` must not become port 1.

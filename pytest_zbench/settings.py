@@ -13,6 +13,7 @@ from .protocol import MODES
 from .regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
+from .regression.location import HISTORY_ENV, HistoryLocation, parse_location, postgres_driver_missing
 
 # Defaults follow docs/methodology.md (§1, §3, §4): 60 warmup frames, 600 measured, 5 independent launches,
 # vsync-paced.
@@ -37,6 +38,7 @@ class Option:
     help: str
     default: Any
     parse: Callable[[str], Any] = str
+    env: str | None = None  # an environment variable read when the command line does not give the option
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -62,8 +64,10 @@ OPTIONS: tuple[Option, ...] = (
            "wall-clock limit of one runner launch in seconds (default: computed from the frame count)", None, float),
     Option("seed", "--zbench-seed", "zbench_seed", "seed passed to the runner (default: 1)", 1, int),
     Option("history", "--zbench-history", "zbench_history",
-           f"run history database every measured scene is recorded in (default: {DEFAULT_HISTORY})",
-           DEFAULT_HISTORY),
+           "run history every measured scene is recorded in: a SQLite file, or a lab's PostgreSQL database "
+           "as postgresql://USER@HOST:PORT/DB (credentials from ~/.pgpass or the PG* environment); "
+           f"${HISTORY_ENV} when not given on the command line (default: {DEFAULT_HISTORY})",
+           DEFAULT_HISTORY, env=HISTORY_ENV),
     Option("baseline", "--zbench-baseline", "zbench_baseline",
            "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
            "none (no gate), or the path of an earlier run.json (default: history)", "history"),
@@ -101,13 +105,14 @@ class Settings:
     seed: int
     quick: bool = False
     update_goldens: UpdatePolicy | None = None  # None: no golden is written
-    history: Path = Path(DEFAULT_HISTORY)
+    history: HistoryLocation = HistoryLocation.file(DEFAULT_HISTORY)  # str() has no password
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
     threshold: float | None = None  # None: the mode's default (regression/config.py)
     gate_metrics: tuple[str, ...] | None = None  # None: the mode's default (regression/config.py)
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
+    check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
@@ -125,7 +130,8 @@ UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
-                   update_goldens: str | None = None, calibrate: bool = False) -> Settings:
+                   update_goldens: str | None = None, calibrate: bool = False,
+                   check_runner: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -174,6 +180,12 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     if bad or gate_metrics == ():
         raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
                          "cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share, comma separated")
+    try:
+        history = parse_location(str(values["history"]), lambda text: path(text))
+    except ValueError as exc:
+        raise UsageError(f"--zbench-history (ini zbench_history, ${HISTORY_ENV}): {exc}") from None
+    if not history.is_file and postgres_driver_missing():
+        raise UsageError(f"--zbench-history {history}: {postgres_driver_missing()}")
     ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
     if values["ab"] is not None and ab is None:
         raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
@@ -195,13 +207,14 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         seed=values["seed"],
         quick=quick,
         update_goldens=update_goldens,
-        history=path(values["history"]),
+        history=history,
         baseline=baseline,
         baseline_file=baseline_file,
         threshold=values["threshold"],
         gate_metrics=gate_metrics,
         ab=ab,
         calibrate=calibrate,
+        check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
     )
 

@@ -89,6 +89,12 @@ class Project:
         return json.loads((self.results / "run.json").read_text())
 
 
+@pytest.fixture(autouse=True)
+def _no_history_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lab's ZBENCH_HISTORY_URL in the environment of whoever runs the tests is never written to by them."""
+    monkeypatch.delenv("ZBENCH_HISTORY_URL", raising=False)
+
+
 @pytest.fixture
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     # The subprocess must import this checkout's package even when it is not installed.

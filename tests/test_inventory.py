@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from pytest_zbench.errors import InventoryError, UsageError
-from pytest_zbench.inventory import DeviceSpec, Display, Inventory, load_inventory
+from pytest_zbench.inventory import CiSpec, DeviceSpec, Display, Inventory, load_inventory
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,6 +46,7 @@ def test_repository_inventory_loads():
     assert {name: d.transport for name, d in inv.devices.items()} == {
         "local": "local",
         "local-gles2": "local",
+        "local-arm64": "local",
         "pi3b": "ssh",
         "nexus7": "adb",
         "ipad": "command",
@@ -85,7 +86,7 @@ def test_values_are_normalised(tmp_path):
     assert spec.runner == ("zinc-bench", "--level", "3")
     assert dict(spec.env) == {"ZINC_LOG": "2"}
     assert spec.timeout_s == 90.0 and isinstance(spec.timeout_s, float)
-    assert spec.display == Display(1280, 800, 60.0)
+    assert spec.display == Display(1280, 800, 60.0, refresh_declared=False)  # the device tells the rate
 
 
 @pytest.mark.parametrize("entry", [LOCAL, SSH, ADB, COMMAND,
@@ -136,6 +137,43 @@ def test_unknown_device_lists_the_known_names(tmp_path):
     message = str(exc.value)
     assert "'nexus9'" in message and "local, pi3b" in message and str(path) in message
     assert isinstance(exc.value, UsageError)
+
+
+def test_ci_key_places_a_device_in_the_matrix(tmp_path):
+    hosted = load_one(tmp_path, {**LOCAL, "ci": {"labels": ["ubuntu-latest"], "pytest_args": ["--zbench-quick", 5],
+                                                 "ab_runner": ["python", "run.py", "--tree={checkout}"]}})
+    assert hosted.ci == CiSpec(("ubuntu-latest",), 60, ("--zbench-quick", "5"), ("python", "run.py", "--tree={checkout}"))
+    assert hosted.ci.hosted and hosted.ci.runner_from("/w/base") == ("python", "run.py", "--tree=/w/base")
+    lab = load_one(tmp_path, {**SSH, "ci": {"labels": ["self-hosted", "zbench", "pi3b"], "timeout_minutes": 7200}})
+    assert not lab.ci.hosted and lab.ci.timeout_minutes == 7200 and lab.ci.runner_from("/w") is None
+    assert load_one(tmp_path, LOCAL).ci is None
+
+
+def test_shipped_inventory_has_hosted_local_legs_and_self_hosted_devices():
+    inv = load_inventory(REPO / "devices.yaml")
+    for name in ("local", "local-gles2"):
+        ci = inv.get(name).ci
+        assert ci.labels == ("ubuntu-latest",) and ci.hosted and ci.ab_runner is not None
+        runner = ci.runner_from("/checkout")
+        assert runner[0] == "python" and (REPO / runner[1]).is_file() and runner[2] == "/checkout"
+    for name in ("pi3b", "nexus7", "ipad", "touchpad", "mac"):
+        ci = inv.get(name).ci
+        assert ci is not None and not ci.hosted and {"self-hosted", name} <= set(ci.labels), name
+
+
+def test_android_app_keys(tmp_path):
+    spec = load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench",
+                               "layer": "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"})
+    assert spec.option("package") == "com.zinc.bench"
+    assert spec.option("layer") == "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"
+    assert load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench"}).option("layer") is None
+
+
+def test_a_display_without_refresh_hz_leaves_the_rate_to_the_device(tmp_path):
+    declared = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": 60}}).display
+    left_out = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480}}).display
+    assert declared is not None and declared.refresh_declared
+    assert left_out is not None and not left_out.refresh_declared and left_out.refresh_hz == 60.0
 
 
 def test_inventory_is_plain_data():
@@ -223,6 +261,34 @@ def test_inventory_is_plain_data():
     ({**LOCAL, "timeout_s": float("nan")}, "timeout_s"),
     ({**LOCAL, "timeout_s": float("inf")}, "timeout_s"),
     ({**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": float("nan")}}, "display"),
+    # ci: the device's leg of the CI matrix
+    ({**LOCAL, "ci": ["ubuntu-latest"]}, "ci"),
+    ({**LOCAL, "ci": {}}, "ci.labels"),
+    ({**LOCAL, "ci": {"labels": []}}, "ci.labels"),
+    ({**LOCAL, "ci": {"labels": "self-hosted"}}, "ci.labels"),
+    ({**LOCAL, "ci": {"labels": ["self-hosted", ""]}}, "ci.labels"),
+    ({**LOCAL, "ci": {"labels": ["self-hosted", None]}}, "ci.labels"),
+    ({**LOCAL, "ci": {"labels": ["x"], "runs_on": ["x"]}}, "ci.runs_on"),
+    ({**LOCAL, "ci": {"labels": ["x"], "timeout_minutes": 0}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["x"], "timeout_minutes": "60"}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["x"], "timeout_minutes": 30.5}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["x"], "timeout_minutes": True}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["ubuntu-latest"], "timeout_minutes": 361}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["self-hosted"], "timeout_minutes": 7201}}, "ci.timeout_minutes"),
+    ({**LOCAL, "ci": {"labels": ["x"], "pytest_args": "--zbench-quick"}}, "ci.pytest_args"),
+    ({**LOCAL, "ci": {"labels": ["x"], "pytest_args": [["-k"]]}}, "ci.pytest_args"),
+    ({**LOCAL, "ci": {"labels": ["x"], "ab_runner": "python ci/checkout-runner.py {checkout}"}}, "ci.ab_runner"),
+    ({**LOCAL, "ci": {"labels": ["x"], "ab_runner": ["python", "-m", "pytest_zbench.runner"]}}, "ci.ab_runner"),
+    # the app whose frames Android times, and its SurfaceFlinger layer (adb only)
+    ({**ADB, "platform": "android", "package": "bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench; rm -rf /"}, "package"),
+    ({**ADB, "platform": "android", "package": 7}, "package"),
+    ({**ADB, "package": "com.zinc.bench"}, "package"),  # platform linux: there is no gfxinfo
+    ({**SSH, "platform": "android", "package": "com.zinc.bench"}, "package"),
+    ({**ADB, "platform": "android", "layer": "SurfaceView[com.zinc.bench/.Main](BLAST)#0"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": "a\nb"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": ""}, "layer"),
 ])
 def test_mistake_names_file_device_and_key(tmp_path, entry, key):
     path = write(tmp_path, {"devices": {"pi3b": entry}})

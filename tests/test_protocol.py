@@ -7,6 +7,7 @@ for probe and job), the untrusted value is dropped, and nothing crashes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -706,8 +707,10 @@ def test_result_not_an_object(tmp_path, payload):
 
 
 def write_raw(tmp_path, **payload) -> Path:
+    """A complete result.json (every key result.schema.json requires), with `payload` replacing keys."""
     path = tmp_path / "result.json"
-    path.write_text(json.dumps({"protocol": 1, **payload}))
+    path.write_text(json.dumps({"protocol": 1, "backend": "software", "timer_source": "none",
+                                "present_source": "frame_delta", "gpu": {}, "issues": [], **payload}))
     return path
 
 
@@ -758,7 +761,16 @@ def test_result_issue_entries(tmp_path):
     assert got[2] == Issue("nan", "3", None)
     assert got[3].frame is None
     assert got[4].kind == "protocol" and "oops" in got[4].detail
-    assert len(got) == 5
+    # The entries are kept as they are, and each way they break result.schema.json is a protocol issue too.
+    schema = [i.detail for i in got[5:]]
+    assert all(i.kind == "protocol" for i in got[5:])
+    assert schema == [
+        "result.json issues.1: 'detail' is a required property (result.schema.json)",
+        "result.json issues.2.detail: 3 is not of type 'string' (result.schema.json)",
+        "result.json issues.2.frame: 'x' is not of type 'integer', 'null' (result.schema.json)",
+        "result.json issues.3: 'detail' is a required property (result.schema.json)",
+        "result.json issues.3.frame: True is not of type 'integer', 'null' (result.schema.json)",
+    ]
 
 
 def test_result_extra_keys_are_preserved(tmp_path):
@@ -842,3 +854,52 @@ def test_every_issue_kind_the_code_emits_is_in_the_vocabulary():
     emitted = {kind for path in package.rglob("*.py")
                for kind in re.findall(r'Issue\(\s*"([a-z_]+)"', path.read_text(encoding="utf-8"))}
     assert emitted and emitted <= set(ISSUE_KINDS), emitted - set(ISSUE_KINDS)
+
+
+# -- probe: machine ------------------------------------------------------------------------------------------
+
+
+def _probe_with(machine):
+    probe = {"protocol": 1, "runner": {"name": "r"}, "backends": {"software": {"features": ["rect"]}}}
+    return probe if machine is None else {**probe, "machine": machine}
+
+
+def test_arch_families_cover_what_uname_and_python_report():
+    from typing import get_args
+
+    from pytest_zbench.protocol import ARCH_FAMILIES, ArchFamily, arch_family
+
+    assert set(ARCH_FAMILIES) == set(get_args(ArchFamily))
+    cases = {"x86_64": "x86_64", "AMD64": "x86_64", "i686": "x86", "aarch64": "aarch64", "arm64": "aarch64",
+             "armv7l": "arm", "armv6l": "arm", "riscv64": "riscv64", "mips": "mips"}
+    assert {name: arch_family(name) for name in cases} == cases
+    assert arch_family("") is None and arch_family(None) is None and arch_family("x/../y") is None
+
+
+def test_probe_machine_is_optional_and_parsed():
+    from pytest_zbench.protocol import parse_probe
+
+    assert parse_probe({**_probe_with(None)}).machine is None
+    probe = parse_probe(_probe_with({"arch": "arm64", "cpu_model": "Cortex-A72", "cores": 4, "os": "Debian 12",
+                                     "python": "3.11.2", "libraries": {"skia-python": "144.1"}, "emulated": False,
+                                     "vendor_extra": [1]}))
+    m = probe.machine
+    assert (m.arch, m.family, m.cpu_model, m.cores, m.libraries, m.emulated) == (
+        "arm64", "aarch64", "Cortex-A72", 4, {"skia-python": "144.1"}, False)
+    assert probe.raw["machine"]["vendor_extra"] == [1]  # unknown keys are kept in the raw probe
+
+
+@pytest.mark.parametrize("machine,key", [
+    ("aarch64", "'machine' must be an object"),
+    ({}, "machine.arch"),
+    ({"arch": 64}, "machine.arch must be a string"),
+    ({"arch": "aarch64", "cores": "4"}, "machine.cores"),
+    ({"arch": "aarch64", "cores": True}, "machine.cores"),
+    ({"arch": "aarch64", "libraries": {"skia": 144}}, "machine.libraries"),
+    ({"arch": "aarch64", "emulated": "yes"}, "machine.emulated"),
+])
+def test_probe_machine_errors_name_the_key(machine, key):
+    from pytest_zbench.protocol import ProtocolError, parse_probe
+
+    with pytest.raises(ProtocolError, match=re.escape(key)):
+        parse_probe(_probe_with(machine))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import shlex
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
@@ -32,8 +33,8 @@ from ..regression.baseline import (
 )
 from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
 from ..regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATING_METRICS
-from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict
-from ..regression.history import History, RunInfo, SceneKey, SceneRecord, environment_fingerprint
+from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict, launches_to_decide
+from ..regression.history import History, HistoryError, RunInfo, SceneKey, SceneRecord, environment_fingerprint
 from ..settings import Settings
 from .environment import environment
 from .launch_flags import flagged_launches
@@ -52,7 +53,8 @@ class HistorySection(TypedDict):
 
 
 class RegressionWarning(UserWarning):
-    """A perf test passed without a decided verdict: inconclusive, or a fingerprint changed."""
+    """A perf test passed without a decided verdict (inconclusive, or a fingerprint changed), or its scene
+    could not be recorded in the history."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,11 @@ class GateResult:
     @property
     def metrics(self) -> tuple[Verdict, ...]:
         return self.scene_verdict.verdicts if self.scene_verdict else ()
+
+    def more_launches(self, cap: int = GateConfig.max_suggested_launches) -> tuple[int, int | None]:
+        """(launches per side now, per side needed) for an inconclusive verdict; None = `cap` or more."""
+        return launches_to_decide(((v.n_baseline, v.n_candidate, v.more_launches) for v in self.metrics
+                                   if v.verdict == "inconclusive"), cap)
 
     def warning(self) -> str | None:
         """The note a passing test leaves: inconclusive (with what would decide it), no baseline, a changed
@@ -166,6 +173,7 @@ class RegressionGate:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._history: History | None = None
+        self._history_error: HistoryError | None = None
         self._baseline_file: dict[str, Any] | None = None
         self._device_sessions: dict[tuple[str, str, str, str | None], DeviceSessions] = {}
 
@@ -196,7 +204,14 @@ class RegressionGate:
     @property
     def history(self) -> History:
         if self._history is None:
-            self._history = History(self.settings.history)
+            # A history that could not be opened (after its retries) is not tried again for every scene.
+            if self._history_error is not None:
+                raise self._history_error
+            try:
+                self._history = History(self.settings.history)
+            except HistoryError as exc:
+                self._history_error = exc
+                raise
         return self._history
 
     def close(self) -> None:
@@ -242,6 +257,8 @@ class RegressionGate:
                 self.history.record(info, [scene_record(side, valid)])
         except ZbenchError as exc:
             section["reason"] = f"not recorded: {exc}"
+            warnings.warn(RegressionWarning(f"scene {m.case.id} on device {m.device}: {section['reason']}; "
+                                            f"its samples are kept in {m.samples_file} and run.json"), stacklevel=2)
             return section
         section["recorded"] = True
         return section

@@ -10,7 +10,6 @@ import json
 import os
 import tempfile
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
@@ -24,9 +23,10 @@ SUITE = "render"
 
 
 def load_schema() -> dict[str, Any]:
-    text = resources.files("pytest_zbench").joinpath("schema/run.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
+    """run.schema.json, shipped beside the protocol's schemas."""
+    from ..schema import load
+
+    return load("run")
 
 
 def validate_run(document: dict[str, Any]) -> list[str]:
@@ -106,6 +106,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "gpu_valid": gpu_valid if summary and summary["gpu_source"] else None,
         "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
+        # Android's own frame timing: a series of its own, never mixed with the runner's (host/platform_series.py)
+        "platform_frames": m.platform.entry(results_dir) if m.platform is not None else None,
         "notes": summary["notes"] if summary else [],
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
@@ -160,6 +162,9 @@ class RunRecord:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
+    # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
+    check_runner: dict[str, dict[str, Any]] | None = None
+    host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
@@ -198,12 +203,14 @@ class RunRecord:
             "suite": SUITE,
             "suite_version": self.suite_version,
             "app": self.app,
+            "host": self.host,
             "device": primary["device"],
             "gpu": primary["gpu"],
             "display": primary["display"],
             "conditions": primary["conditions"],
             "devices": devices,
             "quarantined": dict(self.quarantined),
+            **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
         }
 

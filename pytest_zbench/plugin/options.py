@@ -7,11 +7,13 @@ configured, so none of them asks whether the plugin is active.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
 
 from ..errors import UsageError
+from ..regression.location import is_url
 from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
 from .stash import SESSION_KEY
 
@@ -34,6 +36,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--zbench-calibrate", action="store_true", default=False,
         help="record the launches as A/A calibration runs in the history and gate nothing; `zbench calibrate` "
              "passes it (default: off)",
+    )
+    group.addoption(
+        "--zbench-check-runner", action="store_true", default=False,
+        help="before measuring, run the runner conformance checks (zbench check-runner) once per device; a "
+             "failing check stops the session (default: off)",
     )
     group.addoption(
         "--zbench-update-goldens", nargs="?", const="missing", default=None, metavar="missing|failed|all",
@@ -61,7 +68,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
+        if value is None and option.env:
+            value = os.environ.get(option.env) or None  # between the command line and the ini
         if value is not None:
+            if option.name == "history" and is_url(str(value)):
+                return value  # a database URL, not a path
             if option.name in PATH_OPTIONS or (option.name == "baseline" and value not in BASELINE_KEYWORDS):
                 value = str(config.invocation_params.dir / value)
             return value
@@ -73,12 +84,19 @@ def pytest_configure(config: pytest.Config) -> None:
     try:
         settings = build_settings(get, config.rootpath, quick=quick,
                                   update_goldens=config.getoption("zbench_update_goldens"),
-                                  calibrate=bool(config.getoption("zbench_calibrate")))
+                                  calibrate=bool(config.getoption("zbench_calibrate")),
+                                  check_runner=bool(config.getoption("zbench_check_runner")))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
+    from ..lab.github import running_in_actions
+
+    if running_in_actions() and not plugin.is_worker:
+        from .terminal import GithubAnnotations
+
+        config.pluginmanager.register(GithubAnnotations(), "zbench-github-annotations")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

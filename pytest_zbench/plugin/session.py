@@ -59,6 +59,21 @@ class ZbenchPlugin:
         if self.host is not None:
             self.host.close()
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        """--zbench-check-runner: check every device's runner before anything is collected or measured (on the
+        xdist controller, before its workers start); a failing check ends the session."""
+        if self.is_worker or not self.settings.check_runner:
+            return
+        from ..conformance.session import check_session_runners
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        outcome = check_session_runners(self.settings, self.inventory,
+                                        reporter.write_line if reporter is not None else print)
+        self.open_host().record.check_runner = outcome.devices
+        if outcome.failed:
+            pytest.exit(outcome.message(), returncode=pytest.ExitCode.TESTS_FAILED)
+
     # -- collection
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

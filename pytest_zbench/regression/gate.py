@@ -178,6 +178,18 @@ class SceneVerdict:
         return "\n".join(lines)
 
 
+def launches_to_decide(undecided: Iterable[tuple[int, int, int | None]],
+                       cap: int = GateConfig.max_suggested_launches) -> tuple[int, int | None]:
+    """(launches per side now, per side needed) for the inconclusive metrics of a scene, each given as
+    (baseline launches, candidate launches, Verdict.more_launches); needed is None when it is `cap` or more."""
+    undecided = list(undecided)
+    now = max((min(n_b, n_c) for n_b, n_c, _ in undecided), default=0)
+    more = [m for _, _, m in undecided]
+    if not more or any(m is None for m in more) or now + max(m for m in more if m is not None) >= cap:
+        return now, None
+    return now, now + max(m for m in more if m is not None)
+
+
 @dataclass(frozen=True)
 class BaselineSession:
     """One earlier session of the scene: its launches (LaunchSummary or to_dict()), its run id and build."""

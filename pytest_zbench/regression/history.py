@@ -1,9 +1,9 @@
-"""Run history: an embedded SQLite store of every run, its scenes, their launches and raw samples.
+"""Run history: every run, its scenes, their launches and raw samples, in a SQLite file (the default) or a
+lab's shared PostgreSQL database, through one code path (store.py: schema, migrations, transactions).
 
-Written by many processes at once (pytest-xdist workers, two sessions on one machine): the database is in
-WAL mode so readers never block, every write is one `BEGIN IMMEDIATE` transaction, SQLite's busy timeout
-waits for a lock, and a write that still finds the database busy is retried with jittered backoff. WAL needs
-a local file system: keep the history off NFS/SMB shares.
+Written by many processes at once (pytest-xdist workers, concurrent sessions, the legs of a CI matrix):
+every write is one transaction, so readers (baselines, `zbench history`) never see half a run, and run ids
+are unique per device and session (`<run_id>-<device>`), so no two writers' runs collide.
 
 Comparable runs (a baseline) share device, backend, scene id, params hash, mode and gpu source; the
 environment fingerprint (device/gpu/probe/display facts) is recorded per run and a change inside the
@@ -15,88 +15,27 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import random
-import sqlite3
-import time
+import socket
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
+from sqlalchemy import select
+from sqlalchemy.engine import Connection
 
-from ..errors import ZbenchError
+from . import store
 from .config import DEFAULT_HISTORY_PATH
 from .gate import launch_values
+from .location import HistoryLocation, parse_location
+from .store import SCHEMA_VERSION, HistoryError, Store
 
-SCHEMA_VERSION = 1
 RUN_KINDS = ("run", "calibration", "ab")
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    run_id      TEXT PRIMARY KEY,
-    started_utc TEXT NOT NULL,
-    started_ts  REAL NOT NULL,
-    kind        TEXT NOT NULL,
-    build_hash  TEXT NOT NULL,
-    dirty       INTEGER,
-    device      TEXT NOT NULL,
-    backend     TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    environment TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_device ON runs (device, backend, started_ts);
-CREATE TABLE IF NOT EXISTS scenes (
-    id          INTEGER PRIMARY KEY,
-    run_id      TEXT NOT NULL REFERENCES runs (run_id) ON DELETE CASCADE,
-    scene_id    TEXT NOT NULL,
-    params_hash TEXT NOT NULL,
-    params      TEXT NOT NULL,
-    mode        TEXT NOT NULL,
-    gpu_source  TEXT,
-    summary     TEXT,
-    UNIQUE (run_id, scene_id, params_hash, mode)
-);
-CREATE INDEX IF NOT EXISTS scenes_by_key ON scenes (scene_id, params_hash, mode, gpu_source);
-CREATE TABLE IF NOT EXISTS launches (
-    scene_row INTEGER NOT NULL REFERENCES scenes (id) ON DELETE CASCADE,
-    idx       INTEGER NOT NULL,
-    summary   TEXT NOT NULL,
-    samples   BLOB,
-    PRIMARY KEY (scene_row, idx)
-);
-CREATE TABLE IF NOT EXISTS calibrations (
-    id          INTEGER PRIMARY KEY,
-    created_utc TEXT NOT NULL,
-    created_ts  REAL NOT NULL,
-    device      TEXT NOT NULL,
-    backend     TEXT NOT NULL,
-    scene_id    TEXT NOT NULL,
-    params_hash TEXT NOT NULL,
-    mode        TEXT NOT NULL,
-    gpu_source  TEXT,
-    metric      TEXT NOT NULL,
-    noise_floor REAL NOT NULL,
-    n_launches  INTEGER NOT NULL,
-    mde         TEXT NOT NULL,
-    alpha       REAL NOT NULL,
-    power       REAL NOT NULL,
-    method      TEXT NOT NULL,
-    build_hash  TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    run_ids     TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS calibrations_by_key ON calibrations (device, backend, scene_id, params_hash, mode);
-"""
-
 T = TypeVar("T")
-
-
-class HistoryError(ZbenchError):
-    """The history database could not be read or written; the message names the file."""
 
 
 def stable_hash(value: Any) -> str:
@@ -159,6 +98,7 @@ class RunInfo:
     run_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     started_utc: str = field(default_factory=utc_now)
     kind: str = "run"  # "run", "calibration" (A/A launches for calibrate) or "ab"
+    host: str | None = field(default_factory=socket.gethostname)  # the machine that records the run
 
     def __post_init__(self) -> None:
         if self.kind not in RUN_KINDS:
@@ -214,6 +154,7 @@ class HistoricRun:
     scene_row: int
     launches: tuple[dict[str, Any], ...]
     summary: dict[str, Any] | None
+    host: str | None = None
 
     def median(self, metric: str) -> float | None:
         """The run's median over launches of a per-launch statistic (None when no launch has it)."""
@@ -341,43 +282,31 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _is_busy(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
 class History:
-    """The history database. One object per process; use as a context manager or call close().
+    """The history database, a SQLite file or a PostgreSQL database. One object per process; use as a
+    context manager or call close().
 
-        with History(".zbench/history.sqlite") as history:
+        with History(".zbench/history.sqlite") as history:      # or "postgresql://zbench@db.lab/history"
             history.record(RunInfo("pi3b", "gles2", build_hash="abc123"), [SceneRecord(...)])
             window = history.comparable(key, window=5)
     """
 
-    def __init__(self, path: str | Path = DEFAULT_HISTORY_PATH, *, timeout_s: float = 30.0,
-                 retries: int = 8) -> None:
-        self.path = Path(path)
-        self.retries = retries
+    def __init__(self, location: str | Path | HistoryLocation = DEFAULT_HISTORY_PATH, *, timeout_s: float = 30.0,
+                 retries: int = 8, connection_retries: int = 4) -> None:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(self.path), timeout=timeout_s, isolation_level=None)
-        except (OSError, sqlite3.Error) as exc:
-            raise HistoryError(f"cannot open the history database {self.path}: {exc}; "
-                               "check the path (--history) and its directory's permissions") from exc
-        self._conn.row_factory = sqlite3.Row
-        self._retry(lambda: self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}"))
-        mode = self._retry(lambda: self._conn.execute("PRAGMA journal_mode = WAL").fetchone()[0])
-        if str(mode).lower() != "wal":
-            raise HistoryError(f"{self.path}: SQLite refused WAL mode (got {mode!r}); concurrent writers need "
-                               "it: put the history on a local file system")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute("PRAGMA foreign_keys = ON")
-        self._write(self._create_schema)
+            self.location = parse_location(location)
+        except ValueError as exc:
+            raise HistoryError(f"history {location if isinstance(location, Path) else '(URL)'}: {exc}") from None
+        self.store = Store(self.location, timeout_s=timeout_s, retries=retries,
+                           connection_retries=connection_retries)
 
-    # -- plumbing -----------------------------------------------------------------------------------------
+    @property
+    def path(self) -> Path | None:
+        """The SQLite file (None for a PostgreSQL history)."""
+        return self.location.path
 
     def close(self) -> None:
-        self._conn.close()
+        self.store.close()
 
     def __enter__(self) -> History:
         return self
@@ -385,78 +314,36 @@ class History:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _retry(self, action: Callable[[], T]) -> T:
-        for attempt in range(self.retries + 1):
-            try:
-                return action()
-            except sqlite3.OperationalError as exc:
-                if not _is_busy(exc) or attempt == self.retries:
-                    raise HistoryError(f"{self.path}: {exc} (after {attempt + 1} attempt(s)); another process "
-                                       "holds the database: retry, or give this run its own --history") from exc
-                time.sleep(min(2.0, 0.05 * 2 ** attempt) * (0.5 + random.random()))
-        raise AssertionError("unreachable")
-
-    def _write(self, body: Callable[[sqlite3.Connection], T]) -> T:
-        """Run `body` in one IMMEDIATE transaction (the write lock up front), retrying while busy."""
-        def attempt() -> T:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                result = body(self._conn)
-                self._conn.execute("COMMIT")
-                return result
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-        return self._retry(attempt)
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        # One read transaction, so a query sees one snapshot even while others write.
-        self._retry(lambda: self._conn.execute("BEGIN"))
-        try:
-            yield self._conn
-        finally:
-            self._conn.execute("COMMIT")
-
-    def _create_schema(self, conn: sqlite3.Connection) -> None:
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise HistoryError(f"{self.path} was written by a newer pytest-zbench (schema {version}, this one "
-                               f"reads {SCHEMA_VERSION}): upgrade, or point --history elsewhere")
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                conn.execute(statement)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
     # -- writing ------------------------------------------------------------------------------------------
 
     def record(self, run: RunInfo, scenes: Sequence[SceneRecord]) -> None:
         """Store scenes of a run in one transaction. The run row is created on first use, so several
         processes (xdist workers) may write scenes under one run_id; a scene written again in the same run
-        replaces the earlier copy."""
-        rows = [self._scene_rows(scene) for scene in scenes]  # encode outside the lock
+        replaces the earlier copy, which also makes a retried write idempotent."""
+        rows = [self._scene_rows(scene) for scene in scenes]  # encode outside the transaction
+        run_row = {"run_id": run.run_id, "started_utc": run.started_utc, "started_ts": _timestamp(run.started_utc),
+                   "kind": run.kind, "build_hash": run.build_hash, "dirty": run.dirty, "device": run.device,
+                   "backend": run.backend, "fingerprint": run.fingerprint,
+                   "environment": _json(dict(run.environment)), "host": run.host}
 
-        def body(conn: sqlite3.Connection) -> None:
-            conn.execute(
-                "INSERT OR IGNORE INTO runs (run_id, started_utc, started_ts, kind, build_hash, dirty, device,"
-                " backend, fingerprint, environment) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (run.run_id, run.started_utc, _timestamp(run.started_utc), run.kind, run.build_hash,
-                 None if run.dirty is None else int(run.dirty), run.device, run.backend, run.fingerprint,
-                 _json(dict(run.environment))))
+        def body(conn: Connection) -> None:
+            conn.execute(self.store.insert_missing(store.runs, ["run_id"]).values(**run_row))
             for scene, (params_json, summary_json, launch_rows) in zip(scenes, rows):
-                conn.execute("DELETE FROM scenes WHERE run_id = ? AND scene_id = ? AND params_hash = ? AND mode = ?",
-                             (run.run_id, scene.scene_id, scene.params_hash, scene.mode))
-                cursor = conn.execute(
-                    "INSERT INTO scenes (run_id, scene_id, params_hash, params, mode, gpu_source, summary)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (run.run_id, scene.scene_id, scene.params_hash, params_json, scene.mode, scene.gpu_source,
-                     summary_json))
-                conn.executemany("INSERT INTO launches (scene_row, idx, summary, samples) VALUES (?, ?, ?, ?)",
-                                 [(cursor.lastrowid, i, summary, blob)
-                                  for i, (summary, blob) in enumerate(launch_rows)])
+                s = store.scenes.c
+                conn.execute(store.scenes.delete().where(
+                    s.run_id == run.run_id, s.scene_id == scene.scene_id, s.params_hash == scene.params_hash,
+                    s.mode == scene.mode))
+                scene_row = conn.execute(store.scenes.insert().values(
+                    run_id=run.run_id, scene_id=scene.scene_id, params_hash=scene.params_hash, params=params_json,
+                    mode=scene.mode, gpu_source=scene.gpu_source, summary=summary_json)).inserted_primary_key
+                assert scene_row is not None
+                scene_row = scene_row[0]
+                if launch_rows:
+                    conn.execute(store.launches.insert(), [
+                        {"scene_row": scene_row, "idx": i, "summary": summary, "samples": blob}
+                        for i, (summary, blob) in enumerate(launch_rows)])
 
-        self._write(body)
+        self.store.write(body, f"recording run {run.run_id}")
 
     @staticmethod
     def _scene_rows(scene: SceneRecord) -> tuple[str, str | None, list[tuple[str, bytes | None]]]:
@@ -471,15 +358,16 @@ class History:
 
     def save_calibration(self, calibration: Calibration) -> None:
         key = calibration.key
-        self._write(lambda conn: conn.execute(
-            "INSERT INTO calibrations (created_utc, created_ts, device, backend, scene_id, params_hash, mode,"
-            " gpu_source, metric, noise_floor, n_launches, mde, alpha, power, method, build_hash, fingerprint,"
-            " run_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (calibration.created_utc, _timestamp(calibration.created_utc), key.device, key.backend, key.scene_id,
-             key.params_hash, key.mode, key.gpu_source, calibration.metric, calibration.noise_floor,
-             calibration.n_launches, _json({str(n): v for n, v in calibration.mde.items()}), calibration.alpha,
-             calibration.power, calibration.method, calibration.build_hash, calibration.fingerprint,
-             _json(list(calibration.run_ids)))))
+        row = {"created_utc": calibration.created_utc, "created_ts": _timestamp(calibration.created_utc),
+               "device": key.device, "backend": key.backend, "scene_id": key.scene_id,
+               "params_hash": key.params_hash, "mode": key.mode, "gpu_source": key.gpu_source,
+               "metric": calibration.metric, "noise_floor": calibration.noise_floor,
+               "n_launches": calibration.n_launches, "mde": _json({str(n): v for n, v in calibration.mde.items()}),
+               "alpha": calibration.alpha, "power": calibration.power, "method": calibration.method,
+               "build_hash": calibration.build_hash, "fingerprint": calibration.fingerprint,
+               "run_ids": _json(list(calibration.run_ids))}
+        self.store.write(lambda conn: conn.execute(store.calibrations.insert().values(**row)),
+                         f"saving a calibration of {key.scene_id}")
 
     # -- reading ------------------------------------------------------------------------------------------
 
@@ -499,48 +387,54 @@ class History:
         fingerprint = environment_fingerprint(environment) if environment is not None else None
         if same_fingerprint and fingerprint is None:
             raise ValueError("same_fingerprint needs the candidate's environment")
-        where, args = self._key_filter(key, kinds)
+        r = store.runs.c
+        where: list[Any] = _key_filter(key, kinds)
         if exclude_run is not None:
-            where += " AND r.run_id != ?"
-            args.append(exclude_run)
+            where.append(r.run_id != exclude_run)
         if before_utc is not None:
-            where += " AND r.started_ts < ?"
-            args.append(_timestamp(before_utc))
+            where.append(r.started_ts < _timestamp(before_utc))
         if same_fingerprint:
-            where += " AND r.fingerprint = ?"
-            args.append(fingerprint)
-        runs = tuple(self._newest_runs(where, args, window))
+            where.append(r.fingerprint == fingerprint)
+        runs = tuple(self._newest_runs(where, window))
         return BaselineWindow(key, runs, tuple(_changes(runs, environment, fingerprint)))
 
     def scene_keys(self, *, device: str | None = None, scene_id: str | None = None,
                    kinds: Sequence[str] = ("run",)) -> list[SceneKey]:
-        where, args = [f"r.kind IN ({','.join('?' * len(kinds))})"], list(kinds)
+        r, s = store.runs.c, store.scenes.c
+        where: list[Any] = [r.kind.in_(list(kinds))]
         if device is not None:
-            where.append("r.device = ?")
-            args.append(device)
+            where.append(r.device == device)
         if scene_id is not None:
-            where.append("s.scene_id = ?")
-            args.append(scene_id)
-        with self._read() as conn:
-            rows = conn.execute(
-                "SELECT DISTINCT r.device, r.backend, s.scene_id, s.params_hash, s.mode, s.gpu_source FROM runs r"
-                f" JOIN scenes s ON s.run_id = r.run_id WHERE {' AND '.join(where)}"
-                " ORDER BY r.device, r.backend, s.scene_id, s.params_hash, s.mode, s.gpu_source", args).fetchall()
-        return [SceneKey(*row) for row in rows]
+            where.append(s.scene_id == scene_id)
+        columns = (r.device, r.backend, s.scene_id, s.params_hash, s.mode, s.gpu_source)
+        query = (select(*columns).distinct().select_from(store.runs.join(store.scenes, s.run_id == r.run_id))
+                 .where(*where))
+        rows = self.store.read(lambda conn: conn.execute(query).all(), "listing scenes")
+        # Sorted here, not in SQL: NULL gpu sources sort first in SQLite and last in PostgreSQL.
+        return sorted((SceneKey(*row) for row in rows),
+                      key=lambda k: (k.device, k.backend, k.scene_id, k.params_hash, k.mode, k.gpu_source or ""))
 
     def runs_of(self, key: SceneKey, *, kinds: Sequence[str] = ("run",), limit: int | None = None) -> list[HistoricRun]:
         """Every run of `key`, oldest first (the newest `limit` when given)."""
-        where, args = self._key_filter(key, kinds)
-        return self._newest_runs(where, args, -1 if limit is None else limit)[::-1]
+        return self._newest_runs(_key_filter(key, kinds), limit)[::-1]
 
-    def _newest_runs(self, where: str, args: list[Any], limit: int) -> list[HistoricRun]:
-        """Runs (joined with one scene row each) matching `where`, newest first; limit -1 = all."""
-        with self._read() as conn:
-            rows = conn.execute(
-                f"SELECT r.*, s.id AS scene_row, s.summary AS scene_summary FROM runs r JOIN scenes s"
-                f" ON s.run_id = r.run_id WHERE {where} ORDER BY r.started_ts DESC, s.id DESC LIMIT ?",
-                (*args, limit)).fetchall()
-            return [self._historic(conn, row) for row in rows]
+    def _newest_runs(self, where: list[Any], limit: int | None) -> list[HistoricRun]:
+        """Runs (joined with one scene row each) matching `where`, newest first; limit None = all."""
+        r, s, l = store.runs.c, store.scenes.c, store.launches.c
+        query = (select(store.runs, s.id.label("scene_row"), s.summary.label("scene_summary"))
+                 .select_from(store.runs.join(store.scenes, s.run_id == r.run_id)).where(*where)
+                 .order_by(r.started_ts.desc(), s.id.desc()).limit(limit))
+
+        def body(conn: Connection) -> list[HistoricRun]:
+            rows = conn.execute(query).mappings().all()
+            by_scene: dict[int, list[dict[str, Any]]] = {row["scene_row"]: [] for row in rows}
+            for chunk in _chunks(list(by_scene), 500):  # launches of every run in one query per 500
+                for scene_row, summary in conn.execute(
+                        select(l.scene_row, l.summary).where(l.scene_row.in_(chunk)).order_by(l.scene_row, l.idx)):
+                    by_scene[scene_row].append(json.loads(summary))
+            return [_historic(row, by_scene[row["scene_row"]]) for row in rows]
+
+        return self.store.read(body, "reading runs")
 
     def series(self, key: SceneKey, metric: str = "cpu_ms.p50", *,
                kinds: Sequence[str] = ("run",)) -> list[SeriesPoint]:
@@ -550,21 +444,20 @@ class History:
 
     def samples(self, scene_row: int) -> list[dict[str, np.ndarray] | None]:
         """The raw per-frame arrays of each launch of a stored scene (None where none were stored)."""
-        with self._read() as conn:
-            rows = conn.execute("SELECT samples FROM launches WHERE scene_row = ? ORDER BY idx",
-                                (scene_row,)).fetchall()
-        return [None if row[0] is None else unpack_samples(row[0]) for row in rows]
+        l = store.launches.c
+        query = select(l.samples).where(l.scene_row == scene_row).order_by(l.idx)
+        blobs = self.store.read(lambda conn: conn.execute(query).scalars().all(), "reading samples")
+        return [None if blob is None else unpack_samples(blob) for blob in blobs]
 
     def calibrations(self, key: SceneKey, *, fingerprint: str | None = None) -> dict[str, Calibration]:
         """The newest calibration of each metric of `key` (only those measured with `fingerprint`, if given)."""
-        sql = ("SELECT * FROM calibrations WHERE device = ? AND backend = ? AND scene_id = ? AND params_hash = ?"
-               " AND mode = ? AND gpu_source IS ?")
-        args: list[Any] = [key.device, key.backend, key.scene_id, key.params_hash, key.mode, key.gpu_source]
+        c = store.calibrations.c
+        where = [c.device == key.device, c.backend == key.backend, c.scene_id == key.scene_id,
+                 c.params_hash == key.params_hash, c.mode == key.mode, _equal(c.gpu_source, key.gpu_source)]
         if fingerprint is not None:
-            sql += " AND fingerprint = ?"
-            args.append(fingerprint)
-        with self._read() as conn:
-            rows = conn.execute(sql + " ORDER BY created_ts, id", args).fetchall()
+            where.append(c.fingerprint == fingerprint)
+        query = select(store.calibrations).where(*where).order_by(c.created_ts, c.id)
+        rows = self.store.read(lambda conn: conn.execute(query).mappings().all(), "reading calibrations")
         latest: dict[str, Calibration] = {}
         for row in rows:  # oldest first, so the newest wins
             latest[row["metric"]] = Calibration(
@@ -575,22 +468,30 @@ class History:
                 created_utc=row["created_utc"])
         return latest
 
-    @staticmethod
-    def _key_filter(key: SceneKey, kinds: Sequence[str]) -> tuple[str, list[Any]]:
-        where = ("r.device = ? AND r.backend = ? AND s.scene_id = ? AND s.params_hash = ? AND s.mode = ?"
-                 f" AND s.gpu_source IS ? AND r.kind IN ({','.join('?' * len(kinds))})")
-        return where, [key.device, key.backend, key.scene_id, key.params_hash, key.mode, key.gpu_source, *kinds]
 
-    @staticmethod
-    def _historic(conn: sqlite3.Connection, row: sqlite3.Row) -> HistoricRun:
-        launches = conn.execute("SELECT summary FROM launches WHERE scene_row = ? ORDER BY idx",
-                                (row["scene_row"],)).fetchall()
-        return HistoricRun(
-            run_id=row["run_id"], started_utc=row["started_utc"], kind=row["kind"], build_hash=row["build_hash"],
-            dirty=None if row["dirty"] is None else bool(row["dirty"]), fingerprint=row["fingerprint"],
-            environment=json.loads(row["environment"]), scene_row=row["scene_row"],
-            launches=tuple(json.loads(launch[0]) for launch in launches),
-            summary=None if row["scene_summary"] is None else json.loads(row["scene_summary"]))
+def _equal(column: Any, value: str | None) -> Any:
+    """column = value, NULL matching NULL (`IS NULL`, which both databases can answer from an index)."""
+    return column.is_(None) if value is None else column == value
+
+
+def _key_filter(key: SceneKey, kinds: Sequence[str]) -> list[Any]:
+    r, s = store.runs.c, store.scenes.c
+    return [r.device == key.device, r.backend == key.backend, s.scene_id == key.scene_id,
+            s.params_hash == key.params_hash, s.mode == key.mode, _equal(s.gpu_source, key.gpu_source),
+            r.kind.in_(list(kinds))]
+
+
+def _historic(row: Any, launches: list[dict[str, Any]]) -> HistoricRun:
+    return HistoricRun(
+        run_id=row["run_id"], started_utc=row["started_utc"], kind=row["kind"], build_hash=row["build_hash"],
+        dirty=None if row["dirty"] is None else bool(row["dirty"]), fingerprint=row["fingerprint"],
+        environment=json.loads(row["environment"]), scene_row=row["scene_row"], launches=tuple(launches),
+        summary=None if row["scene_summary"] is None else json.loads(row["scene_summary"]), host=row["host"])
+
+
+def _chunks(items: list[T], size: int) -> Iterator[list[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
 
 
 def _changes(runs: Sequence[HistoricRun], environment: Mapping[str, Any] | None,
@@ -632,6 +533,6 @@ def _short(build: str | None) -> str:
 
 __all__ = [
     "BaselineWindow", "Calibration", "DEFAULT_HISTORY_PATH", "FingerprintChange", "HistoricRun", "History",
-    "HistoryError", "RunInfo", "SceneKey", "SceneRecord", "SeriesPoint", "changed_keys", "environment_fingerprint",
+    "HistoryError", "HistoryLocation", "SCHEMA_VERSION", "RunInfo", "SceneKey", "SceneRecord", "SeriesPoint", "changed_keys", "environment_fingerprint",
     "hash_params", "pack_samples", "sample_arrays", "stable_hash", "unpack_samples", "utc_now",
 ]

@@ -1,5 +1,6 @@
 """The regression gate end to end: real launches of the reference runner, judged by the perf tests, on the
-default gate metrics and without any artificial base cost per frame.
+default gate metrics and without any artificial base cost per frame, with the history in a SQLite file and in
+a PostgreSQL database (the `history_url` cases).
 
 A known slowdown comes from the runner's `--cpu-burn-ms MS` (a busy-wait inside each timed frame). Statistical,
 not timed: uncapped frames, short launches. The acceptance runs (ten A/A sessions under intermittent load, a
@@ -47,9 +48,9 @@ def effect(section: dict, metric: str = "cpu_ms.p50") -> float:
     return next(m["effect"] for m in section["metrics"] if m["metric"] == metric)
 
 
-def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, tmp_path):
+def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, tmp_path, history_url):
     write_inventory(project, local=0)
-    history = tmp_path / "history.sqlite"
+    history = history_url
     first = project.run(*GATED, "-k", "mini", f"--zbench-history={history}")
     first.assert_outcomes(passed=2, warnings=2)
     first.stdout.fnmatch_lines(["*RegressionWarning: scene mini.fill.x1 on device local: not gated: no comparable run*",
@@ -91,8 +92,8 @@ def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, t
             assert len(raw) == 6 and raw[0]["cpu_ms"].size == 60
 
 
-def test_xdist_workers_record_their_scenes_under_one_run(project, tmp_path):
-    history = tmp_path / "history.sqlite"
+def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
+    history = history_url
     project.run("-k", "mini", f"--zbench-history={history}", "--zbench-baseline=none", "-n", "2").assert_outcomes(passed=2)
     document = project.run_json()
     assert validate_run(document) == []
@@ -130,11 +131,11 @@ def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, 
     assert "one baseline session" in section["message"]
 
 
-def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
+def test_ab_with_a_slower_b_runner_is_regressed(project, history_url):
     write_inventory(project, local=0)
     b_runner = "python -m pytest_zbench.runner --cpu-burn-ms 0.2"
     result = project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-ab={b_runner}",
-                         f"--zbench-history={tmp_path / 'history.sqlite'}")
+                         f"--zbench-history={history_url}")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED*launch bootstrap*baseline: A (python -m pytest_zbench.runner"
                                  " --cpu-burn-ms 0), 6 launches interleaved with 6 of B (python -m pytest_zbench.runner"
@@ -153,7 +154,7 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     b_cpu = np.median([float(r["cpu_ms"]) for r in b_rows if r["phase"] == "measure"])
     a_cpu = np.median([float(r["cpu_ms"]) for r in a_rows if r["phase"] == "measure"])
     assert b_cpu - a_cpu > 0.15  # both sides' raw samples are kept; B burns 0.2 ms more per frame
-    with History(tmp_path / "history.sqlite") as db:  # A/B sessions are kept out of the baselines
+    with History(history_url) as db:  # A/B sessions are kept out of the baselines
         assert db.scene_keys() == [] and len(db.scene_keys(kinds=("ab",))) == 1
 
 
@@ -185,9 +186,9 @@ scenes:
     result.stdout.fnmatch_lines(["*mini.yaml*gate*metrics*'cpu_ms.p51' is not a gate metric*"])
 
 
-def test_zbench_history_and_calibrate_against_real_runs(project, tmp_path):
+def test_zbench_history_and_calibrate_against_real_runs(project, history_url):
     write_inventory(project, local=0)
-    history = tmp_path / "history.sqlite"
+    history = history_url
     # What `zbench calibrate` runs reads these from the ini; the sessions here pass the same on the command line.
     (project.root / "pytest.ini").write_text(
         "[pytest]\ntestpaths = scenes\nzbench_frames = 60\nzbench_warmup = 5\nzbench_mode = uncapped\n")
@@ -199,13 +200,13 @@ def test_zbench_history_and_calibrate_against_real_runs(project, tmp_path):
         return subprocess.run([sys.executable, "-m", "pytest_zbench.cli", *args], cwd=project.root,
                               capture_output=True, text=True, timeout=600)
 
-    shown = zbench("history", "--history", str(history))
+    shown = zbench("history", "--history", history)
     assert shown.returncode == 0, shown.stderr
     assert "mini.fill.x1 on local/software [params" in shown.stdout and "cpu_ms.p50, 2 run(s)" in shown.stdout
     assert "change points: none" in shown.stdout
 
     calibrated = zbench("calibrate", "--device", "local", "--sessions", "2", "--runs", "3", "-k", "mini.fill.x1",
-                        "--history", str(history))
+                        "--history", history)
     assert calibrated.returncode == 0, calibrated.stdout + calibrated.stderr
     assert "running A/A session 2 of 2" in calibrated.stdout
     assert "mini.fill.x1 on local/software" in calibrated.stdout and "from 6 A/A launches" in calibrated.stdout

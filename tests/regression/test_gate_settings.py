@@ -17,7 +17,7 @@ def build(root: Path, calibrate: bool = False, **cli):
 
 def test_defaults(tmp_path):
     s = build(tmp_path)
-    assert s.history == tmp_path / ".zbench" / "history.sqlite"
+    assert s.history.kind == "sqlite" and s.history.path == tmp_path / ".zbench" / "history.sqlite"
     assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, None, None, False)
     assert s.gate_metrics is None and DEFAULT_GATE_METRICS == GATING_METRICS  # None: the mode's default
 
@@ -48,3 +48,20 @@ def test_gate_metrics_and_calibration(tmp_path):
     assert build(tmp_path, calibrate=True).calibrate
     with pytest.raises(UsageError, match="cannot be combined with --zbench-ab"):
         build(tmp_path, calibrate=True, ab="other")
+
+
+def test_history_is_a_file_or_a_postgres_url_and_the_password_is_never_shown(tmp_path):
+    assert build(tmp_path, history="lab.sqlite").history.path == tmp_path / "lab.sqlite"
+    s = build(tmp_path, history="postgresql://ci:S3cret%21@db.lab:5433/history?sslmode=require")
+    assert s.history.kind == "postgresql" and s.history.path is None
+    assert str(s.history) == "postgresql+psycopg://ci@db.lab:5433/history?sslmode=require"
+    assert "S3cret" not in repr(s) and "S3cret" not in str(s.history)
+    assert "S3cret%21" in s.history.url and "S3cret!" in s.history.secrets  # the driver gets it, messages not
+    query = build(tmp_path, history="postgresql+psycopg://ci@db.lab/history?password=Hidden1").history
+    assert str(query) == "postgresql+psycopg://ci@db.lab/history" and query.scrub("Hidden1 said") == "*** said"
+    for bad, match in (("mysql://u@h/db", "mysql:// is not a history database"),
+                       ("postgresql+psycopg2://u@h/db", "psycopg 2 is not supported"),
+                       ("postgresql://u:Pw9@h", "names no database")):
+        with pytest.raises(UsageError, match="--zbench-history") as error:
+            build(tmp_path, history=bad)
+        assert match in str(error.value) and "Pw9" not in str(error.value)

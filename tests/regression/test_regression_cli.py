@@ -1,4 +1,5 @@
-"""`zbench history` and `zbench calibrate --from-history` on a seeded history file."""
+"""`zbench history`, `zbench history export/import` and `zbench calibrate --from-history` on a seeded
+history, a SQLite file and a PostgreSQL database alike."""
 
 from __future__ import annotations
 
@@ -7,9 +8,16 @@ import sys
 
 import numpy as np
 import pytest
+from history_rows import table_rows
 
 from pytest_zbench.cli import main
-from pytest_zbench.regression.history import History, RunInfo, SceneRecord
+from pytest_zbench.regression.history import (
+    Calibration,
+    History,
+    RunInfo,
+    SceneKey,
+    SceneRecord,
+)
 
 ENV = {"gpu": {"gl_renderer": "VC4 V3D 2.1"}}
 
@@ -21,8 +29,8 @@ def launches(level: float, seed: int, n: int = 5) -> list[dict]:
 
 
 @pytest.fixture
-def seeded(tmp_path):
-    path = tmp_path / "history.sqlite"
+def seeded(history_url):
+    path = history_url
     with History(path) as history:
         for day in range(1, 17):
             env = ENV if day < 13 else {"gpu": {"gl_renderer": "VC4 V3D 2.2"}}
@@ -36,6 +44,22 @@ def seeded(tmp_path):
                            kind="calibration")
             history.record(info, [SceneRecord("fill.alpha.x4", {"layers": 4}, "paced", None, launches(5.0, 50 + i))])
     return path
+
+
+def fill_more(path: str) -> None:
+    """Rows of every kind the seeded history lacks: raw samples, an A/B run from another host, a scene
+    summary, a timer_query gpu source beside the NULL ones, a stored calibration."""
+    with History(path) as history:
+        rng = np.random.default_rng(5)
+        info = RunInfo("nexus7", "gles2", "ffff", True, {"gpu": {"gl_renderer": "Adreno"}},
+                       started_utc="2026-11-01T10:00:00.5Z", kind="ab", host="runner-7")
+        history.record(info, [SceneRecord("fill.alpha.x4", {"layers": 4}, "paced", "timer_query",
+                                          launches(4.0, 1, 3), [{"cpu_ms": rng.lognormal(1, 0.2, 50),
+                                                                 "counter.draw_calls": np.ones(50)}] * 3,
+                                          {"frame_ms": {"p50": 16.7}})])
+        key = SceneKey("pi3b", "gles2", "fill.alpha.x4", history.scene_keys()[0].params_hash, "paced", None)
+        history.save_calibration(Calibration(key, "cpu_ms.p50", 0.0123456789, 10, {5: 0.2, 10: None}, 0.05, 0.8,
+                                             "sim", "b", "fp", ("r1", "r2"), created_utc="2026-11-02T00:00:00Z"))
 
 
 def test_history_prints_series_with_change_points(seeded, capsys):
@@ -62,8 +86,64 @@ def test_history_without_a_database_is_a_usage_error(tmp_path, capsys):
     assert not (tmp_path / "missing.sqlite").exists()
 
 
+def test_history_of_an_unreachable_server_fails_without_the_password(postgres, capsys):
+    url = postgres.url("no_such_database", password="Sh0wn-nowhere")
+    assert main(["history", "--history", url]) == 1
+    err = capsys.readouterr().err
+    assert f"zbench history: history postgresql+psycopg://zbench@127.0.0.1:{postgres.port}/no_such_database" in err
+    assert 'database "no_such_database" does not exist' in err and "Sh0wn" not in err
+
+
+def test_history_url_from_the_environment(postgres, pg_database, monkeypatch, capsys):
+    with History(postgres.url(pg_database)) as history:
+        history.record(RunInfo("pi3b", "gles2", "b", environment=ENV),
+                       [SceneRecord("text.labels", {}, "paced", None, launches(3.0, 1))])
+    monkeypatch.setenv("ZBENCH_HISTORY_URL", postgres.url(pg_database))
+    assert main(["history"]) == 0
+    assert "text.labels on pi3b/gles2" in capsys.readouterr().out
+
+
+def test_export_and_import_move_a_history_without_loss(seeded, tmp_path, postgres, capsys):
+    """SQLite -> PostgreSQL -> SQLite, or PostgreSQL -> SQLite -> PostgreSQL: every row of every table arrives."""
+    fill_more(seeded)
+    exported = tmp_path / "exported.sqlite"
+    assert main(["history", "export", str(exported), "--history", seeded]) == 0
+    out = capsys.readouterr().out
+    assert "exported: 19 run(s), 35 scene(s), 173 launch(es) and 1 calibration(s) copied" in out
+    other = postgres.url(postgres.create_database()) if seeded.endswith(".sqlite") else str(tmp_path / "back.sqlite")
+    assert main(["history", "import", str(exported), "--history", other]) == 0
+    assert "imported: 19 run(s)" in capsys.readouterr().out
+    with History(seeded) as a, History(exported) as b, History(other) as c:
+        rows = table_rows(a)
+        assert rows == table_rows(b) == table_rows(c)
+        assert {name: len(r) for name, r in rows.items()} == {"runs": 19, "scenes": 35, "launches": 173,
+                                                             "calibrations": 1}
+        ab_key = c.scene_keys(kinds=("ab",))[0]
+        (run,) = c.runs_of(ab_key, kinds=("ab",))
+        assert run.host == "runner-7" and run.dirty is True and run.started_utc == "2026-11-01T10:00:00.5Z"
+        np.testing.assert_array_equal(c.samples(run.scene_row)[0]["counter.draw_calls"], np.ones(50))
+
+    # Importing again adds nothing and says so; the target is unchanged.
+    assert main(["history", "import", str(exported), "--history", other]) == 0
+    assert ("imported: 0 run(s), 0 scene(s), 0 launch(es) and 0 calibration(s) copied; already there, left as "
+            "they were: 19 run(s), 35 scene(s), 1 calibration(s)") in capsys.readouterr().out
+    with History(seeded) as a, History(other) as c:
+        assert table_rows(a) == table_rows(c)
+
+
+def test_export_refuses_to_overwrite_and_import_needs_a_file(seeded, tmp_path, capsys):
+    existing = tmp_path / "there.sqlite"
+    existing.write_bytes(b"")
+    assert main(["history", "export", str(existing), "--history", seeded]) == 2
+    assert "exists; export writes a new file" in capsys.readouterr().err
+    assert main(["history", "import", str(tmp_path / "missing.sqlite"), "--history", seeded]) == 2
+    assert "no history database at" in capsys.readouterr().err
+    assert main(["history", "export", "--history", seeded]) == 2
+    assert "give the FILE to export to" in capsys.readouterr().err
+
+
 def test_module_entry_point(seeded):
-    done = subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "history", "--history", str(seeded),
+    done = subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "history", "--history", seeded,
                            "--metric", "cpu_ms.p95"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "cpu_ms.p95" in done.stdout and "change point: run #9" in done.stdout

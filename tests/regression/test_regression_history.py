@@ -1,4 +1,5 @@
-"""The run history: round trip, comparable-run selection, fingerprints, and concurrent writers."""
+"""The run history, against SQLite and PostgreSQL alike: round trip, comparable-run selection, fingerprints,
+concurrent writers, the schema's versions, and faults mid-write."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import sqlite3
 
 import numpy as np
 import pytest
+from history_rows import count
+from sqlalchemy import func, select
 
+from pytest_zbench.regression import store
 from pytest_zbench.regression.baseline import judge_against_history
 from pytest_zbench.regression.history import (
     Calibration,
@@ -50,8 +54,8 @@ def run(day: int, *, device: str = "pi3b", backend: str = "gles2", build: str | 
 
 
 @pytest.fixture
-def history(tmp_path):
-    with History(tmp_path / "history.sqlite") as h:
+def history(history_url):
+    with History(history_url) as h:
         yield h
 
 
@@ -59,7 +63,7 @@ def key_of(record: SceneRecord, info: RunInfo) -> SceneKey:
     return record.key(info)
 
 
-def test_round_trip_keeps_summaries_samples_and_environment(history, tmp_path):
+def test_round_trip_keeps_summaries_samples_and_environment(history):
     info, record = run(1), scene(samples=True, seed=3)
     history.record(info, [record])
     window = history.comparable(key_of(record, info))
@@ -72,7 +76,9 @@ def test_round_trip_keeps_summaries_samples_and_environment(history, tmp_path):
     for got, sent in zip(samples, record.samples):
         np.testing.assert_array_equal(got["cpu_ms"], sent["cpu_ms"])
         np.testing.assert_array_equal(got["interval_ms"], sent["interval_ms"])
-    assert (tmp_path / "history.sqlite").stat().st_size < 5 * 600 * 8 * 2  # compressed, not raw text
+    stored_bytes = history.store.read(lambda conn: conn.execute(
+        select(func.sum(func.length(store.launches.c.samples)))).scalar())
+    assert stored_bytes < 5 * 600 * 8 * 2 * 0.8  # compressed float64, not text
 
 
 def test_launch_samples_objects_are_stored_by_array(history):
@@ -199,7 +205,16 @@ def test_judge_against_history(history):
     assert damped.verdict.by_metric()["cpu_ms.p50"].verdict != "regressed"
 
 
-def test_newer_schema_is_refused(tmp_path):
+def test_newer_schema_is_refused(history_url):
+    History(history_url).close()
+    with History(history_url) as h:
+        h.store.write(lambda conn: conn.execute(store.schema_info.update().values(version=99)))
+    with pytest.raises(HistoryError, match=r"written by a newer pytest-zbench \(schema 99, this one reads up to 2\)"):
+        History(history_url)
+
+
+def test_newer_schema_in_user_version_is_refused(tmp_path):
+    """What schema 1 kept (SQLite's user_version) is still read: a file a newer version stamped there is refused."""
     path = tmp_path / "h.sqlite"
     History(path).close()
     conn = sqlite3.connect(path)
@@ -209,14 +224,15 @@ def test_newer_schema_is_refused(tmp_path):
         History(path)
 
 
-def test_wal_mode(history):
-    assert history._conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+def test_wal_mode(tmp_path):
+    with History(tmp_path / "h.sqlite") as history, history.store.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
 
 
-def _writer(path: str, worker: int, shared_run_id: str, count: int, start=None) -> None:  # type: ignore[no-untyped-def]
-    with History(path, timeout_s=10) as h:
-        if start is not None:
-            start.wait()  # every writer opened, then all write at once
+def _writer(location: str, worker: int, shared_run_id: str, count: int, start=None) -> None:  # type: ignore[no-untyped-def]
+    if start is not None:
+        start.wait()  # all open the (new, empty) database at once, then all write at once
+    with History(location, timeout_s=10) as h:
         shared = RunInfo("pi3b", "gles2", "shared", False, ENV, run_id=shared_run_id,
                          started_utc="2026-10-20T10:00:00Z")
         for i in range(count):
@@ -227,25 +243,24 @@ def _writer(path: str, worker: int, shared_run_id: str, count: int, start=None) 
             h.record(shared, [scene(5.0, scene_id=f"scene.w{worker}.{i}", n=2, seed=i)])
 
 
-def test_concurrent_writers_lose_nothing(tmp_path):
-    path = str(tmp_path / "history.sqlite")
-    History(path).close()
-    workers, count = 4, 40
+def test_concurrent_writers_lose_nothing(history_url):
+    workers, count_each = 4, 40
     # fork where it exists (fast); no connection is open in this process when the writers start
     ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     start = ctx.Barrier(workers)
-    procs = [ctx.Process(target=_writer, args=(path, w, "shared-run", count, start)) for w in range(workers)]
+    procs = [ctx.Process(target=_writer, args=(history_url, w, "shared-run", count_each, start))
+             for w in range(workers)]
     for p in procs:
         p.start()
     for p in procs:
         p.join(120)
     assert [p.exitcode for p in procs] == [0] * workers  # a "database is locked" would exit 1
-    with History(path) as h:
+    with History(history_url) as h:
         key = scene().key(RunInfo("pi3b", "gles2", "x", environment=ENV))
-        assert len(h.comparable(key, window=1000).runs) == workers * count
-        assert len(h.scene_keys()) == 1 + workers * count
-        shared = h._conn.execute("SELECT COUNT(*) FROM scenes WHERE run_id = 'shared-run'").fetchone()[0]
-        assert shared == workers * count
-        assert h._conn.execute("SELECT COUNT(*) FROM runs WHERE run_id = 'shared-run'").fetchone()[0] == 1
-        blobs = h._conn.execute("SELECT COUNT(*) FROM launches WHERE samples IS NOT NULL").fetchone()[0]
-        assert blobs == workers * count * 3
+        assert len(h.comparable(key, window=1000).runs) == workers * count_each
+        assert len(h.scene_keys()) == 1 + workers * count_each
+        assert count(h, store.scenes, store.scenes.c.run_id == "shared-run") == workers * count_each
+        assert count(h, store.runs, store.runs.c.run_id == "shared-run") == 1
+        assert count(h, store.runs) == 1 + workers * count_each
+        assert count(h, store.launches, store.launches.c.samples.is_not(None)) == workers * count_each * 3
+        assert count(h, store.launches) == workers * count_each * 3 + workers * count_each * 2
