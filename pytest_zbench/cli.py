@@ -4,17 +4,18 @@ device's runner, run a device lab's CI.
     zbench history [--history PATH|URL] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
     zbench history export FILE [--history PATH|URL]     copy the history into FILE (a new SQLite file)
     zbench history import FILE [--history PATH|URL]     copy FILE's runs into the history
-    zbench calibrate --device NAME [--history PATH|URL] [--runs N] [-k EXPR] [--from-history]
+    zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [-k EXPR] [--from-history]
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else
 .zbench/history.sqlite.
 
-`calibrate` runs A/A launches through pytest itself (`pytest --zbench-device=NAME --zbench-runs=N
+`calibrate` runs A/A sessions through pytest itself (S times `pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
-scene's noise floor from those runs (regression.calibrate.calibrate_from_runs) and stores it in the history,
-where the regression gate picks it up. `--from-history` skips the pytest step and uses A/A runs already there.
+scene's within- and between-session spread from those runs (regression.calibrate.calibrate_from_runs) and
+stores the figures in the history. The gate uses the A/A sessions themselves for its between-session spread.
+`--from-history` skips the pytest step and uses A/A runs already there.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .regression.config import DEFAULT_ALPHA
 from .regression.gate import GATING_METRICS, GateConfig
 from .regression.location import HISTORY_ENV, HistoryLocation, parse_location
 
@@ -66,20 +68,23 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--sig-level", type=float, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
 
-    calibrate = commands.add_parser("calibrate", help="run A/A launches on a device and store its noise floor")
+    calibrate = commands.add_parser("calibrate", help="run A/A sessions on a device and store its spreads")
     calibrate.add_argument("--device", required=True, metavar="NAME", help="device from devices.yaml (required)")
     calibrate.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     calibrate.add_argument("--runs", type=int, default=10, metavar="N",
-                           help="A/A launches per scene (default: 10)")
+                           help="A/A launches per scene and session (default: 10)")
+    calibrate.add_argument("--sessions", type=int, default=3, metavar="S",
+                           help="A/A pytest sessions; two or more show the between-session spread (default: 3)")
     calibrate.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression selecting scenes")
     calibrate.add_argument("--scene", action="append", metavar="ID",
                            help="calibrate only this scene id (repeatable; default: every scene with A/A runs)")
     calibrate.add_argument("--from-history", action="store_true",
                            help="do not run pytest; calibrate from A/A runs already in the history")
     calibrate.add_argument("--launches", default="5,10", metavar="N,N",
-                           help="launches per side to report the minimum detectable effect for (default: 5,10)")
+                           help="candidate launches to report the minimum detectable effect for (default: 5,10)")
     calibrate.add_argument("--power", type=float, default=0.8, help="power for the MDE (default: 0.8)")
-    calibrate.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    calibrate.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+                           help=f"the scene's false-alarm rate (default: {DEFAULT_ALPHA})")
 
     check = commands.add_parser("check-runner", help="run the conformance checks against a device's runner",
                                 description="Launch the device's runner through its transport with small jobs "
@@ -264,15 +269,19 @@ def _calibrate(args: argparse.Namespace) -> int:
     if args.runs < 2:
         print("zbench calibrate: --runs must be at least 2 (a spread needs two launches)", file=sys.stderr)
         return EXIT_USAGE
+    if args.sessions < 1:
+        print("zbench calibrate: --sessions must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
     if not args.from_history:
-        status = _run_aa(args)
-        if status == PYTEST_USAGE_ERROR:
-            print("zbench calibrate: pytest rejected the calibration options; the installed plugin needs "
-                  "--zbench-calibrate and --zbench-history (or use --from-history)", file=sys.stderr)
-            return EXIT_FAILED
-        if status not in (0, 1):  # 1 = some tests failed, the A/A launches that ran are still recorded
-            print(f"zbench calibrate: pytest exited with {status}; calibrating from what was recorded",
-                  file=sys.stderr)
+        for session in range(args.sessions):
+            status = _run_aa(args, session)
+            if status == PYTEST_USAGE_ERROR:
+                print("zbench calibrate: pytest rejected the calibration options; the installed plugin needs "
+                      "--zbench-calibrate and --zbench-history (or use --from-history)", file=sys.stderr)
+                return EXIT_FAILED
+            if status not in (0, 1):  # 1 = some tests failed, the A/A launches that ran are still recorded
+                print(f"zbench calibrate: pytest exited with {status}; calibrating from what was recorded",
+                      file=sys.stderr)
     location = _location("calibrate", args.history)
     if location is None:
         return EXIT_FAILED
@@ -290,7 +299,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK if report.calibrations else EXIT_FAILED
 
 
-def _run_aa(args: argparse.Namespace) -> int:
+def _run_aa(args: argparse.Namespace, session: int) -> int:
     command = [sys.executable, "-m", "pytest", f"--zbench-device={args.device}", f"--zbench-runs={args.runs}",
                "--zbench-calibrate"]
     env = dict(os.environ)
@@ -304,7 +313,7 @@ def _run_aa(args: argparse.Namespace) -> int:
         command.append(f"--zbench-history={args.history}")
     if args.keyword:
         command += ["-k", args.keyword]
-    print("running A/A launches: " + " ".join(command), flush=True)
+    print(f"running A/A session {session + 1} of {args.sessions}: " + " ".join(command), flush=True)
     return subprocess.call(command, env=env)
 
 

@@ -38,6 +38,7 @@ from .protocol.display_list import (
     ValueKind,
 )
 from .protocol.limits import MAX_OPS
+from .regression.config import GATE_METRIC
 from .units import Axis, Length, parse_length
 from .yaml_loader import load_yaml
 
@@ -47,7 +48,9 @@ PARAM_RE = re.compile(r"[a-z_][a-z0-9_]*")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 COLOR_RE = re.compile(r"#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?")
 FILE_KEYS = ("family", "description", "defaults", "scenes")
-SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance")
+SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate")
+# A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
+GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
 SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
 # `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
@@ -55,6 +58,17 @@ MAX_UNROLL = 64
 # Scene cases of one corpus (every file of the scenes folder): each becomes a perf and a golden test per
 # device, and collection expands every one, deselected or not.
 MAX_CASES = 10_000
+
+
+@dataclass(frozen=True)
+class GateOverride:
+    """A scene file's `gate:` settings; None keeps the command line's (or the default) for that setting."""
+
+    threshold: float | None = None
+    metrics: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "metrics": None if self.metrics is None else list(self.metrics)}
 
 
 @dataclass(frozen=True)
@@ -73,6 +87,7 @@ class SceneCase:
     description: str
     # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
     ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    gate: GateOverride | None = None
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -249,6 +264,7 @@ class _Settings:
     mode: str | None = None
     capture: tuple[int, ...] | None = None  # None: chosen from the scene's animations (_auto_capture)
     tolerance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gate: GateOverride | None = None
 
 
 def _expand_scene(raw: Any, index: int, path: Path, family: str, file_description: str, defaults: _Settings,
@@ -288,6 +304,7 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             tolerance=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in settings.tolerance.items()}),
             description=_substitute(description, values, case_where.at("description")),
             ops=ops,
+            gate=settings.gate,
         ))
     return cases
 
@@ -379,7 +396,36 @@ def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settin
         except ToleranceError as exc:
             raise where.at("tolerance").at(exc.key).error(str(exc)) from None
         settings = replace(settings, tolerance=tolerance)
+    if "gate" in raw:
+        settings = replace(settings, gate=_gate(raw["gate"], settings.gate, where.at("gate")))
     return settings
+
+
+def _gate(raw: Any, base: GateOverride | None, where: _Where) -> GateOverride:
+    """`gate: {threshold: 0.25, metrics: [cpu_ms.p50, jank_share]}`: a scene's own bar and gated metrics, over
+    the defaults' (a key left out keeps the defaults' value, then the command line's)."""
+    gate = _mapping(raw, where)
+    _check_keys(gate, GATE_KEYS, (), where, "gate")
+    out = base or GateOverride()
+    if "threshold" in gate:
+        threshold = gate["threshold"]
+        if not (_number(threshold) and 0 <= threshold < math.inf):
+            raise where.at("threshold").error(f"threshold must be a slowdown ratio >= 0 such as 0.25 (25 %), "
+                                              f"got {threshold!r}")
+        out = replace(out, threshold=float(threshold))
+    if "metrics" in gate:
+        metrics = gate["metrics"]
+        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+            raise where.at("metrics").error(f"metrics must be a non-empty list of gate metrics such as "
+                                            f"[cpu_ms.p50, jank_share], got {metrics!r}")
+        bad = [m for m in metrics if not GATE_METRIC.fullmatch(m)]
+        if bad:
+            raise where.at("metrics").error(f"{', '.join(map(repr, bad))} is not a gate metric: give statistics "
+                                            "such as cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share")
+        if len(set(metrics)) != len(metrics):
+            raise where.at("metrics").error(f"metrics names a metric twice: {metrics!r}")
+        out = replace(out, metrics=tuple(metrics))
+    return out
 
 
 def _capture(raw: Any, where: _Where) -> tuple[int, ...]:

@@ -11,8 +11,8 @@ from typing import Any, Literal, get_args
 
 from .errors import UsageError
 from .protocol import MODES
+from .regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
-from .regression.config import DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 from .regression.location import HISTORY_ENV, HistoryLocation, parse_location, postgres_driver_missing
 
@@ -73,12 +73,14 @@ OPTIONS: tuple[Option, ...] = (
            "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
            "none (no gate), or the path of an earlier run.json (default: history)", "history"),
     Option("threshold", "--zbench-threshold", "zbench_threshold",
-           f"smallest slowdown the gate calls a regression, whatever the noise (default: {DEFAULT_THRESHOLD})",
-           DEFAULT_THRESHOLD, float),
+           "smallest slowdown the gate calls a regression, whatever the noise; a scene file's gate: threshold "
+           f"wins (default: {DEFAULT_THRESHOLD} against a history or run.json, {DEFAULT_AB_THRESHOLD} in A/B, "
+           "where interleaving cancels session offsets)", None, float),
     Option("gate_metrics", "--zbench-gate-metrics", "zbench_gate_metrics",
-           "per-launch statistics the gate judges, comma separated; a tail metric (p95) varies between sessions "
-           f"on a shared host, gate p50 there (default: {','.join(DEFAULT_GATE_METRICS)})",
-           ",".join(DEFAULT_GATE_METRICS)),
+           "per-launch statistics the gate judges, comma separated, tested together as one family (the scene's "
+           "false-alarm rate is what alpha 0.01 controls); a scene file's gate: metrics wins "
+           f"(default: {','.join(DEFAULT_GATE_METRICS)} against a history or run.json; A/B adds "
+           f"{','.join(m for m in AB_GATING_METRICS if m not in DEFAULT_GATE_METRICS)})", None),
     Option("ab", "--zbench-ab", "zbench_ab",
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
@@ -107,8 +109,8 @@ class Settings:
     history: HistoryLocation = HistoryLocation.file(DEFAULT_HISTORY)  # str() has no password
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
-    threshold: float = DEFAULT_THRESHOLD
-    gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
+    threshold: float | None = None  # None: the mode's default (regression/config.py)
+    gate_metrics: tuple[str, ...] | None = None  # None: the mode's default (regression/config.py)
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
@@ -177,7 +179,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         raise UsageError(f"--zbench-scenes (ini zbench_scenes): {scenes_dir} is not a folder; give the folder "
                          "that holds the scene files (*.yaml)")
 
-    if not 0 <= values["threshold"] < math.inf:
+    if values["threshold"] is not None and not 0 <= values["threshold"] < math.inf:
         raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
     baseline = str(values["baseline"])
     baseline_file = None
@@ -187,9 +189,10 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
             raise UsageError(f"--zbench-baseline: {baseline_file} is not a file; give history, none, or the "
                              "path of an earlier run.json")
         baseline = "file"
-    gate_metrics = tuple(m.strip() for m in str(values["gate_metrics"]).split(",") if m.strip())
-    bad = [m for m in gate_metrics if not GATE_METRIC.fullmatch(m)]
-    if bad or not gate_metrics:
+    gate_metrics = (None if values["gate_metrics"] is None else
+                    tuple(m.strip() for m in str(values["gate_metrics"]).split(",") if m.strip()))
+    bad = [m for m in gate_metrics or () if not GATE_METRIC.fullmatch(m)]
+    if bad or gate_metrics == ():
         raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
                          "cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share, comma separated")
     try:

@@ -362,3 +362,46 @@ def test_corpus_tolerances_are_accepted_by_the_golden_module(corpus):
         validate_tolerances(case.tolerance)
     assert corpus["shadow.blur8"].tolerance == {
         "gles2": {"max_delta": 4, "cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2%"}}}}
+
+
+# --- a scene's own gate settings -------------------------------------------------------------------------------
+
+def test_gate_settings_merge_defaults_with_the_scene(tmp_path):
+    path = write(tmp_path, """\
+        family: demo
+        defaults:
+          gate: {threshold: 0.3}
+        scenes:
+          - id: demo.a
+            gate: {metrics: [cpu_ms.p50, jank_share]}
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+          - id: demo.b
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+          - id: demo.c
+            gate: {threshold: 0}
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+    """)
+    a, b, c = load_scene_file(path)
+    assert (a.gate.threshold, a.gate.metrics) == (0.3, ("cpu_ms.p50", "jank_share"))
+    assert (b.gate.threshold, b.gate.metrics) == (0.3, None)
+    assert c.gate.threshold == 0.0 and c.gate.to_json() == {"threshold": 0.0, "metrics": None}
+    (plain,) = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.plain"), "plain.yaml"))
+    assert plain.gate is None
+
+
+@pytest.mark.parametrize("gate, key, phrase", [
+    ("{threshold: -0.1}", "gate.threshold", "slowdown ratio >= 0"),
+    ("{threshold: fast}", "gate.threshold", "slowdown ratio >= 0"),
+    ("{metrics: cpu_ms.p50}", "gate.metrics", "non-empty list"),
+    ("{metrics: []}", "gate.metrics", "non-empty list"),
+    ("{metrics: [cpu_ms.p51]}", "gate.metrics", "'cpu_ms.p51' is not a gate metric"),
+    ("{metrics: [jank_share, jank_share]}", "gate.metrics", "names a metric twice"),
+    ("{bar: 0.2}", "gate.bar", "unknown key 'bar' in gate"),
+    ("0.2", "gate", "mapping"),
+])
+def test_gate_mistakes_name_the_file_scene_and_key(tmp_path, gate, key, phrase):
+    path = write(tmp_path, scene_file(RECT, f"    gate: {gate}\n"))
+    with pytest.raises(SceneError) as caught:
+        load_scene_file(path)
+    assert (caught.value.scene, caught.value.key) == ("demo.bad", key)
+    assert phrase in str(caught.value) and str(path) in str(caught.value)

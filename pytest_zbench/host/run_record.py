@@ -16,6 +16,7 @@ from typing import Any, Literal, TypedDict
 
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
+from .launch_flags import flagged_launches
 from .measure import SceneMeasurement
 
 SCHEMA_VERSION = 1
@@ -74,6 +75,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         metrics.update({
             "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
             "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
+            "fps": summary.get("fps"),
         })
     timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
     present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})
@@ -93,9 +95,12 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "surface": {"width": job.scene["width"], "height": job.scene["height"]} if job else None,
         "metrics": metrics,
         "per_run_medians": summary["per_run_medians"] if summary else {},
-        # Each launch carries the verdict too, so the regression gate skips gpu_ms it must not trust.
-        "per_run": ([dict(run, gpu_valid=False) for run in summary["per_run"]] if gpu_valid is False
-                    else summary["per_run"]) if summary else [],
+        # Each launch carries the verdict too, so the regression gate skips gpu_ms it must not trust, and the
+        # conditions around it (throttled: measured while the device reported throttling).
+        "per_run": ([dict(run, gpu_valid=False) for run in flagged_launches(m, summary["per_run"])]
+                    if gpu_valid is False else flagged_launches(m, summary["per_run"])) if summary else [],
+        "throttled_runs": sum(1 for run in flagged_launches(m, summary["per_run"]) if run.get("throttled"))
+        if summary else 0,
         "cold": summary["cold"] if summary else {},
         "gpu_source": summary["gpu_source"] if summary else None,
         "gpu_timer": gpu_timer_counts(m),

@@ -21,7 +21,7 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         runs = f"{entry.get('complete_runs', entry['runs'])}/{entry['runs']}"
         rows.append((
             entry["device"], entry["id"], runs,
-            _ms(frame.get("p50")), _ms(frame.get("p95")), _ms(frame.get("p99")),
+            _ms(frame.get("p50")), _ms(frame.get("p95")), _tail(frame, "p99"),
             _ms(cpu.get("p50")), "untrusted" if entry.get("gpu_valid") is False else _ms(gpu.get("p50")),
             "-" if share is None else f"{metrics.get('jank', 0)} ({share:.1%})",
             _regression(entry.get("regression")),
@@ -30,6 +30,8 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         ))
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(COLUMNS))]
     lines = ["  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
+    if any("p99" in ((e.get("metrics") or {}).get("frame_ms") or {}).get("unreliable", []) for e in scenes):
+        lines.append("~ p99 from fewer than 100 frames per launch: one or two frames, not a distribution's tail")
     for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
         check = ((devices or {}).get(name, {}).get("gpu") or {}).get("timer_check") or {}
         lines.append(f"gpu_ms of {name} not shown: its GPU time source failed the timer check "
@@ -48,6 +50,12 @@ def _regression(section: dict[str, Any] | None) -> str:
     effects = {m["metric"]: m.get("effect") for m in section.get("metrics", [])}
     effect = effects.get("cpu_ms.p50")
     return str(section["verdict"]) + ("" if effect is None else f" {effect:.2f}x")
+
+
+def _tail(distribution: dict[str, Any], name: str) -> str:
+    """A tail percentile, `~` in front when too few frames per launch stand behind it (stats.RELIABLE_FROM)."""
+    shown = _ms(distribution.get(name))
+    return f"~{shown}" if shown != "-" and name in distribution.get("unreliable", []) else shown
 
 
 def _ms(value: float | None) -> str:

@@ -127,6 +127,9 @@ class Job:
     scene: dict[str, Any]
     complexity: tuple[float, ...] | None = None
     protocol: int = PROTOCOL_VERSION
+    # Optional: the GPU time source this job must use (the host's timer check asks for finish_bracket beside a
+    # timer query to check its coverage); None = the runner's own choice. A runner without it ignores the key.
+    gpu_timer: GpuSource | None = None
 
     @property
     def total_frames(self) -> int:
@@ -136,6 +139,8 @@ class Job:
         out = asdict(self)
         out["capture"] = list(self.capture)
         out["complexity"] = list(self.complexity) if self.complexity is not None else None
+        if self.gpu_timer is None:
+            del out["gpu_timer"]  # the v1 job as before, for runners that check their keys
         return out
 
     def to_json(self) -> str:
@@ -182,6 +187,7 @@ class Job:
         if not refresh > 0:
             raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
         _raise_on_schema_violations("job", raw, "job")
+        gpu_timer = raw.get("gpu_timer")  # one of GPU_SOURCES or absent: the schema checks it
         return cls(
             backend=need("backend", str),
             mode=mode,
@@ -192,6 +198,7 @@ class Job:
             seed=need("seed", int),
             scene=scene,
             complexity=complexity,
+            gpu_timer=gpu_timer,
         )
 
     @classmethod

@@ -250,7 +250,7 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
         print(f"run: bad job {job_path}: key 'backend': {job.backend!r} is not one of {sorted(BACKENDS)}", file=err)
         return EXIT_USAGE
     try:
-        backend = open_backend(job.backend)
+        backend = open_backend(job.backend, timer=job.gpu_timer)
     except Exception as exc:  # BackendUnavailable, or a driver failing in a way its backend did not foresee
         print(f"run: backend {job.backend!r} cannot start: {exc}", file=err)
         return EXIT_FAILED

@@ -19,8 +19,8 @@ def build(root: Path, calibrate: bool = False, **cli):
 def test_defaults(tmp_path):
     s = build(tmp_path)
     assert s.history.kind == "sqlite" and s.history.path == tmp_path / ".zbench" / "history.sqlite"
-    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, 0.15, None, False)
-    assert s.gate_metrics == DEFAULT_GATE_METRICS == GATING_METRICS
+    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, None, None, False)
+    assert s.gate_metrics is None and DEFAULT_GATE_METRICS == GATING_METRICS  # None: the mode's default
 
 
 def test_baseline_is_a_keyword_or_an_existing_run_json(tmp_path):

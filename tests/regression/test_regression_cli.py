@@ -163,7 +163,8 @@ def test_module_entry_point(seeded):
 def test_calibrate_from_history(seeded, capsys):
     assert main(["calibrate", "--device", "pi3b", "--history", str(seeded), "--from-history"]) == 0
     out = capsys.readouterr().out
-    assert "fill.alpha.x4 on pi3b/gles2" in out and "noise floor" in out and "from 10 A/A launches" in out
+    assert "fill.alpha.x4 on pi3b/gles2" in out and "within-session launch spread" in out
+    assert "from 10 A/A launches" in out and "2 A/A session(s); between-session spread" in out
     assert "calibration(s) stored" in out
     with History(seeded) as history:
         key = history.scene_keys(kinds=("calibration",))[0]

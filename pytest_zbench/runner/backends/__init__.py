@@ -19,6 +19,7 @@ it makes the surface, flushes, times and reads back.
 from __future__ import annotations
 
 import importlib
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -109,15 +110,28 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def open_backend(name: str) -> Backend:
-    """Create the backend called `name`; raise KeyError for an unknown name, BackendUnavailable otherwise."""
+def open_backend(name: str, *, timer: str | None = None) -> Backend:
+    """Create the backend called `name`; raise KeyError for an unknown name, BackendUnavailable otherwise.
+
+    `timer`: the GPU time source a job asks for (Job.gpu_timer). A backend without GPU timing serves only
+    "none"; asking it for a GPU source makes it unavailable, with that reason."""
     target = BACKENDS[name]
     module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise BackendUnavailable(f"backend {name!r} cannot be loaded: {exc}") from exc
-    backend: Backend = getattr(module, class_name)()
+    cls = getattr(module, class_name)
+    if timer is None:
+        backend: Backend = cls()
+    elif "timer" in inspect.signature(cls).parameters:
+        backend = cls(timer=timer)
+    else:
+        backend = cls()
+        if timer != backend.timer_source:
+            backend.close()
+            raise BackendUnavailable(f"backend {name!r} has no GPU time source {timer!r} (it times with "
+                                     f"{backend.timer_source!r})")
     return backend
 
 
