@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import DeviceError, DeviceQuarantined, SceneError
-from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY, SESSION_KEY
+from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY
 from .terminal import terminal_progress
 
 if TYPE_CHECKING:
@@ -25,8 +25,11 @@ if TYPE_CHECKING:
 
 @pytest.fixture(scope="session")
 def zbench_session(request: pytest.FixtureRequest) -> Iterator[HostSession]:
-    """The host session: devices opened on first use and closed at the end of the session."""
-    host = request.config.stash[SESSION_KEY].open_host()
+    """The host session: devices opened on first use and closed at the end of the session. In a project that
+    did not otherwise ask for zbench, the first test that uses a zbench fixture activates the plugin."""
+    from .options import activate
+
+    host = activate(request.config).open_host()
     host.progress = terminal_progress(request.config)
     yield host
     host.close()
