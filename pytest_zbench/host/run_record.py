@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from ..files import give_default_mode
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
 from .measure import SceneMeasurement
@@ -257,6 +258,7 @@ def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        give_default_mode(fd)  # readable by the group as any other artifact, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(document, handle, indent=2, sort_keys=False, allow_nan=False)
             handle.write("\n")

@@ -3,6 +3,7 @@ artifacts are) and GitHub annotations. The live progress is plugin/progress.py."
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -45,10 +46,10 @@ def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
         return
     from ..host.goldens import unused_goldens, written_goldens
 
-    written = written_goldens(host.record.scenes)
+    written = written_goldens(host.record.scenes)  # relative to the results folder, as in run.json
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")
     for written_path in written:
-        terminalreporter.write_line(f"  {written_path}")
+        terminalreporter.write_line(f"  {os.path.normpath(settings.results / written_path)}")
     unused = unused_goldens(settings, plugin.inventory, host.record.devices)
     if unused:
         terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")
