@@ -118,6 +118,9 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
             )
+            if check.status in ("missing", "written") and capture is not None and not check.artifacts:
+                # The capture itself, for review in the report before it is recorded (docs/report.md).
+                check.artifacts = {"actual": str(capture)}
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:
