@@ -7,6 +7,8 @@ device's runner, run a device lab's CI.
     zbench calibrate --device NAME [--history PATH|URL] [--runs N] [--frames N] [--warmup N] [-k EXPR]
                      [--results DIR] [--from-history]
     zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
+    zbench compare A.json B.json                        B judged against A, scene by scene (exit 1: regressed)
+    zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
 
@@ -114,6 +116,21 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("run", metavar="RUN.json", help="a run.json inside its results folder")
     report.add_argument("--out", metavar="FILE", help="where the report goes (default: report.html beside RUN.json)")
 
+    compare = commands.add_parser("compare", help="two run.json side by side, B judged against A",
+                                  description="Every scene both runs measured, B (the candidate) judged against A "
+                                              "by the regression gate as --zbench-baseline=A.json would; exit 1 "
+                                              "when a scene regressed.")
+    compare.add_argument("a", metavar="A.json", help="the baseline run.json")
+    compare.add_argument("b", metavar="B.json", help="the candidate run.json")
+    compare.add_argument("--threshold", type=float, default=GateConfig().threshold, metavar="FRACTION",
+                         help=f"smallest slowdown that counts (default: {GateConfig().threshold:g})")
+    compare.add_argument("-v", "--verbose", action="store_true", help="each scene's full verdict message too")
+
+    devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
+    devices.add_argument("--devices", default="devices.yaml", metavar="PATH", help="the inventory (default: devices.yaml)")
+    devices.add_argument("--device", action="append", metavar="NAME", help="only this device (repeatable)")
+    devices.add_argument("--no-probe", action="store_true", help="list the inventory without reaching any device")
+
     from .lab.commands import add_commands
 
     add_commands(commands)  # matrix, summary, leg: each sets `run`
@@ -135,6 +152,10 @@ def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "report":
         return _report(args)
+    if args.command == "compare":
+        return _compare(args)
+    if args.command == "devices":
+        return _devices(args)
     if hasattr(args, "run"):
         return int(args.run(args))
     if args.command == "history":
@@ -168,6 +189,66 @@ def _metric(text: str) -> str:
     known = f"{', '.join(f'{m}.STAT' for m in METRICS)} with STAT one of {', '.join(SERIES_STATS)}; or " \
             f"{', '.join(LAUNCH_SCALARS)}"
     raise argparse.ArgumentTypeError(f"unknown metric {text!r}: use {known}")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .regression.baseline import BaselineFileError, read_run_file
+    from .regression.compare_runs import compare_runs, lines
+
+    try:
+        a, b = read_run_file(Path(args.a)), read_run_file(Path(args.b))
+    except BaselineFileError as exc:
+        print(f"zbench compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold))
+    print(f"A: {args.a} (run {str(a.get('run_id', '?'))[:8]})   B: {args.b} (run {str(b.get('run_id', '?'))[:8]})")
+    for line in lines(result):
+        print(line)
+    if args.verbose:
+        for scene in result.scenes:
+            print(f"\n{scene.device}/{scene.scene}:\n{scene.message}")
+    return EXIT_FAILED if result.regressed else EXIT_OK
+
+
+def _devices(args: argparse.Namespace) -> int:
+    from .errors import ZbenchError
+    from .host.device import Device
+    from .inventory import load_inventory
+    from .transports import make_transport
+
+    try:
+        inventory = load_inventory(args.devices)
+        specs = [inventory.get(name) for name in args.device] if args.device else list(inventory.devices.values())
+    except ZbenchError as exc:
+        print(f"zbench devices: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{len(specs)} device(s) in {inventory.path}")
+    unreachable = 0
+    for spec in specs:
+        print(f"{spec.name}: {spec.transport}, backend {spec.backend}, runner {' '.join(spec.runner)}")
+        if args.no_probe:
+            continue
+        device = Device(spec, make_transport(spec))
+        try:
+            probe = device.probe()
+        except ZbenchError as exc:
+            unreachable += 1
+            print(f"  not reachable: {str(exc).splitlines()[0]}")
+            continue
+        finally:
+            device.close()
+        backend = probe.backends.get(spec.backend)
+        machine = f", on {probe.machine.arch}" if probe.machine else ""
+        print(f"  reachable: runner {probe.runner_name} {probe.runner_version}{machine}; backends "
+              f"{', '.join(sorted(probe.backends))}")
+        if backend is None:
+            unreachable += 1
+            print(f"  the runner does not offer backend {spec.backend}")
+        else:
+            renderer = backend.info.get("gl_renderer") or backend.info.get("renderer") or ""
+            print(f"  {spec.backend}: {len(backend.features)} feature(s), timer sources "
+                  f"{', '.join(backend.timer_sources) or 'none'}{'; ' + str(renderer) if renderer else ''}")
+    return EXIT_FAILED if unreachable else EXIT_OK
 
 
 def _report(args: argparse.Namespace) -> int:
