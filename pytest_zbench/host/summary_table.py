@@ -108,18 +108,21 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         check = (devices.get(name, {}).get("gpu") or {}).get("timer_check") or {}
         lines.append(f"gpu_ms of {name} not shown: its GPU time source failed the timer check "
                      f"({check.get('detail') or 'no detail'})")
+    out = [wrapped for line in lines for wrapped in _wrap(line, width)]
+    # Warnings stay one line each, whatever their length: each is one thing to search a CI log for.
     for _, sections in sorted(devices.items()):
         warning = (sections.get("display") or {}).get("refresh_warning")
         if warning:
-            lines.append(style(f"warning: {warning}", "yellow"))
-    return [wrapped for line in lines for wrapped in _wrap(line, width)]
+            out.append(style(f"warning: {warning}", "yellow"))
+    return out
 
 
 def _wrap(line: str, width: int) -> list[str]:
     """A note longer than the terminal on several lines; table rows (which fit already) stay as they are."""
     if len(line) <= width or "\x1b" in line:
         return [line]
-    return textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False) or [line]
+    return textwrap.wrap(line, width, subsequent_indent="  ", break_on_hyphens=False,
+                         break_long_words=False)  # a path stays whole or [line]
 
 
 def _order(entry: dict[str, Any]) -> tuple[int, str, str]:
