@@ -11,6 +11,7 @@ from browser import load, screenshot
 from PIL import Image
 from trace_format import problems
 
+from pytest_zbench.cli import main
 from pytest_zbench.host import report_charts as charts
 from pytest_zbench.host.html_report import _issues, overall, write_report
 
@@ -72,6 +73,15 @@ def test_the_report_of_a_real_session_in_a_real_browser(project, tmp_path, recor
     assert all(w > 300 and h > 100 for _, w, h in found["charts"]) and all(w > 100 for w in found["zoomed"])
     assert found["ticks"] > 5 * len(found["charts"])
     assert found["width"] <= 1300  # nothing wider than the window
+
+    # `zbench report RUN.json` makes the same page and traces again from the results folder.
+    shown = text.split("<body>", 1)[1]
+    report.unlink()
+    for trace in (project.results / "local").glob("*.trace.json"):
+        trace.unlink()
+    assert main(["report", str(project.results / "run.json")]) == 0
+    assert report.read_text().split("<body>", 1)[1] == shown
+    assert len(list((project.results / "local").glob("*.trace.json"))) == 3
 
     png = screenshot(report, project.results / "report.png", tmp_path / "profile")
     assert png.stat().st_size > 20_000

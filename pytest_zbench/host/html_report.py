@@ -328,12 +328,12 @@ def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
             out.append(f"<p class=note>{html.escape(words)} (capture not found)</p>")
     elif status == "failed" or any((frame.get(k) or {}).get("status") == "failed" for k in CROSS_KINDS):
         out.append(_bounds_in_words(frame))
-        out.append(_triage(n, artifacts, (frame.get("metrics") or {}).get("bbox"), results_dir, ""))
+        out.append(_triage(n, artifacts, (frame.get("metrics") or {}).get("bbox"), results_dir))
         for key, words in CROSS_KINDS.items():
             cross = frame.get(key) or {}
             if cross.get("status") == "failed" and cross.get("artifacts"):
                 out.append(_triage(n, cross["artifacts"], (cross.get("metrics") or {}).get("bbox"), results_dir,
-                                   f"{words} (reference set {cross.get('reference_set', '')}) "))
+                                   f"{words} ", f" (reference set {cross.get('reference_set', '')})"))
     out.append("</div>")
     return "".join(out)
 
@@ -357,10 +357,11 @@ def _bounds_in_words(frame: dict[str, Any]) -> str:
     return "<p class=words>" + "; ".join(items) + "</p>" if items else ""
 
 
-def _triage(frame: Any, artifacts: dict[str, Any], bbox: Sequence[int] | None, results_dir: Path, prefix: str) -> str:
+def _triage(frame: Any, artifacts: dict[str, Any], bbox: Sequence[int] | None, results_dir: Path, prefix: str = "",
+            suffix: str = "") -> str:
     images = {k: _inline_png(results_dir, artifacts.get(k)) for k in IMAGE_KINDS}
-    figures = [f"<figure><img src='{data}' alt='{prefix}{kind} of frame {frame}' class=triage-{kind}>"
-               f"<figcaption>frame {frame}: {html.escape(prefix + kind)}</figcaption></figure>"
+    figures = [f"<figure><img src='{data}' alt='{html.escape(prefix + kind)} of frame {frame}' class=triage-{kind}>"
+               f"<figcaption>frame {frame}: {html.escape(prefix + kind + suffix)}</figcaption></figure>"
                for kind, data in images.items() if data]
     expected, actual = images["expected"], images["actual"]
     if expected and actual:
