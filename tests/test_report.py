@@ -115,8 +115,14 @@ def test_issues_are_grouped_by_launch_and_repeats_counted():
 def test_charts_clip_cold_frames_and_mark_them():
     values = [2.0] * 99 + [960.0]
     assert charts.clip_top(values, 16.7) < 30  # the budget with room, not the cold frame
-    svg = charts.timeline([charts.Series("launch 0", values)], budget=16.7, warmup=5, y_label="cpu_ms", caption="c")
+    svg = charts.timeline([charts.Series("launch 0", values)], budget=16.7, warmup=0, y_label="cpu_ms", caption="c")
     assert svg.count("class=outlier") == 1 and "960.00 ms (above the axis)" in svg and "1 frame(s) above" in svg
+    cold = charts.timeline([charts.Series("launch 0", [280.0, 50.0] + [2.0] * 30)], budget=16.7, warmup=2,
+                           y_label="cpu_ms", caption="c")
+    assert cold.count("class=outlier") == 2  # warmup frames do not set the range either
+    many = charts.timeline([charts.Series(f"launch {k}", [1.0, 2.0], charts.COLOURS[k]) for k in range(8)],
+                           budget=None, warmup=0, y_label="cpu_ms", caption="c")
+    assert "height='234'" in many  # eight launches' legend takes two rows: the plot moves down, nothing is cut
     cdf = charts.cdf([charts.Series("launch 0", values)], budget=16.7, x_label="ms", caption="c")
     assert "1 frame(s) beyond the axis" in cdf and "budget 16.70 ms" in cdf
     assert charts.nice_ticks(0, 17) == [0, 5, 10, 15] and charts.nice_ticks(0.6, 1.4) == [0.6, 0.8, 1.0, 1.2, 1.4]

@@ -14,6 +14,7 @@ WIDTH, HEIGHT = 560, 220
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 26, 40  # margins: tick labels left and below, the legend on top
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 BUDGET_COLOUR = "#b22222"
+LEGEND_ROW = 14
 
 
 @dataclass
@@ -33,6 +34,8 @@ class Chart:
     y_min: float
     y_max: float
     parts: list[str] = field(default_factory=list)
+    legend_parts: list[str] = field(default_factory=list)
+    extra: int = 0  # the legend's rows past the first push the plot down by this much
 
     def x(self, value: float) -> float:
         span = (self.x_max - self.x_min) or 1.0
@@ -62,17 +65,27 @@ class Chart:
                           f"class=axis-label>{html.escape(y_label)}</text>")
 
     def legend(self, entries: Sequence[tuple[str, str, bool]]) -> None:
+        """Entries in rows above the plot: a row that is full starts the next, and the plot moves down."""
         x: float = LEFT
+        row = 0
         for label, colour, dashed in entries:
+            width = 28 + 6.2 * len(label)
+            if x > LEFT and x + width > WIDTH - RIGHT:
+                x, row = LEFT, row + 1
+            y = 12 + LEGEND_ROW * row
             dash = " stroke-dasharray='4 3'" if dashed else ""
-            self.parts.append(f"<g class=legend-entry><line x1='{x}' x2='{x + 16}' y1='12' y2='12' stroke='{colour}' "
-                              f"stroke-width='2'{dash}/><text x='{x + 20}' y='16'>{html.escape(label)}</text></g>")
-            x += 28 + 6.2 * len(label)
+            self.legend_parts.append(f"<g class=legend-entry><line x1='{x}' x2='{x + 16}' y1='{y}' y2='{y}' "
+                                     f"stroke='{colour}' stroke-width='2'{dash}/><text x='{x + 20}' y='{y + 4}'>"
+                                     f"{html.escape(label)}</text></g>")
+            x += width
+        self.extra = LEGEND_ROW * row
 
     def figure(self, caption: str, kind: str) -> str:
-        return (f"<figure class='chart {kind}'><svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {WIDTH} {HEIGHT}' "
-                f"width='{WIDTH}' height='{HEIGHT}' role='img' aria-label='{html.escape(caption)}'>"
-                + "".join(self.parts) + f"</svg><figcaption>{html.escape(caption)}</figcaption></figure>")
+        height = HEIGHT + self.extra
+        return (f"<figure class='chart {kind}'><svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {WIDTH} {height}' "
+                f"width='{WIDTH}' height='{height}' role='img' aria-label='{html.escape(caption)}'>"
+                + "".join(self.legend_parts) + f"<g transform='translate(0 {self.extra})'>" + "".join(self.parts)
+                + f"</g></svg><figcaption>{html.escape(caption)}</figcaption></figure>")
 
 
 def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
@@ -115,7 +128,9 @@ def timeline(series: Sequence[Series], *, budget: float | None, warmup: int, y_l
     if not values:
         return ""
     longest = max(len(s.values) for s in series)
-    chart = Chart(0, max(longest - 1, 1), 0, clip_top(values, budget))
+    # The range is the measured frames': cold warmup frames are shaded, and clipped like any outlier.
+    measured = [v for s in series for v in s.values[warmup:] if v is not None] or values
+    chart = Chart(0, max(longest - 1, 1), 0, clip_top(measured, budget))
     if warmup:
         chart.parts.append(f"<rect x='{LEFT}' y='{TOP}' width='{chart.x(warmup - 0.5) - LEFT:.1f}' "
                            f"height='{HEIGHT - TOP - BOTTOM}' fill='#eee' class=warmup><title>warmup frames "
