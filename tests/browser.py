@@ -11,7 +11,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from conftest import require
+import pytest
 
 CONSOLE = re.compile(r":CONSOLE[:(]\d*\)?\]? (.*)")
 
@@ -24,8 +24,12 @@ class Loaded:
 
 def chromium() -> str:
     found = shutil.which("chromium") or shutil.which("chromium-browser")
-    require(found is not None, "the chromium browser (apt-get install chromium)")
-    assert found is not None
+    if found is None:
+        # Not conftest's helper: `import conftest` finds whichever tests/ folder's conftest comes first.
+        what = "the chromium browser (apt-get install chromium)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{what} is required in CI (CI=true) but missing", pytrace=False)
+        pytest.skip(f"{what} is missing")
     return found
 
 

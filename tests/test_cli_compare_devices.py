@@ -7,7 +7,6 @@ import json
 
 import numpy as np
 
-from conftest import inventory_text
 from pytest_zbench.cli import main
 from pytest_zbench.regression.compare_runs import compare_runs, lines
 
@@ -44,7 +43,16 @@ def test_compare_judges_b_against_a_regressed_first(tmp_path, capsys):
 
 def test_devices_lists_the_inventory_reached_and_probed(tmp_path, capsys):
     inventory = tmp_path / "devices.yaml"
-    inventory.write_text(inventory_text() + """\
+    inventory.write_text("""\
+devices:
+  local:
+    transport: local
+    backend: software
+    runner: [python, -m, pytest_zbench.runner]
+  rectonly:
+    transport: local
+    backend: software
+    runner: [python, -m, pytest_zbench.runner]
   broken:
     transport: local
     backend: software

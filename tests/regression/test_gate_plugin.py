@@ -130,7 +130,7 @@ def test_thirty_percent_slower_build_is_regressed(project, tmp_path, history_url
         "Mann-Whitney p=0.0* (one-sided, candidate slower; *; 6 vs 6 launches; alpha 0.05); "
         "bar +15.0% = max(threshold 15%, 3 x noise floor *% (baseline launches)); "
         "baseline: 1 run(s) of mini.fill.x1 on local/software*6 launches*",
-        "*regressed 1.*x  failed*",
+        "*regressed 1.*x  FAIL perf*",
     ])
     document = project.run_json()
     assert validate_run(document) == []
