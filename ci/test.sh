@@ -8,6 +8,12 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
+# The virtual environment ci/setup.sh made: first on PATH, so python3, pytest, zbench and the linters are its.
+if [ -x .venv/bin/python ]; then
+    export VIRTUAL_ENV="$PWD/.venv"
+    export PATH="$VIRTUAL_ENV/bin:$PATH"
+fi
+echo "python: $(command -v python3) ($(python3 -c 'import sys; print(sys.version.split()[0])'))"
 
 run() {
     echo "+ $*"

@@ -49,7 +49,7 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
     report = (project.results / "report.html").read_text()
-    assert report.count("<section") == 3 and report.count("<svg") == 6  # histogram + timeline per scene
+    assert report.count("<section") == 3 and report.count("<svg") == 9  # CDF, timeline, vsync buckets per scene
     assert "src='http" not in report and "<script" not in report  # self-contained
     # Twice the overdraw is more pixels blended: the measurement must see it.
     draw_calls = {s["id"]: s["metrics"]["counters"]["draw_calls"] for s in document["scenes"]}

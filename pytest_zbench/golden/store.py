@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ZbenchError
+from ..files import give_default_mode
 from ..protocol import read_png_header
 from ..settings import UPDATE_MODES
 from .tolerance import SOFTWARE
@@ -105,6 +106,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
+        give_default_mode(fd)  # mkstemp's 0600 would make a golden unreadable to the group
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

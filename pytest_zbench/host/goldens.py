@@ -3,6 +3,7 @@ are not pixels (GL errors, shader failures, NaNs, skipped features, non-determin
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,17 +61,17 @@ class GoldenOutcome:
             frames.append({
                 "frame": check.key.frame,
                 "status": check.status,
-                "golden": _rel(check.golden, None),
+                "golden": _rel(check.golden, results_dir),
                 "golden_backend": check.golden_backend,
                 "golden_set": check.golden_set,
                 "set": f"{check.key.backend}/{check.key.device_class}",
-                "written": _rel(check.written, None),
+                "written": _rel(check.written, results_dir),
                 "metrics": comparison.metrics if comparison else None,
                 "tightness": comparison.tightness if comparison else None,
-                "artifacts": {k: _rel(Path(v), results_dir) for k, v in check.artifacts.items()},
-                "defect": check.record if check.status == "failed" else None,
+                "artifacts": _rel_paths(check.artifacts, results_dir),
+                "defect": _rel_record(check.record, results_dir) if check.status == "failed" else None,
                 "message": check.message,
-                **_cross_entries(self.cross.get(check.key.frame)),
+                **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
 
@@ -119,6 +120,9 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
                 capture_problem=_capture_problem(launch or (m.launches[0] if m.launches else None), frame),
             )
+            if check.status in ("missing", "written") and capture is not None and not check.artifacts:
+                # The capture itself, for review in the report before it is recorded (docs/report.md).
+                check.artifacts = {"actual": str(capture)}
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:
@@ -204,12 +208,28 @@ def _nondeterministic_frames(launches: list[LaunchOutcome], frames: tuple[int, .
     return differing
 
 
-def _rel(path: Path | None, base: Path | None) -> str | None:
+def _rel(path: str | Path | None, base: Path) -> str | None:
+    """A path of run.json, relative to the results folder (`../../goldens/...` for a golden), so that a
+    results folder moved or unpacked elsewhere beside its checkout still points at its files."""
     if path is None:
         return None
-    if base is not None:
-        try:
-            return str(Path(path).relative_to(base))
-        except ValueError:
-            pass
-    return str(path)
+    try:
+        return os.path.relpath(Path(path).absolute(), Path(base).absolute())
+    except ValueError:  # another drive (Windows): no relative path exists
+        return str(path)
+
+
+def _rel_paths(paths: dict[str, Any], base: Path) -> dict[str, Any]:
+    return {k: _rel(v, base) for k, v in paths.items()}
+
+
+def _rel_record(record: dict[str, Any] | None, base: Path) -> dict[str, Any] | None:
+    """A defect record or cross-reference entry with its golden and artifact paths relative to `base`."""
+    if record is None:
+        return None
+    out = dict(record)
+    if out.get("golden"):
+        out["golden"] = _rel(out["golden"], base)
+    if isinstance(out.get("artifacts"), dict):
+        out["artifacts"] = _rel_paths(out["artifacts"], base)
+    return out

@@ -12,22 +12,26 @@ from typing import TYPE_CHECKING
 import pytest
 
 from ..errors import DeviceError, DeviceQuarantined, SceneError
-from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY, SESSION_KEY
-from .terminal import terminal_progress
+from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY
 
 if TYPE_CHECKING:
     from ..host.device import Device
     from ..host.goldens import GoldenOutcome
     from ..host.measure import SceneMeasurement
+    from ..host.regression_gate import GateResult
     from ..host.session import HostSession
     from ..scenes import SceneCase
 
 
 @pytest.fixture(scope="session")
 def zbench_session(request: pytest.FixtureRequest) -> Iterator[HostSession]:
-    """The host session: devices opened on first use and closed at the end of the session."""
-    host = request.config.stash[SESSION_KEY].open_host()
-    host.progress = terminal_progress(request.config)
+    """The host session: devices opened on first use and closed at the end of the session. In a project that
+    did not otherwise ask for zbench, the first test that uses a zbench fixture activates the plugin."""
+    from .options import activate
+
+    plugin = activate(request.config)
+    host = plugin.open_host()
+    host.progress = plugin.progress_sink()
     yield host
     host.close()
 
@@ -126,11 +130,23 @@ class Scene:
         where = f"scene {self.case.id} on device {measurement.device}"
         if result.failed:
             pytest.fail(f"{where}: {result.message}", pytrace=False)
-        note = result.warning()
+        note = attention_note(result)
         if note:
             # Located at the scene file: the place a reader goes to, not this line.
             warnings.warn_explicit(RegressionWarning(f"{where}: {note}"), RegressionWarning,
                                    filename=str(self._node.path), lineno=0)
+
+
+# Verdicts the terminal summarises in one line for all scenes (host/summary_table.py): the first run of a
+# scene (no baseline yet) and a verdict more launches would decide. A warning per scene is kept for what needs
+# attention: a changed environment, a scene the history could not take.
+SUMMARISED_VERDICTS = ("no_baseline", "inconclusive")
+
+
+def attention_note(result: GateResult) -> str | None:
+    if result.verdict in SUMMARISED_VERDICTS:
+        return "; ".join(result.fingerprint_changes) or None
+    return result.warning()
 
 
 @pytest.fixture

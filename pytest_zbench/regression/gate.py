@@ -377,7 +377,7 @@ def _thin(row: Mapping[str, Any], sessions: int, config: GateConfig) -> Verdict:
             f"{sessions} baseline sessions" if sessions else "no baseline session")
     reason = (f"Inconclusive: {what}, and no other session of this device measured alike (other scenes in "
               "their baseline window, A/A calibration sessions), so the between-session spread cannot be "
-              "estimated: a candidate session's own offset (load, clocks, thermal state) would read as an effect")
+              "estimated: a candidate session's own offset (load, clocks, thermal state) would read as an effect.")
     advice = ("To decide: record more sessions (each next run is judged against more), run `zbench calibrate "
               "--sessions 3` on this device, or compare interleaved on one device with --zbench-ab.")
     return Verdict(verdict="inconclusive", ci=None, p=None, p_improved=None, reason=reason, advice=advice,

@@ -3,6 +3,7 @@ history, a SQLite file and a PostgreSQL database alike."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -174,3 +175,43 @@ def test_calibrate_from_history(seeded, capsys):
 def test_calibrate_without_aa_runs_fails(seeded, capsys):
     assert main(["calibrate", "--device", "nexus7", "--history", str(seeded), "--from-history"]) == 1
     assert "no A/A runs" in capsys.readouterr().out
+
+
+def test_history_is_found_from_a_subfolder_of_the_project(tmp_path, monkeypatch, capsys):
+    with History(str(tmp_path / ".zbench" / "history.sqlite")) as history:
+        history.record(RunInfo("pi3b", "gles2", "c0ffee" * 6, False, ENV, started_utc="2026-10-01T10:00:00Z"),
+                       [SceneRecord("text.labels", {}, "paced", None, launches(3.0, 1))])
+    (tmp_path / "scenes" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "scenes" / "deep")
+    monkeypatch.delenv("ZBENCH_HISTORY_URL", raising=False)
+    assert main(["history"]) == 0
+    assert "text.labels" in capsys.readouterr().out
+
+
+def test_history_rejects_an_unknown_metric(seeded, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["history", "--history", seeded, "--metric", "cpu_ms.p42"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown metric 'cpu_ms.p42'" in err and "cpu_ms.STAT" in err and "jank_share" in err
+
+
+def test_history_into_a_closed_pipe_ends_quietly(seeded):
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line, as `| head -0` would be
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "history", "--history", seeded],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 1
+
+
+def test_calibrate_refuses_bad_options_before_running_anything(tmp_path, capsys):
+    history = str(tmp_path / "history.sqlite")
+    assert main(["calibrate", "--device", "local", "--history", history, "--sessions", "1", "--runs", "4"]) == 2
+    assert "at least 6 A/A launches" in capsys.readouterr().err
+    assert main(["calibrate", "--device", "local", "--history", history, "--frames", "0"]) == 2
+    assert "--frames 0" in capsys.readouterr().err
+    assert not (tmp_path / "history.sqlite").exists()
