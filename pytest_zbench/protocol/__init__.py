@@ -43,7 +43,8 @@ from .vocabulary import (
 )
 
 __all__ = [
-    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS", "GPU_SENTINELS_NS",
+    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "CPU_STAGE_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS",
+    "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS",
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
@@ -65,6 +66,12 @@ FRAME_COLUMNS: tuple[str, ...] = (
     "texture_upload_bytes",
     "disjoint",
     "gl_error",
+)
+# Extra columns the reference runner writes (any runner may add its own): cpu_ms by stage, and what a frame asks
+# of the rasteriser (docs/runner-protocol.md, "The reference runner's counters"; frames.schema.json).
+CPU_STAGE_COLUMNS: tuple[str, ...] = ("cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms")
+REFERENCE_COUNTER_COLUMNS: tuple[str, ...] = (
+    *CPU_STAGE_COLUMNS, "state_changes", "rt_switches", "pixels_drawn", "alloc_bytes", "minor_faults",
 )
 # Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.
 TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
