@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from types import ModuleType
 
+from pytest_zbench.runner import STARTED_NS
+
 resource: ModuleType | None
 try:
     import resource
 except ImportError:  # not a Unix: no rusage
     resource = None
-
-from pytest_zbench.runner import STARTED_NS
 
 # A start read from /proc further back than this before the runner's own import is not this process's (an
 # emulator that reports its host's values): the import time is used instead.

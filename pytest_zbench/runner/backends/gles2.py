@@ -8,7 +8,8 @@ Per frame:
     begin_frame   start the CPU clock; the time source begins (timer_query: glBeginQueryEXT)
     ...           the interpreter records Skia draws
     end_frame     (its start closes the record stage) ctx.flush() issues the GL commands (the flush stage);
-                  the time source closes its bracket (glEndQueryEXT); ctx.submit(kNo) (the submit stage) → cpu_ms; finish_bracket/readback wait here → gpu_ms; glGetError → gl_error;
+                  the time source closes its bracket (glEndQueryEXT); ctx.submit(kNo) (the submit stage)
+                  → cpu_ms; finish_bracket/readback wait here → gpu_ms; glGetError → gl_error;
                   stderr is scanned for Skia's shader compile/link errors; at most FRAMES_IN_FLIGHT frames stay
                   queued (an EGL fence, as a swap chain would block), so the CPU cannot run unboundedly ahead
                   of the GPU in uncapped mode.
@@ -269,8 +270,6 @@ class Gles2Backend(Backend):
         ctx.submit(skia.GrSyncCpu.kNo)
         submitted = time.perf_counter_ns()
         cpu_ms = (submitted - self._t0) / 1e6
-        stages = {"record_ms": (recorded - self._t0) / 1e6, "flush_ms": (flushed - recorded) / 1e6,
-                  "submit_ms": (submitted - flushed) / 1e6}
         sample = source.after_submit(ordinal, self._t0)
         if source.deferred and not self.collects_late_timings:
             sample = next((s for s in source.drain() if s.ordinal == ordinal), GpuSample(ordinal, None))
@@ -293,7 +292,8 @@ class Gles2Backend(Backend):
             issues.append(Issue("shader", "Skia abandoned the GL context (a shader/program failure or a lost "
                                           "context); later frames cannot be drawn"))
         timing = FrameTiming(cpu_ms=cpu_ms, gpu_source=self.timer_source, gl_error=bool(errors),
-                             issues=tuple(issues), **stages)
+                             issues=tuple(issues), record_ms=(recorded - self._t0) / 1e6,
+                             flush_ms=(flushed - recorded) / 1e6, submit_ms=(submitted - flushed) / 1e6)
         if sample is None:  # the value arrives later, through late_timings()
             self._provisional[ordinal] = timing
             self._settle(source.poll())
