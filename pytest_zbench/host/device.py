@@ -210,7 +210,9 @@ class Device:
             issues.append(Issue("exit", f"runner {describe_exit(result.exit_code, self.spec.transport)}: "
                                         f"{_tail(result.stderr)}"))
         rendered = len(frames.rows)
-        if rendered < job.total_frames:
+        # A sustained job ends at its duration, before its frame cap: short of the cap is not partial then.
+        ended_at_duration = job.duration_s is not None and result.ok and rendered > job.warmup_frames
+        if rendered < job.total_frames and not ended_at_duration:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
         if result.ok:
             missing = sorted(set(job.capture) - set(captures))

@@ -57,6 +57,7 @@ class SceneMeasurement:
     budget_ms: float = 0.0
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
+    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/sustained.py), run.json's too
 
     @property
     def issues(self) -> list[Issue]:

@@ -38,6 +38,7 @@ from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
 from .regression_gate import GateResult, HistorySection, RegressionGate
 from .run_record import RunRecord, scene_entry
+from .sustained import measure_sustained, sustained_minutes
 from .timer_check import check_gpu_timer
 
 LEASE_MIN_WAIT_S = 600.0
@@ -108,11 +109,16 @@ class HostSession:
                 if self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
                                              self.progress, self.health)
+                elif (minutes := sustained_minutes(self.settings, case)) is not None:
+                    measurement = measure_sustained(device, case, self.settings, minutes, self.settings.results,
+                                                    self.progress, self.health)
                 else:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
             self._measurements[key] = measurement
-            self._history_sections[key] = self.gate.record(self.record, measurement)
+            # One long launch is not comparable with the history's short ones: recorded in run.json only.
+            self._history_sections[key] = (None if measurement.sustained is not None
+                                           else self.gate.record(self.record, measurement))
             reason = self.health.reason(device_name)
             if reason is not None:
                 self.record.quarantined[device_name] = reason
@@ -120,7 +126,9 @@ class HostSession:
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
         """The regression verdict of a measured scene against the configured baseline (None: no gate),
-        recorded in its run.json entry."""
+        recorded in its run.json entry. A sustained run is not gated (docs/sustained.md)."""
+        if measurement.sustained is not None:
+            return None
         result = self.gate.judge(self.record, measurement)
         if result is not None:
             self.entry(measurement)["regression"] = result.to_json()
@@ -164,6 +172,9 @@ class HostSession:
             self._entries[key]["history"] = self._history_sections.get(key)
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
+            if measurement.sustained is not None:
+                self._entries[key]["sustained"] = measurement.sustained
+                self._entries[key]["measured_frames"] = measurement.sustained["measured_frames"]
             self.record.add_scene(self._entries[key])
         return self._entries[key]
 

@@ -129,6 +129,9 @@ class Job:
     seed: int
     scene: dict[str, Any]
     complexity: tuple[float, ...] | None = None
+    # A sustained launch (docs/sustained.md): measured frames stop once this many seconds have passed since
+    # the first measured frame started; `frames` is then only a cap. None: render every frame.
+    duration_s: float | None = None
     protocol: int = PROTOCOL_VERSION
 
     @property
@@ -184,6 +187,10 @@ class Job:
         refresh = need("refresh_hz", (int, float))
         if not refresh > 0:
             raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
+        duration = raw.get("duration_s")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                     or not 0 < duration < math.inf):
+            raise ProtocolError(f"job: duration_s {duration!r} must be null or a positive number of seconds")
         _raise_on_schema_violations("job", raw, "job")
         return cls(
             backend=need("backend", str),
@@ -195,6 +202,7 @@ class Job:
             seed=need("seed", int),
             scene=scene,
             complexity=complexity,
+            duration_s=None if duration is None else float(duration),
         )
 
     @classmethod

@@ -137,6 +137,7 @@ class _Run:
     stop: _Stop
     issues: list[Issue] = field(default_factory=list)
     frames_rendered: int = 0
+    ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
 
     def complexity_at(self, frame: int) -> float | None:
         values = self.job.complexity
@@ -151,6 +152,9 @@ class _Run:
         canvas = surface.getCanvas()
         pacer = make_pacer(job.mode, job.refresh_hz)
         total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
+        # A sustained job stops its measured frames at its duration, counted from the first one's start.
+        duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
+        measure_start: int | None = None
         last_progress = 0.0
         # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
         # until their timing is complete and are written in frame order (docs/gpu-timing.md).
@@ -167,6 +171,11 @@ class _Run:
                             break
                         complexity = self.complexity_at(f)
                         t_start = pacer.begin()
+                        if duration_ns is not None and f >= warmup:
+                            measure_start = t_start if measure_start is None else measure_start
+                            if t_start - measure_start >= duration_ns:
+                                self.ended_at_duration = True
+                                break
                         faults = minor_faults()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
@@ -319,7 +328,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
             where = f"after {state.frames_rendered} of {job.total_frames} frames"
         state.issues.append(Issue("partial", f"stopped by {name} {where}", state.frames_rendered))
         code = 128 + stop.signum
-    elif code == EXIT_OK and state.frames_rendered < job.total_frames:
+    elif code == EXIT_OK and state.frames_rendered < job.total_frames and not state.ended_at_duration:
         code = EXIT_FAILED
     state.write_result()
     return code
