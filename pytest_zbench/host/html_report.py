@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import HIST_EDGES_MS
+from .sustained_report import report_section as sustained_section
 
 PLOT_W, PLOT_H = 520, 160
 LAUNCH_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -105,6 +106,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
             plots.append(_timeline_svg(gpu_series, None, f"gpu_ms per frame ({scene.get('gpu_source')}), by launch"))
     if plots:
         out.append("<div class=plots>" + "".join(plots) + "</div>")
+    out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "

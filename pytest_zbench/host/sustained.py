@@ -46,8 +46,9 @@ from .measure import (
 # cooled devices are faster for about their first 30 s), shorter for a run under 5 windows long.
 WINDOW_S = 30.0
 MIN_WINDOWS = 5
-# The ratio's interval: a block bootstrap over BLOCK_S-second blocks of frames, so that the frames'
-# autocorrelation (a slow frame is followed by slow frames) does not make it too narrow.
+# Each window's level is the median of its BLOCK_S-second batch medians, and the ratio's interval a bootstrap
+# over those batches, so that the frames' autocorrelation (a slow frame is followed by slow frames) does not
+# make it too narrow (docs/sustained.md).
 BLOCK_S = 1.0
 MIN_BLOCKS = 10
 BOOTSTRAP = 2000
@@ -236,8 +237,8 @@ def coverage(conditions: Sequence[dict[str, Any]], span_s: float, interval_s: fl
 @dataclass(frozen=True)
 class SustainedStats:
     window_s: float
-    burst_ms: float  # median of the first window
-    sustained_ms: float  # median of the last window
+    burst_ms: float  # the first window's level (median of its batch medians)
+    sustained_ms: float  # the last window's level
     ratio: float  # sustained / burst: above 1, the run slowed down
     ci: tuple[float, float]  # CONFIDENCE interval of the ratio, block bootstrap
     steady_s: float | None  # time to steady state; None: still drifting into the last window
@@ -268,32 +269,37 @@ def analyse(times_s: np.ndarray, values: np.ndarray, *, window_s: float | None =
     window = window_s if window_s is not None else min(WINDOW_S, span / MIN_WINDOWS)
     window = max(window, 1e-9)
     first, last = times_s < times_s[0] + window, times_s >= times_s[-1] - window
-    burst, sustained = float(np.median(values[first])), float(np.median(values[last]))
     block = min(BLOCK_S, window / MIN_BLOCKS)
+    burst_batches = _batch_medians(times_s[first], values[first], block)
+    sustained_batches = _batch_medians(times_s[last], values[last], block)
+    burst, sustained = float(np.median(burst_batches)), float(np.median(sustained_batches))
     rng = np.random.default_rng(seed)
-    ratios = _bootstrap_medians(_blocks(times_s[last], values[last], block), rng) / \
-        _bootstrap_medians(_blocks(times_s[first], values[first], block), rng)
+    ratios = _bootstrap_medians(sustained_batches, rng) / _bootstrap_medians(burst_batches, rng)
     alpha = (1.0 - CONFIDENCE) / 2
     ci = (float(np.quantile(ratios, alpha)), float(np.quantile(ratios, 1 - alpha)))
     return SustainedStats(window, burst, sustained, sustained / burst, ci,
                           _steady_after(times_s, values, window / 2, sustained), _trajectory(times_s, values, span))
 
 
-def _blocks(times_s: np.ndarray, values: np.ndarray, block_s: float) -> list[np.ndarray]:
-    index = np.floor((times_s - times_s[0]) / block_s).astype(int)
-    return [values[index == i] for i in np.unique(index)]
+def _batch_medians(times_s: np.ndarray, values: np.ndarray, block_s: float) -> np.ndarray:
+    """The median of each block_s-second batch of frames (batch means, with medians: batches far apart in
+    time are nearly independent even when neighbouring frames are not)."""
+    return np.array(_binned(times_s, values, block_s)[1])
 
 
-def _bootstrap_medians(blocks: list[np.ndarray], rng: np.random.Generator) -> np.ndarray:
-    """The window's median in BOOTSTRAP resamples of its blocks, drawn with replacement."""
-    picks = rng.integers(0, len(blocks), size=(BOOTSTRAP, len(blocks)))
-    return np.array([np.median(np.concatenate([blocks[i] for i in pick])) for pick in picks])
+def _bootstrap_medians(batches: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The median of the batch medians in BOOTSTRAP resamples of the batches, drawn with replacement."""
+    picks = rng.integers(0, batches.size, size=(BOOTSTRAP, batches.size))
+    medians: np.ndarray = np.median(batches[picks], axis=1)
+    return medians
 
 
 def _steady_after(times_s: np.ndarray, values: np.ndarray, step_s: float, level: float) -> float | None:
     """The start of the first step_s bin from which every bin's median stays within STEADY_TOLERANCE of
     `level`; None when only the last bins do (the run was still drifting)."""
     starts, medians = _binned(times_s, values, step_s)
+    if len(starts) > 1 and times_s[-1] - starts[-1] < step_s / 2:
+        starts, medians = starts[:-1], medians[:-1]  # a last bin of a few frames is noise, not drift
     steady: float | None = None
     for start, median in zip(starts, medians):
         if abs(median / level - 1.0) > STEADY_TOLERANCE:
@@ -315,5 +321,5 @@ def _binned(times_s: np.ndarray, values: np.ndarray, bin_s: float) -> tuple[list
 
 
 def _trajectory(times_s: np.ndarray, values: np.ndarray, span: float) -> list[tuple[float, float]]:
-    starts, medians = _binned(times_s, values, max(span / TRAJECTORY_POINTS, 0.1))
+    starts, medians = _binned(times_s, values, max(span / (TRAJECTORY_POINTS - 1), 0.1))
     return list(zip(starts, medians))

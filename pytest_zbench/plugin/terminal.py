@@ -61,6 +61,11 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(host.record.scenes, host.record.devices):
         terminalreporter.write_line(line)
+    from ..host.sustained_report import summary_line
+
+    for scene in host.record.scenes:
+        if scene.get("sustained"):
+            terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
     _write_goldens(terminalreporter, plugin)
     if plugin.schema_errors:
         terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
