@@ -106,13 +106,17 @@ def device_join(*parts: str) -> str:
 
 
 def resolve_program(argv: Sequence[str], source: Path | str | None) -> list[str]:
-    """argv with a relative program path (`ci/devices/ios-device.sh`) taken relative to the inventory file
-    that names it, so a device works whatever folder pytest runs in; a bare name stays a PATH lookup."""
+    """A host-side argv with its relative paths (`ci/devices/ios-device.sh`, `python tools/runner.py`) taken
+    relative to the inventory file that names them, so a device works whatever folder pytest runs in (and a
+    local runner runs in its device folder, not there); a bare name stays a PATH lookup, and an element that
+    names nothing there is left as it is."""
     out = [str(a) for a in argv]
-    if out and "/" in out[0] and not os.path.isabs(out[0]) and source is not None:
-        candidate = Path(source).resolve().parent / out[0]
-        if candidate.exists():
-            out[0] = str(candidate)
+    if source is None:
+        return out
+    folder = Path(source).resolve().parent
+    for i, arg in enumerate(out):
+        if "/" in arg and not arg.startswith("-") and not os.path.isabs(arg) and (folder / arg).exists():
+            out[i] = str(folder / arg)
     return out
 
 
