@@ -132,7 +132,7 @@ def test_settings_take_minutes_and_refuse_what_cannot_be_sustained():
 
 def test_a_short_sustained_session_end_to_end(project):
     result = project.run("--zbench-device=local", "-k", "mini.fill.x1", "--zbench-sustained=0.1",
-                         "--zbench-sustained-interval=1", "--zbench-mode=uncapped")
+                         "--zbench-sustained-interval=1")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["*sustained mini.fill.x1 on local: frame_ms burst * sustained * ratio *"])
     document = project.run_json()
@@ -141,6 +141,7 @@ def test_a_short_sustained_session_end_to_end(project):
     assert scene["runs"] == 1 and scene["issues"] == [] and scene["history"] is None
     sustained = scene["sustained"]
     # The runner stopped at the duration (6 s from the first measured frame), not at the frame cap.
+    assert sustained["ended_by"] == "duration" and sustained["frame_cap"] > 6 * 60
     assert 4.0 < sustained["measured_s"] < 6.0 and scene["measured_frames"] == sustained["measured_frames"]
     assert sustained["clock"] == "progress_lines"
     # Samples from before the first frame to past the last, never more than 1.5 intervals apart.
@@ -149,8 +150,15 @@ def test_a_short_sustained_session_end_to_end(project):
     assert all("load_avg_1m" in c for c in sustained["conditions"])  # linux's probe, sampled during the launch
     frame = sustained["metrics"]["frame_ms"]
     assert frame["ci"][0] <= frame["ratio"] <= frame["ci"][1] and frame["burst_ms"] > 0
+    # The reference runner's counters, summarised per scene (their values are checked in tests/runner).
+    counters = scene["metrics"]["counters"]
+    assert {"cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms", "state_changes", "rt_switches", "pixels_drawn",
+            "alloc_bytes", "minor_faults"} <= set(counters)
+    assert counters["cpu_record_ms"] + counters["cpu_flush_ms"] + counters["cpu_submit_ms"] == pytest.approx(
+        scene["metrics"]["cpu_ms"]["mean"], rel=0.05)
     report = (project.results / "report.html").read_text()
     assert "sustained: frame time and temperature over time" in report
+    assert "per frame (mean): draw_calls 1 · state_changes 0" in report and "(overdraw 1.00x the surface)" in report
 
 
 def test_a_scene_file_asks_for_sustained_minutes_and_a_bad_value_names_the_key(tmp_path):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..stats import HIST_EDGES_MS
+from .counters_report import counters_line
 from .sustained_report import report_section as sustained_section
 
 PLOT_W, PLOT_H = 520, 160
@@ -106,6 +107,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
             plots.append(_timeline_svg(gpu_series, None, f"gpu_ms per frame ({scene.get('gpu_source')}), by launch"))
     if plots:
         out.append("<div class=plots>" + "".join(plots) + "</div>")
+    out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "

@@ -210,6 +210,11 @@ def sustained_entry(outcome: LaunchOutcome, job: Job, sampled: _SampledDevice, m
         "duration_min": minutes,
         "measured_s": round(span_s, 3),
         "measured_frames": len(measured),
+        # What ended the launch: its duration, or the job's frame cap first (a scene faster than the cap's
+        # rate, see sustained_job), or neither (it failed or was stopped: see the scene's issues).
+        "ended_by": ("frame_cap" if len(measured) >= job.frames else
+                     "duration" if outcome.complete else "failure"),
+        "frame_cap": job.frames,
         "interval_s": sampled.interval_s,
         "clock": clock,
         "metrics": metrics,
