@@ -150,6 +150,10 @@ def test_a_short_sustained_session_end_to_end(project):
     assert all("load_avg_1m" in c for c in sustained["conditions"])  # linux's probe, sampled during the launch
     frame = sustained["metrics"]["frame_ms"]
     assert frame["ci"][0] <= frame["ratio"] <= frame["ci"][1] and frame["burst_ms"] > 0
+    # Cold start from the process's start, beside the first frame's own cost.
+    cold = scene["cold"]["time_to_first_frame_ms"]
+    assert cold["source"] == ["proc_stat"] and cold["per_launch"] == [cold["median"]]
+    assert cold["median"] > scene["cold"]["first_frame_ms"]["median"]
     # The reference runner's counters, summarised per scene (their values are checked in tests/runner).
     counters = scene["metrics"]["counters"]
     assert {"cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms", "state_changes", "rt_switches", "pixels_drawn",
@@ -172,3 +176,22 @@ def test_a_scene_file_asks_for_sustained_minutes_and_a_bad_value_names_the_key(t
     path.write_text(path.read_text().replace("sustained: null", "sustained: soon"))
     with pytest.raises(SceneError, match="sustained must be a positive number of minutes"):
         load_scene_file(path)
+
+
+def test_time_to_first_frame_counts_from_the_process_start_to_the_first_frame_end(tmp_path):
+    from pytest_zbench.host.cold_start import cold_start_entry, time_to_first_frame_ms
+    from pytest_zbench.host.device import LaunchOutcome
+    from pytest_zbench.protocol import RunResult
+
+    def launch(start, rows, source="proc_stat"):
+        extra = {} if start is None else {"process_start_ns": start, "process_start_source": source}
+        return LaunchOutcome(index=0, exit_code=0, timed_out=False, wall_s=1.0, frames=FrameTable(rows=rows),
+                             result=RunResult(extra=extra), captures={}, local_dir=tmp_path)
+
+    first = [{"frame": 0, "phase": "warmup", "t_start_ns": 5_000_000_000, "cpu_ms": 12.5}]
+    assert time_to_first_frame_ms(launch(4_000_000_000, first)) == 1012.5
+    assert time_to_first_frame_ms(launch(None, first)) is None
+    assert time_to_first_frame_ms(launch(6_000_000_000, first)) is None  # not this process's start
+    launches = [launch(4_000_000_000, first), launch(4_500_000_000, first), launch(None, first)]
+    assert cold_start_entry(launches) == {"median": 762.5, "max": 1012.5, "per_launch": [1012.5, 512.5, None],
+                                          "source": ["proc_stat"]}

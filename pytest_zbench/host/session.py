@@ -23,6 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .cold_start import cold_start_entry
 from .device import Device
 from .environment import (
     app_info,
@@ -172,6 +173,9 @@ class HostSession:
             self._entries[key]["history"] = self._history_sections.get(key)
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
+            if measurement.launches:  # cold start from the process start, per launch (host/cold_start.py)
+                self._entries[key]["cold"] = {**self._entries[key]["cold"],
+                                              "time_to_first_frame_ms": cold_start_entry(measurement.launches)}
             if measurement.sustained is not None:
                 self._entries[key]["sustained"] = measurement.sustained
                 self._entries[key]["measured_frames"] = measurement.sustained["measured_frames"]
