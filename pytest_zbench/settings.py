@@ -85,7 +85,7 @@ OPTIONS: tuple[Option, ...] = (
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
            "(default: off)", None),
-    Option("sustained", "--zbench-sustained", "zbench_sustained",
+    Option("sustained_min", "--zbench-sustained", "zbench_sustained",
            "sustained mode: one launch per scene running this many minutes (fractions allowed), with the "
            "device's conditions sampled during it; burst vs sustained speed, time to steady state and the "
            "thermal trajectory in run.json (docs/sustained.md; default: off, or the scene's `sustained` key)",
@@ -199,7 +199,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
     if values["ab"] is not None and ab is None:
         raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
-    sustained = values["sustained"]
+    sustained = values["sustained_min"]
     if sustained is not None and not 0 < sustained < math.inf:
         raise UsageError(f"--zbench-sustained: {sustained!r}; give the launch's duration in minutes, such as 10 "
                          "or 0.5")

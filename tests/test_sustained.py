@@ -120,14 +120,14 @@ def _settings(**given):
 
 
 def test_settings_take_minutes_and_refuse_what_cannot_be_sustained():
-    settings = _settings(sustained="0.5", sustained_interval_s="2")
+    settings = _settings(sustained_min="0.5", sustained_interval_s="2")
     assert (settings.sustained_min, settings.sustained_interval_s) == (0.5, 2.0)
     with pytest.raises(UsageError, match="--zbench-sustained: 0.0"):
-        _settings(sustained="0")
+        _settings(sustained_min="0")
     with pytest.raises(UsageError, match="--zbench-sustained-interval"):
-        _settings(sustained="1", sustained_interval_s="-3")
+        _settings(sustained_min="1", sustained_interval_s="-3")
     with pytest.raises(UsageError, match="cannot be combined with --zbench-ab"):
-        _settings(sustained="1", ab="python -m other")
+        _settings(sustained_min="1", ab="python -m other")
 
 
 def test_a_short_sustained_session_end_to_end(project):
