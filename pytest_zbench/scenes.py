@@ -48,8 +48,8 @@ PARAM_RE = re.compile(r"[a-z_][a-z0-9_]*")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 COLOR_RE = re.compile(r"#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?")
 FILE_KEYS = ("family", "description", "defaults", "scenes")
-SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate")
-# A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
+SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate", "sustained")
+# A scene's own regression gate settings (docs/scenes.md, "gate", "sustained"): they replace the command line's for it.
 GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
 SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
@@ -88,6 +88,8 @@ class SceneCase:
     # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
     ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
     gate: GateOverride | None = None
+    # Minutes of one sustained launch (docs/sustained.md); None: --zbench-sustained decides.
+    sustained_min: float | None = None
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -265,6 +267,7 @@ class _Settings:
     capture: tuple[int, ...] | None = None  # None: chosen from the scene's animations (_auto_capture)
     tolerance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     gate: GateOverride | None = None
+    sustained_min: float | None = None
 
 
 def _expand_scene(raw: Any, index: int, path: Path, family: str, file_description: str, defaults: _Settings,
@@ -305,6 +308,7 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             description=_substitute(description, values, case_where.at("description")),
             ops=ops,
             gate=settings.gate,
+            sustained_min=settings.sustained_min,
         ))
     return cases
 
@@ -384,6 +388,12 @@ def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settin
         settings = replace(settings, mode=raw["mode"])
     if "capture" in raw:
         settings = replace(settings, capture=_capture(raw["capture"], where.at("capture")))
+    if "sustained" in raw:
+        minutes = raw["sustained"]
+        if minutes is not None and not _positive_number(minutes):
+            raise where.at("sustained").error(f"sustained must be a positive number of minutes (one long launch "
+                                              f"of the scene, docs/sustained.md) or null, got {minutes!r}")
+        settings = replace(settings, sustained_min=None if minutes is None else float(minutes))
     if "tolerance" in raw:
         tolerance = dict(settings.tolerance)
         for backend, values in _mapping(raw["tolerance"], where.at("tolerance")).items():

@@ -28,6 +28,9 @@ QUICK = {"runs": 2, "warmup": 5, "frames": 30}
 
 BASELINE_KEYWORDS = ("history", "none")
 
+# Sustained mode (docs/sustained.md): conditions every 5 s resolve a thermal time constant of tens of seconds.
+DEFAULT_SUSTAINED_INTERVAL_S = 5.0
+
 
 @dataclass(frozen=True)
 class Option:
@@ -85,6 +88,14 @@ OPTIONS: tuple[Option, ...] = (
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
            "(default: off)", None),
+    Option("sustained_min", "--zbench-sustained", "zbench_sustained",
+           "sustained mode: one launch per scene running this many minutes (fractions allowed), with the "
+           "device's conditions sampled during it; burst vs sustained speed, time to steady state and the "
+           "thermal trajectory in run.json (docs/sustained.md; default: off, or the scene's `sustained` key)",
+           None, float),
+    Option("sustained_interval_s", "--zbench-sustained-interval", "zbench_sustained_interval",
+           f"seconds between condition samples during a sustained launch (default: {DEFAULT_SUSTAINED_INTERVAL_S:g})",
+           DEFAULT_SUSTAINED_INTERVAL_S, float),
     Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
            "folder of the remote devices' lease files, shared by every session that may use them "
            "(default: zbench-leases-<uid> in the temporary folder)", None),
@@ -115,6 +126,8 @@ class Settings:
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
+    sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
+    sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -204,6 +217,16 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
     if values["ab"] is not None and ab is None:
         raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
+    sustained = values["sustained_min"]
+    if sustained is not None and not 0 < sustained < math.inf:
+        raise UsageError(f"--zbench-sustained: {sustained!r}; give the launch's duration in minutes, such as 10 "
+                         "or 0.5")
+    if not 0 < values["sustained_interval_s"] < math.inf:
+        raise UsageError(f"--zbench-sustained-interval: {values['sustained_interval_s']!r}; give a positive "
+                         "number of seconds")
+    if sustained is not None and (ab or calibrate):
+        raise UsageError("--zbench-sustained runs one long launch per scene; it cannot be combined with "
+                         f"{'--zbench-ab' if ab else '--zbench-calibrate'}")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")
@@ -231,6 +254,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         calibrate=calibrate,
         check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
+        sustained_min=sustained,
+        sustained_interval_s=values["sustained_interval_s"],
     )
 
 

@@ -230,7 +230,9 @@ class Device:
             issues.append(Issue("leftover", f"the runner left {result.leftover} process(es) running when it "
                                             f"exited on device {self.name}; they were stopped"))
         rendered = len(frames.rows)
-        if rendered < job.total_frames:
+        # A sustained job ends at its duration, before its frame cap: short of the cap is not partial then.
+        ended_at_duration = job.duration_s is not None and result.ok and rendered > job.warmup_frames
+        if rendered < job.total_frames and not ended_at_duration:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
         if result.ok:
             missing = sorted(set(job.capture) - set(captures) - set(invalid))

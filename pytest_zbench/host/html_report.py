@@ -16,6 +16,8 @@ from typing import Any
 
 from ..stats import HIST_EDGES_MS
 from . import report_charts as charts
+from .counters_report import counters_line
+from .sustained_report import report_section as sustained_section
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -161,6 +163,8 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
     out.append(_regression(scene.get("regression")))
     out.append(_plots(scene, results_dir))
+    out.append(counters_line(scene))
+    out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "

@@ -58,6 +58,7 @@ class SceneMeasurement:
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
     artifact_failures: list[str] = field(default_factory=list)  # files of this scene that could not be written
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
+    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/sustained.py), run.json's too
 
     @property
     def issues(self) -> list[Issue]:

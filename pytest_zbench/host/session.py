@@ -23,6 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .cold_start import cold_start_entry
 from .device import PROBE_TIMEOUT_S, Device
 from .environment import (
     app_info,
@@ -38,6 +39,7 @@ from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
 from .regression_gate import GateResult, HistorySection, RegressionGate
 from .run_record import RunRecord, scene_entry
+from .sustained import measure_sustained, sustained_minutes
 from .timer_check import check_gpu_timer
 
 LEASE_MIN_WAIT_S = 600.0
@@ -109,12 +111,17 @@ class HostSession:
                 if self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
                                              self.progress, self.health)
+                elif (minutes := sustained_minutes(self.settings, case)) is not None:
+                    measurement = measure_sustained(device, case, self.settings, minutes, self.settings.results,
+                                                    self.progress, self.health)
                 else:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
             self._measurements[key] = measurement
             self.record.artifact_failures += measurement.artifact_failures
-            self._history_sections[key] = self.gate.record(self.record, measurement)
+            # One long launch is not comparable with the history's short ones: recorded in run.json only.
+            self._history_sections[key] = (None if measurement.sustained is not None
+                                           else self.gate.record(self.record, measurement))
             reason = self.health.reason(device_name)
             if reason is not None:
                 self.record.quarantined[device_name] = reason
@@ -122,7 +129,9 @@ class HostSession:
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
         """The regression verdict of a measured scene against the configured baseline (None: no gate),
-        recorded in its run.json entry."""
+        recorded in its run.json entry. A sustained run is not gated (docs/sustained.md)."""
+        if measurement.sustained is not None:
+            return None
         result = self.gate.judge(self.record, measurement)
         if result is not None:
             self.entry(measurement)["regression"] = result.to_json()
@@ -166,6 +175,12 @@ class HostSession:
             self._entries[key]["history"] = self._history_sections.get(key)
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
+            if measurement.launches:  # cold start from the process start, per launch (host/cold_start.py)
+                self._entries[key]["cold"] = {**self._entries[key]["cold"],
+                                              "time_to_first_frame_ms": cold_start_entry(measurement.launches)}
+            if measurement.sustained is not None:
+                self._entries[key]["sustained"] = measurement.sustained
+                self._entries[key]["measured_frames"] = measurement.sustained["measured_frames"]
             self.record.add_scene(self._entries[key])
         return self._entries[key]
 

@@ -34,6 +34,11 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
                                     "run.json has every number", red=True)
     for line in lines:
         terminalreporter.write_line(line)
+    from ..host.sustained_report import summary_line
+
+    for scene in host.record.scenes:
+        if scene.get("sustained"):
+            terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:
         terminalreporter.write_line(f"not written: {failure}", red=True)

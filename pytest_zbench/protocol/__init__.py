@@ -46,7 +46,8 @@ from .vocabulary import (
 )
 
 __all__ = [
-    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS", "GPU_SENTINELS_NS",
+    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "CPU_STAGE_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS",
+    "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS",
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
@@ -69,6 +70,12 @@ FRAME_COLUMNS: tuple[str, ...] = (
     "texture_upload_bytes",
     "disjoint",
     "gl_error",
+)
+# Extra columns the reference runner writes (any runner may add its own): cpu_ms by stage, and what a frame asks
+# of the rasteriser (docs/runner-protocol.md, "The reference runner's counters"; frames.schema.json).
+CPU_STAGE_COLUMNS: tuple[str, ...] = ("cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms")
+REFERENCE_COUNTER_COLUMNS: tuple[str, ...] = (
+    *CPU_STAGE_COLUMNS, "state_changes", "rt_switches", "pixels_drawn", "alloc_bytes", "minor_faults",
 )
 # Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.
 TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
@@ -126,6 +133,9 @@ class Job:
     seed: int
     scene: dict[str, Any]
     complexity: tuple[float, ...] | None = None
+    # A sustained launch (docs/sustained.md): measured frames stop once this many seconds have passed since
+    # the first measured frame started; `frames` is then only a cap. None: render every frame.
+    duration_s: float | None = None
     protocol: int = PROTOCOL_VERSION
     # Optional: the GPU time source this job must use (the host's timer check asks for finish_bracket beside a
     # timer query to check its coverage); None = the runner's own choice. A runner without it ignores the key.
@@ -186,6 +196,10 @@ class Job:
         refresh = need("refresh_hz", (int, float))
         if not refresh > 0:
             raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
+        duration = raw.get("duration_s")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                     or not 0 < duration < math.inf):
+            raise ProtocolError(f"job: duration_s {duration!r} must be null or a positive number of seconds")
         _raise_on_schema_violations("job", raw, "job")
         gpu_timer = raw.get("gpu_timer")  # one of GPU_SOURCES or absent: the schema checks it
         return cls(
@@ -199,6 +213,7 @@ class Job:
             scene=scene,
             complexity=complexity,
             gpu_timer=gpu_timer,
+            duration_s=None if duration is None else float(duration),
         )
 
     @classmethod

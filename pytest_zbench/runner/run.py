@@ -15,6 +15,7 @@ import skia
 
 from pytest_zbench.protocol import (
     PROTOCOL_VERSION,
+    REFERENCE_COUNTER_COLUMNS,
     FramesWriter,
     Issue,
     Job,
@@ -29,6 +30,7 @@ from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_b
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.pacing import make_pacer
+from pytest_zbench.runner.process import minor_faults, process_start
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
@@ -135,6 +137,7 @@ class _Run:
     stop: _Stop
     issues: list[Issue] = field(default_factory=list)
     frames_rendered: int = 0
+    ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
 
     def complexity_at(self, frame: int) -> float | None:
         values = self.job.complexity
@@ -144,10 +147,14 @@ class _Run:
 
     def frames(self) -> None:
         job, backend, program = self.job, self.backend, self.program
-        surface = backend.make_surface(job.scene["width"], job.scene["height"])
+        width, height = job.scene["width"], job.scene["height"]
+        surface = backend.make_surface(width, height)
         canvas = surface.getCanvas()
         pacer = make_pacer(job.mode, job.refresh_hz)
         total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
+        # A sustained job stops its measured frames at its duration, counted from the first one's start.
+        duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
+        measure_start: int | None = None
         last_progress = 0.0
         # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
         # until their timing is complete and are written in frame order (docs/gpu-timing.md).
@@ -157,23 +164,36 @@ class _Run:
         gc.collect()
         gc.disable()
         try:
-            with FramesWriter(self.outdir / "frames.csv") as writer:
+            with FramesWriter(self.outdir / "frames.csv", REFERENCE_COUNTER_COLUMNS) as writer:
                 try:
                     for f in range(total):
                         if self.stop.signum is not None:
                             break
                         complexity = self.complexity_at(f)
                         t_start = pacer.begin()
+                        if duration_ns is not None and f >= warmup:
+                            measure_start = t_start if measure_start is None else measure_start
+                            if t_start - measure_start >= duration_ns:
+                                self.ended_at_duration = True
+                                break
+                        faults = minor_faults()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
                         if burn_s:
                             _burn(burn_s)
                         timing = backend.end_frame()
                         interval = pacer.end()
+                        faulted = minor_faults()
+                        # Outside the frame's clocks and the pacer's schedule: the counting walk (once for a
+                        # scene whose frames are alike).
+                        walk_start = time.monotonic_ns()
+                        counts = program.count(f, complexity, width, height)
+                        pacer.exclude(time.monotonic_ns() - walk_start)
                         rows.add(f, timing, dict(
                             frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
                             present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
-                            texture_upload_bytes=counters.upload_bytes))
+                            texture_upload_bytes=counters.upload_bytes, **counts,
+                            minor_faults=None if faults is None or faulted is None else faulted - faults))
                         self.frames_rendered = f + 1
                         rows.settle(backend.late_timings())
                         self._write_ready(rows, writer)
@@ -198,7 +218,8 @@ class _Run:
     def _write_ready(self, rows: _PendingRows, writer: FramesWriter, final: bool = False) -> None:
         for f, timing, row in rows.ready(final=final):
             writer.write(**row, cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
-                         disjoint=timing.disjoint, gl_error=timing.gl_error)
+                         disjoint=timing.disjoint, gl_error=timing.gl_error, cpu_record_ms=timing.record_ms,
+                         cpu_flush_ms=timing.flush_ms, cpu_submit_ms=timing.submit_ms)
             self.issues.extend(i if i.frame is not None else replace(i, frame=f) for i in timing.issues)
 
     def captures(self, surface: skia.Surface, canvas: skia.Canvas) -> None:
@@ -221,6 +242,7 @@ class _Run:
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
                  cpu_burn_ms: float) -> None:
     info = backend.probe_info()
+    started_ns, started_from = process_start()
     write_result_json(
         outdir / "result.json",
         backend=backend.name,
@@ -231,6 +253,9 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         wall_ms=round((time.perf_counter() - STARTED) * 1000.0, 3),
         frames_rendered=frames_rendered,
         cpu_burn_ms=cpu_burn_ms,
+        # Cold start counts from the process's start, on the clock of t_start_ns (docs/runner-protocol.md).
+        process_start_ns=started_ns,
+        process_start_source=started_from,
     )
 
 
@@ -303,7 +328,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
             where = f"after {state.frames_rendered} of {job.total_frames} frames"
         state.issues.append(Issue("partial", f"stopped by {name} {where}", state.frames_rendered))
         code = 128 + stop.signum
-    elif code == EXIT_OK and state.frames_rendered < job.total_frames:
+    elif code == EXIT_OK and state.frames_rendered < job.total_frames and not state.ended_at_duration:
         code = EXIT_FAILED
     state.write_result()
     return code

@@ -152,7 +152,25 @@ def test_uncapped_complexity_and_every_frame_uploads(launch, make_job):
     assert [r["draw_calls"] for r in table.rows] == [1 + 1, 3 + 1, 10 + 1, 2 + 1]
     assert [r["texture_upload_bytes"] for r in table.rows] == [4 * 2 * 4] * 4
     assert all(r["present_interval_ms"] > 0 for r in table.rows)
-    assert read_result_json(run.outdir / "result.json").present_source == "frame_delta"
+    result = read_result_json(run.outdir / "result.json")
+    assert result.present_source == "frame_delta"
+    # The reference runner's counters (docs/runner-protocol.md): the stages add up to cpu_ms (within 5 %),
+    # and the counting walk follows the complexity: one 1x1 pixel and a save/translate/restore per repetition,
+    # plus the 8x8 image whose every_frame upload copies its 4x2 RGBA pixels.
+    for row in table.rows:
+        stages = row["cpu_record_ms"] + row["cpu_flush_ms"] + row["cpu_submit_ms"]
+        assert stages == pytest.approx(row["cpu_ms"], rel=0.05)
+    repetitions = [1, 3, 10, 2]
+    assert [r["pixels_drawn"] for r in table.rows] == [n + 64 for n in repetitions]
+    assert [r["state_changes"] for r in table.rows] == [3 * n for n in repetitions]
+    assert [r["rt_switches"] for r in table.rows] == [0] * 4
+    assert [r["alloc_bytes"] for r in table.rows] == [4 * 2 * 4] * 4
+    assert all(r["minor_faults"] >= 0 for r in table.rows)
+    # Cold start counts from the process's start, on the frames' clock (a wrong clock would be off by hours):
+    # before the first frame, by at least the runner's own import time.
+    start_ns = result.extra["process_start_ns"]
+    assert result.extra["process_start_source"] == "proc_stat"
+    assert 0.05e9 < table.rows[0]["t_start_ns"] - start_ns < 60e9
 
 
 @pytest.mark.parametrize("ops, expected", [

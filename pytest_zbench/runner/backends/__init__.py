@@ -8,7 +8,8 @@ launch:
     for each frame:
         backend.begin_frame()                   # start the clocks
         ... interpreter draws on surface.getCanvas() ...
-        timing = backend.end_frame()            # flush/submit, stop the clocks
+        timing = backend.end_frame()            # flush/submit, stop the clocks (and split cpu_ms by stage:
+                                                # end_frame's own start closes the record stage)
     pixels = backend.read_rgba(surface)         # captures only, after all measured frames
     backend.close()
 
@@ -35,6 +36,12 @@ class FrameTiming:
     """What a backend measured around one frame; becomes that frame's row of frames.csv."""
 
     cpu_ms: float
+    # cpu_ms by stage, on the clock of cpu_ms, adding up to it (docs/runner-protocol.md, "The reference
+    # runner's counters"): recording the frame's draws (on the raster backend they rasterise as they go),
+    # the flush that turns recorded work into GPU commands, and the submit to the driver.
+    record_ms: float | None = None
+    flush_ms: float | None = None
+    submit_ms: float | None = None
     gpu_ms: float | None = None
     gpu_source: GpuSource = "none"
     disjoint: bool | None = None  # None: the backend cannot tell
