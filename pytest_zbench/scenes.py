@@ -49,7 +49,7 @@ PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 COLOR_RE = re.compile(r"#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?")
 FILE_KEYS = ("family", "description", "defaults", "scenes")
 SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate", "sustained")
-# A scene's own regression gate settings (docs/scenes.md, "gate", "sustained"): they replace the command line's for it.
+# A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
 GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
 SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
