@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -112,6 +112,7 @@ class Settings:
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
+    ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -127,9 +128,15 @@ UpdatePolicy = Literal["missing", "failed", "all"]
 UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
+def running_in_ci(environ: Mapping[str, str]) -> bool:
+    """CI=true, as GitHub Actions, GitLab CI and ci/test.sh's `.ci/run` set it: a session whose devices a CI
+    run is meant to exercise, where a scene test a device cannot run fails instead of skipping."""
+    return environ.get("CI", "").strip().lower() == "true"
+
+
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                    update_goldens: str | None = None, calibrate: bool = False,
-                   check_runner: bool = False) -> Settings:
+                   check_runner: bool = False, ci: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -213,6 +220,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         calibrate=calibrate,
         check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
+        ci=ci,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_zbench.errors import UsageError
-from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings
+from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings, running_in_ci
 
 ROOT = Path("/project/root")
 
@@ -217,3 +217,13 @@ def test_launch_timeout_is_finite_and_positive():
     for hz in (1.0, 24.0, 60.0, 144.0):
         t = s.launch_timeout(hz, None)
         assert math.isfinite(t) and t > 60.0
+
+
+# -------------------------------------------------------------------------------------- CI
+
+
+def test_ci_is_the_ci_variable_set_to_true():
+    assert running_in_ci({"CI": "true"}) and running_in_ci({"CI": "TRUE "})
+    assert not running_in_ci({}) and not running_in_ci({"CI": "false"}) and not running_in_ci({"CI": ""})
+    assert build().ci is False
+    assert build_settings(getter(), ROOT, quick=False, ci=True).ci is True

@@ -14,7 +14,7 @@ import pytest
 
 from ..errors import UsageError
 from ..regression.location import is_url
-from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
+from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings, running_in_ci
 from .stash import SESSION_KEY
 
 # Options whose command-line value is a path: relative to the directory pytest was started in (an ini value
@@ -85,7 +85,8 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = build_settings(get, config.rootpath, quick=quick,
                                   update_goldens=config.getoption("zbench_update_goldens"),
                                   calibrate=bool(config.getoption("zbench_calibrate")),
-                                  check_runner=bool(config.getoption("zbench_check_runner")))
+                                  check_runner=bool(config.getoption("zbench_check_runner")),
+                                  ci=running_in_ci(os.environ))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
