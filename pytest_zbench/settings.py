@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,12 @@ class Settings:
             return device_timeout
         return 60.0 + 20.0 * (self.warmup + self.frames) / refresh_hz
 
+    def probe_timeout(self, device_timeout: float | None, default: float) -> float:
+        """The deadline of a runner's probe: the one a launch is given explicitly, else `default`."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return device_timeout if device_timeout is not None else default
+
 
 # --zbench-update-goldens: which goldens may be written from trusted captures (golden/store.decide_update).
 UpdatePolicy = Literal["missing", "failed", "all"]
@@ -169,6 +176,14 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         p = Path(str(value)).expanduser()
         return p if p.is_absolute() else rootdir / p
 
+    results = path(values["results"])
+    _check_results_folder(results)
+    scenes_dir = path(values["scenes_dir"])
+    if get(_option("scenes_dir")) not in (None, "") and not scenes_dir.is_dir():
+        # The default folder may be missing (a project that only uses the fixtures); a named one may not.
+        raise UsageError(f"--zbench-scenes (ini zbench_scenes): {scenes_dir} is not a folder; give the folder "
+                         "that holds the scene files (*.yaml)")
+
     if not 0 <= values["threshold"] < math.inf:
         raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
     baseline = str(values["baseline"])
@@ -200,9 +215,9 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     return Settings(
         devices=devices,
         inventory=path(values["inventory"]),
-        scenes_dir=path(values["scenes_dir"]),
+        scenes_dir=scenes_dir,
         goldens_dir=path(values["goldens_dir"]),
-        results=path(values["results"]),
+        results=results,
         runs=values["runs"],
         frames=values["frames"],
         warmup=values["warmup"],
@@ -222,6 +237,27 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
         ci=ci,
     )
+
+
+def _check_results_folder(results: Path) -> None:
+    """A results folder that is a file, or that cannot be written, is one usage error now instead of a
+    traceback in every test. Nothing is created here: a session that measures nothing writes nothing."""
+    flag = "--zbench-results (ini zbench_results)"
+    existing = results
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == results else f"cannot be created: {existing} is a file"
+        raise UsageError(f"{flag}: {results} {what}, not a folder; give a folder for run.json and the other "
+                         "artifacts")
+    if existing != results:
+        return  # created by the first artifact; a parent that refuses it fails that artifact, named
+    try:  # os.access is not enough: root passes it on a read-only (immutable) folder
+        with tempfile.TemporaryFile(dir=results, prefix=".zbench-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write into {results}: {exc.strerror or exc}; give a writable "
+                         "folder") from None
 
 
 def _option(name: str) -> Option:

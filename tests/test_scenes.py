@@ -193,7 +193,7 @@ def test_settings_merge_defaults_with_the_scene(tmp_path):
         defaults:
           mode: uncapped
           capture: [0, 5]
-          tolerance: {gles2: {max_delta: 2, fraction: 0.01}, software: {max_delta: 0}}
+          tolerance: {gles2: {max_delta: 2, max_pixels: "0.5%"}, software: {max_delta: 0}}
         scenes:
           - id: demo.a
             mode: null
@@ -205,7 +205,7 @@ def test_settings_merge_defaults_with_the_scene(tmp_path):
     """)
     a, b = load_scene_file(path)
     assert (a.mode, a.capture) == (None, (3, 7))
-    assert a.tolerance == {"gles2": {"max_delta": 4, "fraction": 0.01}, "software": {"max_delta": 0}}
+    assert a.tolerance == {"gles2": {"max_delta": 4, "max_pixels": "0.5%"}, "software": {"max_delta": 0}}
     assert (b.mode, b.capture, b.budget_ms) == ("uncapped", (0, 5), None)
 
 
@@ -250,6 +250,36 @@ MISTAKES = {
     "id outside the family": (scene_file(RECT, scene_id="other.a"), "other.a", "id", "must start with"),
     "key given twice": (scene_file("{op: rect, x: 0, x: 1, y: 0, w: 1, h: 1, color: '#000000'}"), None, None,
                         "given twice"),
+    # Checked at load time, not on the device (README, Reliability):
+    "id ending in a newline": (scene_file(RECT, scene_id='"demo.a\\n"'), "demo.a\n", "id", "must match"),
+    "colour ending in a newline": (scene_file('{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000\\n"}'),
+                                   "demo.bad", "ops[0].color", "#RRGGBB"),
+    "unquoted colour in a flow mapping": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: 1, color: #3366CC}"), None,
+                                          None, "quote colours"),
+    "zero width": (scene_file("{op: rect, x: 0, y: 0, w: 0, h: 1, color: '#000000'}"), "demo.bad", "ops[0].w",
+                   "greater than 0"),
+    "negative height": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: -4, color: '#000000'}"), "demo.bad",
+                        "ops[0].h", "greater than 0"),
+    "negative relative width": (scene_file("{op: rect, x: 0, y: 0, w: -50%, h: 1, color: '#000000'}"), "demo.bad",
+                                "ops[0].w", "greater than 0"),
+    "negative radius": (scene_file("{op: rrect, x: 0, y: 0, w: 1, h: 1, radius: -2, color: '#000000'}"),
+                        "demo.bad", "ops[0].radius", "0 or more"),
+    "negative blur": (scene_file("{op: backdrop_blur, x: 0, y: 0, w: 1, h: 1, blur: -8}"), "demo.bad",
+                      "ops[0].blur", "0 or more"),
+    "zero text size": (scene_file("{op: text, x: 0, y: 0, size: 0, color: '#000000', text: hi}"), "demo.bad",
+                       "ops[0].size", "greater than 0"),
+    "animated size below zero": (scene_file("{op: rect, x: 0, y: 0, w: {anim: linear, from: -5, to: 10, period: 4},"
+                                            " h: 1, color: '#000000'}"), "demo.bad", "ops[0].w.from", "0 or more"),
+    "count complexity": (scene_file("{op: repeat, count: complexity, ops: [" + RECT + "]}"), "demo.bad",
+                         "ops[0].count", "does not produce"),
+    "tolerance typo": (scene_file(RECT, "    tolerance: {gles2: {max_detla: 3}}\n"), "demo.bad",
+                       "tolerance.gles2.max_detla", "unknown key"),
+    "tolerance bad value": (scene_file(RECT, "    tolerance: {software: {max_delta: -1}}\n"), "demo.bad",
+                            "tolerance.software.max_delta", "tolerance key"),
+    "sweep too large": (scene_file(RECT, "    sweep: {a: " + str(list(range(100))) + ", b: " + str(list(range(101)))
+                                   + "}\n", scene_id="demo.x{a}.{b}"), "demo.x{a}.{b}", "sweep", "10000"),
+    "nested unrolls": (scene_file("{unroll: 64, ops: [{unroll: 64, ops: [{unroll: 64, ops: [" + RECT + "]}]}]}"),
+                       "demo.bad", "ops[0]", "more than the 10000 a job may hold"),
 }
 
 
@@ -291,6 +321,33 @@ def test_load_corpus_reports_a_bad_file_and_loads_the_others(tmp_path):
     assert [Path(error.path).name for error in errors] == ["b.yaml", "c.yaml", "d.yaml"]
     assert "not valid YAML" in str(errors[1])
     assert "already used" in str(errors[2]) and errors[2].scene == "a.one"
+
+
+def test_animated_sizes_may_pass_through_zero_and_relative_sums_are_kept(tmp_path):
+    path = write(tmp_path, scene_file("{op: rect, x: 0, y: 0, w: {anim: linear, from: 0, to: 50%, period: 8}, "
+                                      "h: '100% - 2', color: '#000000'}, {op: rrect, x: 0, y: 0, w: 1, h: 1, "
+                                      "radius: 0, color: '#000000'}, {op: rect, x: -5, y: -5, w: 1, h: 1, "
+                                      "color: '#000000'}"))
+    (case,) = load_scene_file(path)
+    ops = case.job_scene(40, 20)["ops"]
+    assert ops[0]["w"] == {"anim": "linear", "from": 0, "to": 20, "period": 8} and ops[0]["h"] == 18
+    assert ops[1]["radius"] == 0 and ops[2]["x"] == -5
+
+
+def test_corpus_index_names_both_files_of_a_shared_id_and_caps_the_corpus(tmp_path, monkeypatch):
+    import pytest_zbench.scenes as scenes
+
+    first = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.a"), "a.yaml"))
+    second = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.a"), "b.yaml"))
+    index = scenes.CorpusIndex()
+    index.add(tmp_path / "a.yaml", first)
+    with pytest.raises(SceneError) as caught:
+        index.add(tmp_path / "b.yaml", second)
+    assert str(tmp_path / "a.yaml") in str(caught.value) and str(tmp_path / "b.yaml") in str(caught.value)
+    monkeypatch.setattr(scenes, "MAX_CASES", 1)
+    with pytest.raises(SceneError, match="more than 1 scene cases"):
+        scenes.CorpusIndex().add(tmp_path / "a.yaml", first + [first[0].__class__(**{**first[0].__dict__,
+                                                                                      "id": "demo.b"})])
 
 
 def test_load_corpus_of_a_missing_directory_is_an_error(tmp_path):

@@ -10,7 +10,7 @@ from typing import Any
 
 from ..errors import SceneError
 from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
-from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, pixel_digest
+from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
 from ..inventory import Inventory
 from ..scenes import load_corpus
@@ -21,7 +21,8 @@ from .measure import SceneMeasurement
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
 INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
 # Issues that make a capture unfit to become a golden.
-UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "font_fallback")
+UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "capture_invalid",
+                                     "font_fallback")
 
 
 @dataclass
@@ -116,6 +117,7 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
                 untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
+                capture_problem=_capture_problem(launch or (m.launches[0] if m.launches else None), frame),
             )
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
@@ -130,7 +132,17 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                     check.message += f"\n  meanwhile, {cross['status']}: {cross['message']}"
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
+        except GoldenError as exc:  # the golden's place itself is unusable (its folder links out of the store)
+            key = make_key(m.backend, golden_set(m.backend, device_class, arch), m.case.id, frame)
+            outcome.checks.append(FrameCheck(key, "error", f"frame {frame}: {exc}"))
     return outcome
+
+
+def _capture_problem(launch: LaunchOutcome | None, frame: int) -> str | None:
+    """Why the launch has no usable capture of `frame` (a capture_invalid issue), or None."""
+    if launch is None:
+        return None
+    return next((i.detail for i in launch.issues if i.kind == "capture_invalid" and i.frame == frame), None)
 
 
 def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
@@ -176,10 +188,17 @@ def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
 
 
 def _nondeterministic_frames(launches: list[LaunchOutcome], frames: tuple[int, ...]) -> list[int]:
-    """Frames whose decoded pixels differ between complete launches (docs/methodology.md §7, §9)."""
+    """Frames whose decoded pixels differ between complete launches (docs/methodology.md §7, §9). A capture
+    that cannot be decoded counts as differing from one that can (the frame check reports why)."""
     differing = []
     for frame in frames:
-        digests = {pixel_digest(load_png(l.captures[frame])) for l in launches if frame in l.captures}
+        digests = set()
+        for launch in launches:
+            if frame in launch.captures:
+                try:
+                    digests.add(pixel_digest(load_png(launch.captures[frame])))
+                except GoldenError as exc:
+                    digests.add(f"undecodable: {exc}")
         if len(digests) > 1:
             differing.append(frame)
     return differing

@@ -7,6 +7,7 @@ and alone writes run.json (written atomically, validated against the shipped sch
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
@@ -157,12 +158,16 @@ class RunRecord:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
+    # Files of measured scenes that could not be written (a CSV on a full disk); not part of run.json, listed
+    # at the end of the session, which then fails.
+    artifact_failures: list[str] = field(default_factory=list)
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
     host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
-        return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
+        return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
+                "artifact_failures": self.artifact_failures}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -183,6 +188,7 @@ class RunRecord:
             self.add_scene(entry)
         for name, reason in part.get("quarantined", {}).items():
             self.quarantined.setdefault(name, reason)
+        self.artifact_failures += part.get("artifact_failures", [])
 
     def document(self, device_order: tuple[str, ...]) -> dict[str, Any]:
         """The run.json document. Its top-level device/gpu/display/conditions describe the first device run;
@@ -237,20 +243,66 @@ class RunRecord:
         return sections
 
 
-def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> tuple[dict[str, Any] | None,
-                                                                                   list[str]]:
-    """Write run.json and report.html of a session that measured anything; (the document, its schema
-    violations). A document that breaks its schema is a bug of ours, but its numbers are still worth keeping:
-    it goes to run.invalid.json, and the caller fails the session with the violations listed."""
+@dataclass
+class RunArtifacts:
+    """What `write_run` wrote: the document, its schema violations, and every artifact that could not be
+    written (each one a line naming the file and why; the others were written all the same)."""
+
+    document: dict[str, Any] | None = None
+    schema_errors: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> RunArtifacts:
+    """Write run.json and report.html of a session that measured anything. A document that breaks its schema
+    is a bug of ours, but its numbers are still worth keeping: it goes to run.invalid.json, and the caller
+    fails the session with the violations listed. Each file is written on its own: one that fails (a value
+    the report cannot draw, a full disk) is listed in `failures` and never stops the other."""
     from .html_report import write_report
 
+    artifacts = RunArtifacts()
     if not record.scenes:
-        return None, []
-    document = record.document(device_order)
-    errors = validate_run(document)
-    write_json_atomic(results_dir / ("run.invalid.json" if errors else "run.json"), document)
-    write_report(document, results_dir, results_dir / "report.html")
-    return document, errors
+        return artifacts
+    try:
+        document = record.document(device_order)
+    except Exception as exc:  # noqa: BLE001 - reported, and the session fails; the CSVs are already written
+        artifacts.failures.append(f"run.json and report.html: the run record could not be assembled: "
+                                  f"{type(exc).__name__}: {exc}")
+        return artifacts
+    # JSON has no NaN: a non-finite number that got past the protocol boundary is a bug, reported as one,
+    # and written as null rather than losing the file.
+    document, non_finite = finite_document(document)
+    artifacts.document = document
+    try:
+        artifacts.schema_errors = non_finite + validate_run(document)
+    except Exception as exc:  # noqa: BLE001
+        artifacts.schema_errors = [*non_finite, f"(root): the schema check failed: {type(exc).__name__}: {exc}"]
+    run_path = results_dir / ("run.invalid.json" if artifacts.schema_errors else "run.json")
+    for path, write in ((run_path, lambda: write_json_atomic(run_path, document)),
+                        (results_dir / "report.html",
+                         lambda: write_report(document, results_dir, results_dir / "report.html"))):
+        try:
+            write()
+        except Exception as exc:  # noqa: BLE001 - each artifact on its own (README, Reliability)
+            artifacts.failures.append(f"{path} could not be written: {type(exc).__name__}: {exc}")
+    return artifacts
+
+
+def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
+    """`value` with NaN and infinities replaced by None, and where each one was (as schema error lines)."""
+    found: list[str] = []
+
+    def walk(item: Any, at: str) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append(f"{at or '(root)'}: {item} is not a JSON number; written as null")
+            return None
+        if isinstance(item, dict):
+            return {k: walk(v, f"{at}/{k}" if at else str(k)) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v, f"{at}/{i}" if at else str(i)) for i, v in enumerate(item)]
+        return item
+
+    return walk(value, where), found
 
 
 def write_json_atomic(path: Path, document: dict[str, Any]) -> None:

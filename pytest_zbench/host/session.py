@@ -23,7 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .device import Device
+from .device import PROBE_TIMEOUT_S, Device
 from .environment import (
     app_info,
     environment,
@@ -73,7 +73,8 @@ class HostSession:
             if reason is not None:
                 raise DeviceQuarantined(reason)
             spec = self.inventory.get(name)
-            device = Device(spec, make_transport(spec))
+            device = Device(spec, make_transport(spec),
+                            probe_timeout_s=self.settings.probe_timeout(spec.timeout_s, PROBE_TIMEOUT_S))
             try:
                 device.probe()
                 sections = self.device_sections(device)
@@ -112,6 +113,7 @@ class HostSession:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
             self._measurements[key] = measurement
+            self.record.artifact_failures += measurement.artifact_failures
             self._history_sections[key] = self.gate.record(self.record, measurement)
             reason = self.health.reason(device_name)
             if reason is not None:

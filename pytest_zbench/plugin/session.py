@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
 from .collection import collect_scene_file
@@ -36,11 +37,22 @@ class ZbenchPlugin:
             from ..host.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
+        if settings.baseline_file is not None:
+            from ..regression.baseline import BaselineFileError, read_run_file
+
+            try:  # and a --zbench-baseline run.json that cannot be judged against
+                read_run_file(settings.baseline_file)
+            except BaselineFileError as exc:
+                raise UsageError(f"--zbench-baseline: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        from ..scenes import CorpusIndex
+
+        self.corpus = CorpusIndex()  # the scene files collected so far
         # Created by the first test that needs it: a session that measures nothing opens no device, reads no
         # git state and writes no run.json.
         self.host: HostSession | None = None
         self.schema_errors: list[str] = []
+        self.artifact_failures: list[str] = []  # artifacts that could not be written (README, Reliability)
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -108,11 +120,13 @@ class ZbenchPlugin:
             return
         from ..host.run_record import write_run
 
-        document, self.schema_errors = write_run(self.host.record, self.settings.devices, self.settings.results)
-        if document is not None:
-            self.config.hook.pytest_zbench_run_finished(config=self.config, document=document,
+        artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
+        self.schema_errors = artifacts.schema_errors
+        self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]
+        if artifacts.document is not None:
+            self.config.hook.pytest_zbench_run_finished(config=self.config, document=artifacts.document,
                                                         results_dir=self.settings.results)
-        if self.schema_errors:
+        if self.schema_errors or self.artifact_failures:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -59,9 +59,17 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     from ..host.summary_table import summary_lines
 
     terminalreporter.write_sep("-", "zbench")
-    for line in summary_lines(host.record.scenes, host.record.devices):
+    try:  # the table on its own: a value it cannot show must not hide the lines below it
+        lines = summary_lines(host.record.scenes, host.record.devices)
+    except Exception as exc:  # noqa: BLE001
+        lines = []
+        terminalreporter.write_line(f"the summary table could not be drawn: {type(exc).__name__}: {exc}; "
+                                    "run.json has every number", red=True)
+    for line in lines:
         terminalreporter.write_line(line)
     _write_goldens(terminalreporter, plugin)
+    for failure in plugin.artifact_failures:
+        terminalreporter.write_line(f"not written: {failure}", red=True)
     if plugin.schema_errors:
         terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
         for error in plugin.schema_errors[:10]:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ZbenchError
+from .config import GATE_METRIC
 from .gate import GateConfig, SceneVerdict, judge
 from .history import BaselineWindow, History, SceneKey, environment_fingerprint
 
@@ -53,14 +54,53 @@ class BaselineFileError(ZbenchError):
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
-    """An earlier run.json, as the baseline of this session's scenes."""
+    """An earlier run.json, as the baseline of this session's scenes; what the gate reads of it is checked
+    here, so that a file of another shape is one clear error and not a failure inside the gate."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BaselineFileError(f"cannot read the baseline {path}: {exc}") from exc
     if not isinstance(document, dict):
-        raise BaselineFileError(f"cannot read the baseline {path}: not a run.json object")
+        raise BaselineFileError(f"the baseline {path} is not a run.json: not a JSON object")
+    scenes = document.get("scenes")
+    if not isinstance(scenes, list):
+        raise BaselineFileError(f"the baseline {path} is not a run.json: key 'scenes' is not a list")
+    for index, scene in enumerate(scenes):
+        where = f"the baseline {path} is not a run.json of this version: scenes[{index}]"
+        if not isinstance(scene, dict):
+            raise BaselineFileError(f"{where} is not an object")
+        for key in ("id", "device"):
+            if not isinstance(scene.get(key), str):
+                raise BaselineFileError(f"{where}.{key} is not a string")
+        per_run = scene.get("per_run", [])
+        if not isinstance(per_run, list) or not all(isinstance(run, dict) for run in per_run):
+            raise BaselineFileError(f"{where}.per_run is not a list of launch objects")
+        for run_index, run in enumerate(per_run):
+            bad = _unreadable_metric(run)
+            if bad:
+                raise BaselineFileError(f"{where}.per_run[{run_index}].{bad} is not a number")
+    if not isinstance(document.get("app", {}), dict):
+        raise BaselineFileError(f"the baseline {path} is not a run.json: key 'app' is not an object")
     return document
+
+
+def _unreadable_metric(launch: Mapping[str, Any]) -> str | None:
+    """The first value the gate could read from this launch summary that is not a number (or missing)."""
+    for family, stats in launch.items():
+        if family == "jank_share":
+            if stats is not None and not _number(stats):
+                return family
+        elif GATE_METRIC.fullmatch(f"{family}.p50"):
+            if stats is not None and not isinstance(stats, dict):
+                return family
+            for name, value in (stats or {}).items():
+                if GATE_METRIC.fullmatch(f"{family}.{name}") and value is not None and not _number(value):
+                    return f"{family}.{name}"
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -86,7 +126,7 @@ def judge_against_run_file(document: Mapping[str, Any], path: Path, scene_id: st
     entry = entries[0]
     differ = [f"{k} {entry.get(k)!r} there, {v!r} here" for k, v in comparison.items() if entry.get(k) != v]
     launches = [launch for launch in entry["per_run"] if not launch.get("partial")]
-    build = (document.get("app") or {}).get("build_hash") or "?"
+    build = str((document.get("app") or {}).get("build_hash") or "?")
     description = (f"{len(launches)} launches of {scene_id} on {device} in {path} "
                    f"(run {str(document.get('run_id', '?'))[:8]}, build {build[:10]})")
     if differ:

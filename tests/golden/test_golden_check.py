@@ -129,6 +129,40 @@ def test_missing_or_corrupt_capture_is_an_error_not_a_write(tmp_path):
     assert not store.exists(store.key("gles2", "pi3b", "ui.card", 60))
 
 
+@pytest.mark.parametrize("spoil", ["corrupt", "16-bit", "link outside", "dangling link"])
+def test_an_unusable_golden_is_an_error_that_failed_and_all_repair(tmp_path, ui, spoil):
+    store = GoldenStore(tmp_path / "goldens")
+    key = store.key("gles2", "pi3b", "ui.card", 60)
+    path = store.path(key)
+    path.parent.mkdir(parents=True)
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes(encode_png(ui()))
+    if spoil == "corrupt":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    elif spoil == "16-bit":
+        from test_protocol import png_bytes
+
+        path.write_bytes(png_bytes(4, 4, depth=16))
+    elif spoil == "link outside":
+        path.symlink_to(outside)
+    else:
+        path.symlink_to(tmp_path / "goldens" / "gone.png")
+    for update in (None, "missing"):
+        result = run(store, ui(), update=update)
+        assert result.status == "error" and not result.ok and str(path) in result.message
+        assert "--zbench-update-goldens=failed" in result.message or "mode 'missing'" in result.message
+    for update in ("failed", "all"):
+        result = run(store, ui(), update=update)
+        assert result.status == "written", result.message
+        assert not path.is_symlink() and np.array_equal(store.load(key), ui())
+        assert np.array_equal(load_png(outside), ui())  # a link is replaced, never written through
+        path.unlink()
+        if spoil == "link outside":
+            path.symlink_to(outside)
+        else:
+            path.write_bytes(b"junk")
+
+
 def test_diff_image_highlights_by_magnitude_over_dimmed_grey(solid):
     expected = solid(4, 4, (200, 30, 30))
     delta = np.zeros((4, 4), np.uint8)

@@ -86,6 +86,17 @@ def test_history_without_a_database_is_a_usage_error(tmp_path, capsys):
     assert not (tmp_path / "missing.sqlite").exists()
 
 
+@pytest.mark.parametrize("command", ["history", "calibrate"])
+def test_a_history_file_that_is_not_a_database_fails_naming_it(tmp_path, capsys, command):
+    path = tmp_path / "history.sqlite"
+    path.write_text("device,scene\npi,fill\n" * 200)  # a CSV where the database should be
+    args = ["--device", "pi", "--from-history"] if command == "calibrate" else []
+    assert main([command, "--history", str(path), *args]) == 1  # a HistoryError, as for any unusable history
+    err = capsys.readouterr().err
+    assert f"{path} is not a history database" in err and "move it aside" in err
+    assert path.read_text().startswith("device,scene")  # left as it was
+
+
 def test_history_of_an_unreachable_server_fails_without_the_password(postgres, capsys):
     url = postgres.url("no_such_database", password="Sh0wn-nowhere")
     assert main(["history", "--history", url]) == 1
