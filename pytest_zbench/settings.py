@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
@@ -128,6 +128,7 @@ class Settings:
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
     sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
+    ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -149,9 +150,15 @@ UpdatePolicy = Literal["missing", "failed", "all"]
 UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
+def running_in_ci(environ: Mapping[str, str]) -> bool:
+    """CI=true, as GitHub Actions, GitLab CI and ci/test.sh's `.ci/run` set it: a session whose devices a CI
+    run is meant to exercise, where a scene test a device cannot run fails instead of skipping."""
+    return environ.get("CI", "").strip().lower() == "true"
+
+
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                    update_goldens: str | None = None, calibrate: bool = False,
-                   check_runner: bool = False) -> Settings:
+                   check_runner: bool = False, ci: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -256,6 +263,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
         sustained_min=sustained,
         sustained_interval_s=values["sustained_interval_s"],
+        ci=ci,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_zbench.errors import UsageError
-from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings
+from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings, running_in_ci
 
 ROOT = Path("/project/root")
 
@@ -249,3 +249,13 @@ def test_the_probe_deadline_follows_an_explicit_launch_deadline():
     assert build().probe_timeout(None, 120.0) == 120.0
     assert build().probe_timeout(30.0, 120.0) == 30.0
     assert build({"timeout_s": "2"}).probe_timeout(30.0, 120.0) == 2.0
+
+
+# -------------------------------------------------------------------------------------- CI
+
+
+def test_ci_is_the_ci_variable_set_to_true():
+    assert running_in_ci({"CI": "true"}) and running_in_ci({"CI": "TRUE "})
+    assert not running_in_ci({}) and not running_in_ci({"CI": "false"}) and not running_in_ci({"CI": ""})
+    assert build().ci is False
+    assert build_settings(getter(), ROOT, quick=False, ci=True).ci is True

@@ -15,6 +15,7 @@ from pytest_zbench.stats import (
     LaunchSamples,
     distribution,
     frame_times,
+    jank_counts,
     noise_floor,
     summarize_launch,
     summarize_scene,
@@ -329,3 +330,12 @@ def test_scene_to_dict_is_json_safe_and_rounded():
     assert out["metrics"]["cpu_ms"]["p50"] == round(out["metrics"]["cpu_ms"]["p50"], 4)
     assert out["per_run"][-1]["cpu_ms"] is None and out["per_run_medians"]["cpu_ms"][-1] is None
     assert out["partial_runs"] == 2 and out["runs"] == 6
+
+
+def test_a_frame_of_one_whole_period_written_to_six_decimals_is_not_jank():
+    # frames.csv carries milliseconds to 6 decimals: one 60 Hz period reads 16.666667 against a budget of
+    # 16.666666...; that frame made its deadline. A frame a tenth of a millisecond later did not.
+    budget = 1000.0 / 60.0
+    jank, severe, share, longest = jank_counts([16.666667] * 9 + [16.77], budget)
+    assert (jank, severe) == (1, 0) and share == pytest.approx(0.1) and longest == 16.77
+    assert jank_counts([33.333334], budget)[:2] == (1, 0)  # two whole periods: janky, not severely

@@ -7,7 +7,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
@@ -53,7 +53,7 @@ def device(request: pytest.FixtureRequest, zbench_session: HostSession) -> Devic
     try:
         return zbench_session.device(name)
     except DeviceQuarantined as exc:
-        pytest.skip(str(exc))
+        cannot_run(str(exc), name, zbench_session.settings.ci)
     except DeviceError as exc:
         pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
@@ -90,6 +90,18 @@ def _find_case(scenes_dir: Path, scene_id: str) -> SceneCase:
     raise pytest.UsageError(f"no scene {scene_id!r} in {scenes_dir}{hint}")
 
 
+def cannot_run(reason: str, device: str, ci: bool) -> NoReturn:
+    """A scene the device cannot run (no such backend in its runner, a feature it lacks, a quarantined device)
+    skips with the reason; under CI (Settings.ci) it fails: a CI run is there to exercise the devices it names,
+    and a skip would let a lost backend (EGL gone from the image) pass as "8 skipped", exit 0."""
+    __tracebackhide__ = True
+    if ci:
+        pytest.fail(f"{reason}\nCI=true: device {device} is one this CI run exercises, so a scene it "
+                    f"cannot run fails instead of skipping. Restore what the device lacks, or leave the device or "
+                    f"the scene out of the CI run (--zbench-device, -k).", pytrace=False)
+    pytest.skip(reason)
+
+
 class Scene:
     """One scene case bound to a test: measures it (once per session and device) and judges the result."""
 
@@ -109,7 +121,7 @@ class Scene:
             pytest.fail(str(exc), pytrace=False)
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
-            pytest.skip(measurement.skipped)
+            cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         return measurement
 
     def check_perf(self, measurement: SceneMeasurement) -> None:
@@ -175,7 +187,7 @@ class Golden:
 
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
-            pytest.skip(measurement.skipped)
+            cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         try:
             outcome = self._host.check_goldens(measurement)
         except SceneError as exc:

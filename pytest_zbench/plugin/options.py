@@ -19,7 +19,7 @@ import pytest
 
 from ..errors import UsageError
 from ..regression.location import is_url
-from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
+from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings, running_in_ci
 from .stash import SESSION_KEY
 
 if TYPE_CHECKING:
@@ -131,7 +131,8 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
         settings = build_settings(get, config.rootpath, quick=quick,
                                   update_goldens=config.getoption("zbench_update_goldens"),
                                   calibrate=bool(config.getoption("zbench_calibrate")),
-                                  check_runner=bool(config.getoption("zbench_check_runner")))
+                                  check_runner=bool(config.getoption("zbench_check_runner")),
+                                  ci=running_in_ci(os.environ))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None

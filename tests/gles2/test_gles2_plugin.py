@@ -37,7 +37,9 @@ def test_gles2_device_reports_renderer_timer_source_and_per_frame_gpu_ms(project
     assert gpu["gl_extensions_hash"].startswith("sha256:")
     assert gpu["timer_source"] in ("timer_query", "finish_bracket")
     assert gpu["timer_check"]["source"] == gpu["timer_source"]
-    assert isinstance(gpu["timer_check"]["valid"], bool) and gpu["timer_check"]["detail"]
+    # llvmpipe's timer sees the heavy variant's 8x work (a 1.5x bar): a failing check here is a product fault.
+    assert gpu["timer_check"]["valid"] is True, gpu["timer_check"]
+    assert "timer check passed" in gpu["timer_check"]["detail"]
     for scene in document["scenes"]:
         counts = scene["gpu_timer"]
         assert counts["source"] == gpu["timer_source"] == scene["timer_source"]
