@@ -64,6 +64,8 @@ class SceneCase:
     description: str
     # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
     ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    # The id template the case was expanded from ("fill.alpha.x{layers}"): the cases of one sweep share it.
+    sweep: str = ""
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -261,6 +263,7 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             tolerance=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in settings.tolerance.items()}),
             description=_substitute(description, values, case_where.at("description")),
             ops=ops,
+            sweep=template,
         ))
     return cases
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, TypedDict
 
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
+from .isolation import check_isolation
 from .measure import SceneMeasurement
 
 SCHEMA_VERSION = 1
@@ -79,6 +80,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
     return {
         "id": m.case.id,
         "family": m.case.family,
+        "sweep": m.case.sweep,
         "device": m.device,
         "backend": m.backend,
         "params": dict(m.case.params),
@@ -207,6 +209,8 @@ class RunRecord:
             "quarantined": dict(self.quarantined),
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
+            # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
+            "isolation": [i.to_dict() for i in check_isolation(scenes)],
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:

@@ -61,6 +61,9 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     terminalreporter.write_sep("-", "zbench")
     for line in summary_lines(host.record.scenes, host.record.devices):
         terminalreporter.write_line(line)
+    from ..host.isolation import terminal_lines
+    for line in terminal_lines(host.record.scenes):
+        terminalreporter.write_line(line, yellow=True)
     _write_goldens(terminalreporter, plugin)
     if plugin.schema_errors:
         terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
