@@ -36,6 +36,7 @@ HostIssueKind = Literal[
     "device_error",  # the transport failed
     "quarantined",  # the device was taken out of the session; the scene's remaining launches did not run
     "retried",  # the launch lost its connection and ran again
+    "vacuous_capture",  # a golden test's capture is one colour, or equals another case of its sweep
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
 # CPU architecture families: one rasteriser path each for the software backend, so one software golden set
