@@ -4,9 +4,10 @@ A capture of a single colour shows no drawing at all (ops drawn off the surface,
 capture identical to another case of its sweep whose ops differ shows that the swept difference never reached
 the pixels. Either makes the golden test vacuous: it fails, and the capture is never written as a golden.
 
-One difference in ops is allowed to be invisible: the same op drawn more times over itself (an overdraw stack
-of opaque layers gives the pixels of one layer), so the ops are compared with runs of one repeated op
-collapsed to a single op.
+Some differences in ops are invisible by design, and are not compared: the same op drawn more times over
+itself (an overdraw stack of opaque layers gives the pixels of one layer: runs of one repeated op are
+collapsed to one), keys that change what a frame costs but not what it shows (NON_VISUAL_KEYS), and, at
+frame 0, animations (every animation starts from the same place; the later captured frame tells them apart).
 
 Plain values: pixel arrays, digests and op lists in, messages out.
 """
@@ -21,6 +22,8 @@ import numpy as np
 from ..protocol.vocabulary import IssueKind
 
 KIND: IssueKind = "vacuous_capture"
+# Op keys that change the cost of a frame, not its pixels (docs/display-list.md): when a texture is uploaded.
+NON_VISUAL_KEYS = frozenset({"upload"})
 
 
 def single_colour(pixels: np.ndarray) -> str | None:
@@ -33,8 +36,11 @@ def single_colour(pixels: np.ndarray) -> str | None:
     return "#" + "".join(f"{v:02X}" for v in rgba)
 
 
-def ops_differ_visibly(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> bool:
-    """Whether two cases' ops differ in more than how many times one op is drawn over itself in a row."""
+def ops_differ_visibly(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]], frame: int = 0) -> bool:
+    """Whether two cases' ops must give different pixels at `frame`: they differ in more than how many times one
+    op is drawn over itself in a row, in non-visual keys, and (at frame 0) in animations."""
+    if frame == 0 and (_animated(a) or _animated(b)):
+        return False
     return _collapsed(a) != _collapsed(b)
 
 
@@ -65,7 +71,17 @@ def _collapsed(ops: Sequence[Mapping[str, Any]]) -> list[Any]:
 
 def _canonical(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return tuple(sorted((k, _canonical(v) if k != "ops" else tuple(_collapsed(v))) for k, v in value.items()))
+        return tuple(sorted((k, _canonical(v) if k != "ops" else tuple(_collapsed(v))) for k, v in value.items()
+                            if k not in NON_VISUAL_KEYS))
     if isinstance(value, (list, tuple)):
         return tuple(_canonical(v) for v in value)
     return value
+
+
+def _animated(value: Any) -> bool:
+    """An animation anywhere ({anim: ...} or a text with {frame})."""
+    if isinstance(value, Mapping):
+        return "anim" in value or any(_animated(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_animated(v) for v in value)
+    return isinstance(value, str) and "{frame}" in value

@@ -162,7 +162,7 @@ def _vacuous(store: GoldenStore, m: SceneMeasurement, device_class: str, arch: s
         return vacuity.single_colour_message(frame, colour)
     digests: dict[str, str] = {}
     for sibling in siblings:
-        if sibling.id == m.case.id or not vacuity.ops_differ_visibly(m.case.ops, sibling.ops):
+        if sibling.id == m.case.id or not vacuity.ops_differ_visibly(m.case.ops, sibling.ops, frame):
             continue
         path = sibling_captures.get(sibling.id, {}).get(frame)
         if path is None:

@@ -30,3 +30,13 @@ def test_an_overdraw_stack_of_one_op_may_look_like_one_layer_but_other_differenc
 def test_identical_siblings_are_those_with_the_same_digest() -> None:
     assert identical_siblings("a", {"s.x2": "b", "s.x8": "a", "s.x4": "a"}) == ["s.x4", "s.x8"]
     assert identical_siblings("a", {}) == []
+
+
+def test_upload_policies_and_animations_at_frame_0_are_not_visible_differences() -> None:
+    image = {"op": "image", "x": 0, "y": 0, "w": 8, "h": 8, "tex_w": 8, "tex_h": 8, "pattern": "checker"}
+    assert not ops_differ_visibly([dict(image, upload="once")], [dict(image, upload="every_frame")])
+    assert ops_differ_visibly([dict(image, upload="once")], [dict(image, upload="once", w=9)])
+    slow = [dict(RECT, y={"anim": "linear", "from": 0, "to": 100, "period": 120})]
+    fast = [dict(RECT, y={"anim": "linear", "from": 0, "to": 100, "period": 30})]
+    assert not ops_differ_visibly(slow, fast, frame=0)
+    assert ops_differ_visibly(slow, fast, frame=30)
