@@ -211,3 +211,9 @@ def test_vacuous_captures_fail_their_golden_tests_and_never_become_goldens(proje
     assert {p.parent.name for p in (project.root / "goldens").rglob("*.png")} == {"broken.stack.x1",
                                                                                     "broken.stack.x2"}
     assert validate_run(project.run_json()) == []
+    # The runner's peak resident memory per launch (result.json peak_rss_kb, from /proc on Linux): a Python
+    # process with Skia and numpy loaded holds tens of MiB.
+    for scene in scenes.values():
+        peaks = [launch["peak_rss_kb"] for launch in scene["launches"]]
+        assert len(peaks) == 2 and all(20_000 < peak < 2_000_000 for peak in peaks), peaks
+        assert scene["peak_rss_kb"] == max(peaks)

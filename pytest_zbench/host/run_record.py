@@ -109,6 +109,9 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
+        # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
+        "peak_rss_kb": max((l.runner_peak_rss_kb for l in m.launches if l.runner_peak_rss_kb is not None),
+                           default=None),
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
@@ -130,6 +133,7 @@ class LaunchRecord(TypedDict):
     exit_code: int | None
     conditions: dict[str, Any]
     retried: dict[str, Any] | None
+    peak_rss_kb: int | None
 
 
 def launch_record(launch: LaunchOutcome) -> LaunchRecord:
@@ -145,7 +149,7 @@ def launch_record(launch: LaunchOutcome) -> LaunchRecord:
         status = "failed"
     return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
             "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
-            "retried": launch.retried}
+            "retried": launch.retried, "peak_rss_kb": launch.runner_peak_rss_kb}
 
 
 @dataclass

@@ -28,6 +28,7 @@ from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
+from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
 
 EXIT_OK = 0
@@ -231,6 +232,7 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         wall_ms=round((time.perf_counter() - STARTED) * 1000.0, 3),
         frames_rendered=frames_rendered,
         cpu_burn_ms=cpu_burn_ms,
+        peak_rss_kb=peak_rss_kb(),
     )
 
 
