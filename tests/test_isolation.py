@@ -68,6 +68,15 @@ def test_a_gpu_flat_sweep_whose_cpu_time_rises_is_bound_elsewhere() -> None:
     assert (found.metric, found.verdict, found.likely_cause) == ("gpu_ms", "not_scaling", "bound_elsewhere")
 
 
+def test_a_gpu_idle_sweep_whose_cpu_time_rises_is_bound_elsewhere_not_culled() -> None:
+    # Text on llvmpipe: the atlas draws cost the GPU nothing measurable, the CPU's layout scales.
+    entries = [entry(f"textscroll.lines{n}", "textscroll.lines{lines}", {"lines": n}, gpu, cpu)
+               for n, gpu, cpu in ((8, [0.0009, 0.001], [0.85, 0.9]), (16, [0.0008, 0.001], [1.2, 1.22]),
+                                   (32, [0.0007, 0.0008], [1.3, 1.35]))]
+    (found,) = check_isolation(entries)
+    assert (found.metric, found.verdict, found.likely_cause) == ("gpu_ms", "not_scaling", "bound_elsewhere")
+
+
 def test_a_sweep_whose_first_frame_alone_rises_is_cached() -> None:
     entries = [entry(f"texture.once.s{s}", "texture.once.s{size}", {"size": s}, None, cpu, first=first)
                for s, cpu, first in ((256, [1.0, 1.1, 1.0], [10.0, 11.0, 10.5]),
