@@ -90,6 +90,8 @@ class SceneCase:
     gate: GateOverride | None = None
     # Minutes of one sustained launch (docs/sustained.md); None: --zbench-sustained decides.
     sustained_min: float | None = None
+    # The id template the case was expanded from ("fill.alpha.x{layers}"): the cases of one sweep share it.
+    sweep: str = ""
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -309,6 +311,7 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             ops=ops,
             gate=settings.gate,
             sustained_min=settings.sustained_min,
+            sweep=template,
         ))
     return cases
 

@@ -58,13 +58,14 @@ def corpus():
 def test_corpus_has_every_family_and_the_expected_ids(corpus):
     families = {case.family for case in corpus.values()}
     assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
-                        "texture", "image", "scroll", "idle", "backdrop"}
+                        "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll"}
     for layers in (1, 2, 4, 8):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
             "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
     assert 35 <= len(corpus) <= 50
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
+    assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by
 
 
 def test_fill_family_uses_only_rect_ops(corpus):

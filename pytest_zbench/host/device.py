@@ -92,6 +92,12 @@ class LaunchOutcome:
         value = self.result.extra.get("wall_ms")
         return float(value) if isinstance(value, (int, float)) else None
 
+    @property
+    def runner_peak_rss_kb(self) -> int | None:
+        """The runner's peak resident set over the launch, as it reported it (result.json peak_rss_kb)."""
+        value = self.result.extra.get("peak_rss_kb")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
 
 class Device:
     """An open device: `probe()` once, then `launch(job)` as often as needed; `close()` at session end."""

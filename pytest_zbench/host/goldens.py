@@ -4,17 +4,18 @@ are not pixels (GL errors, shader failures, NaNs, skipped features, non-determin
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import SceneError
+from ..golden import vacuous as vacuity
 from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
 from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
 from ..inventory import Inventory
-from ..scenes import load_corpus
+from ..scenes import SceneCase, load_corpus
 from ..settings import Settings
 from .device import LaunchOutcome, safe_component
 from .measure import SceneMeasurement
@@ -30,6 +31,8 @@ UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "
 class GoldenOutcome:
     checks: list[FrameCheck] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # invariant violations, beside the frame checks
+    # Issues of the golden test itself ({frame, kind, detail}): vacuous captures (golden/vacuous.py)
+    issues: list[dict[str, Any]] = field(default_factory=list)
     # Per captured frame of a non-software backend, or of the software backend on another CPU architecture
     # than the reference one: the capture against the reference software golden (goldens/software/x86_64),
     # under the scene's cross_backend or cross_arch tolerance ({kind, status, metrics, tightness, golden,
@@ -73,7 +76,8 @@ class GoldenOutcome:
                 "message": check.message,
                 **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
-        return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
+        return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures,
+                "issues": self.issues}
 
 
 def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
@@ -84,8 +88,11 @@ def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
 
 def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
                   results_dir: Path, driver: dict[str, Any], build_hash: str | None,
-                  arch: str | None = None) -> GoldenOutcome:
-    """`arch`: the CPU architecture family the device's runner reported; it picks the software set."""
+                  arch: str | None = None, siblings: Sequence[SceneCase] = (),
+                  sibling_captures: Mapping[str, Mapping[int, Path]] | None = None) -> GoldenOutcome:
+    """`arch`: the CPU architecture family the device's runner reported; it picks the software set.
+    `siblings`: the other cases of the scene's sweep; `sibling_captures`: their captures measured in this
+    process (else their goldens stand for them), for the vacuous-capture check."""
     outcome = GoldenOutcome()
     job = m.job
     if job is None:
@@ -95,7 +102,7 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
     except GoldenError as exc:
         outcome.failures.append(f"no golden set for device {m.device}: {exc}")
         return outcome
-    launch = _capture_launch(m.launches)
+    launch = capture_launch(m.launches)
     issues = m.issues
     invariants = [i for i in issues if i.kind in INVARIANT_KINDS]
     for issue in invariants:
@@ -112,11 +119,16 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
     artifacts_dir = results_dir / safe_component(m.device) / safe_component(m.case.id) / "golden"
     for frame in job.capture:
         capture = launch.captures.get(frame) if launch is not None else None
+        vacuous = _vacuous(store, m, device_class, arch, frame, capture, siblings, sibling_captures or {})
+        if vacuous is not None:
+            outcome.failures.append(vacuous)
+            outcome.issues.append({"frame": frame, "kind": vacuity.KIND, "detail": vacuous})
         try:
             check = check_capture(
                 store, backend=m.backend, device_class=device_class, arch=arch, scene_id=m.case.id, frame=frame,
-                capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
-                untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
+                capture=capture, tolerance=m.case.tolerance, update=update,
+                capture_trusted=trusted and vacuous is None,
+                untrusted_reason=reason if not trusted else "" if vacuous is None else "the capture is vacuous", artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
                 capture_problem=_capture_problem(launch or (m.launches[0] if m.launches else None), frame),
             )
@@ -147,6 +159,36 @@ def _capture_problem(launch: LaunchOutcome | None, frame: int) -> str | None:
     if launch is None:
         return None
     return next((i.detail for i in launch.issues if i.kind == "capture_invalid" and i.frame == frame), None)
+def _vacuous(store: GoldenStore, m: SceneMeasurement, device_class: str, arch: str | None, frame: int,
+             capture: Path | None, siblings: Sequence[SceneCase],
+             sibling_captures: Mapping[str, Mapping[int, Path]]) -> str | None:
+    """Why the frame's capture is vacuous (golden/vacuous.py), or None. A sibling's capture from this process
+    stands for it, else its golden in the device's own set; siblings whose ops differ only by overdraw of one
+    op are not compared."""
+    if capture is None:
+        return None
+    try:
+        pixels = load_png(capture)
+    except GoldenError:
+        return None  # check_capture reports an unusable capture
+    colour = vacuity.single_colour(pixels)
+    if colour is not None:
+        return vacuity.single_colour_message(frame, colour)
+    digests: dict[str, str] = {}
+    for sibling in siblings:
+        if sibling.id == m.case.id or not vacuity.ops_differ_visibly(m.case.ops, sibling.ops, frame):
+            continue
+        path = sibling_captures.get(sibling.id, {}).get(frame)
+        if path is None:
+            golden = store.path_for(m.backend, golden_set(m.backend, device_class, arch), sibling.id, frame)
+            path = golden if golden.is_file() else None
+        if path is not None:
+            try:
+                digests[sibling.id] = pixel_digest(load_png(path))
+            except GoldenError:
+                continue
+    same = vacuity.identical_siblings(pixel_digest(pixels), digests)
+    return vacuity.identical_message(frame, same) if same else None
 
 
 def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
@@ -183,7 +225,7 @@ def unused_goldens(settings: Settings, inventory: Inventory,
     return store.unused(expected, within=sorted(sets))
 
 
-def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
+def capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
     """The launch whose captures are judged: the first complete one, else the first with any capture."""
     for launch in launches:
         if launch.complete and launch.captures:

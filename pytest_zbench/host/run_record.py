@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict
 from ..files import give_default_mode
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
+from .isolation import check_isolation
 from .launch_flags import flagged_launches
 from .measure import SceneMeasurement
 
@@ -83,6 +84,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
     return {
         "id": m.case.id,
         "family": m.case.family,
+        "sweep": m.case.sweep,
         "device": m.device,
         "backend": m.backend,
         "params": dict(m.case.params),
@@ -114,6 +116,9 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
+        # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
+        "peak_rss_kb": max((l.runner_peak_rss_kb for l in m.launches if l.runner_peak_rss_kb is not None),
+                           default=None),
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
@@ -135,6 +140,7 @@ class LaunchRecord(TypedDict):
     exit_code: int | None
     conditions: dict[str, Any]
     retried: dict[str, Any] | None
+    peak_rss_kb: int | None
 
 
 def launch_record(launch: LaunchOutcome) -> LaunchRecord:
@@ -150,7 +156,7 @@ def launch_record(launch: LaunchOutcome) -> LaunchRecord:
         status = "failed"
     return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
             "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
-            "retried": launch.retried}
+            "retried": launch.retried, "peak_rss_kb": launch.runner_peak_rss_kb}
 
 
 @dataclass
@@ -219,6 +225,8 @@ class RunRecord:
             "quarantined": dict(self.quarantined),
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
+            # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
+            "isolation": [i.to_dict() for i in check_isolation(scenes)],
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:

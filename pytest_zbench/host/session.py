@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from .. import __version__
 from ..errors import DeviceError, DeviceQuarantined
 from ..golden.store import GoldenStore
 from ..inventory import Inventory
-from ..scenes import SceneCase
+from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
@@ -33,7 +34,7 @@ from .environment import (
     host_info,
     reported_device_info,
 )
-from .goldens import GoldenOutcome, check_goldens, device_arch
+from .goldens import GoldenOutcome, capture_launch, check_goldens, device_arch
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
@@ -61,6 +62,7 @@ class HostSession:
         self._devices: dict[str, Device] = {}
         self.health = DeviceHealth()
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
+        self._scene_files: dict[Path, list[SceneCase]] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         self._history_sections: dict[tuple[str, str], HistorySection | None] = {}
         self.progress: ProgressSink | None = None
@@ -137,9 +139,12 @@ class HostSession:
             self.entry(measurement)["regression"] = result.to_json()
         return result
 
-    def check_goldens(self, measurement: SceneMeasurement) -> GoldenOutcome:
+    def check_goldens(self, measurement: SceneMeasurement,
+                      selected: Collection[tuple[str, str]] = ()) -> GoldenOutcome:
         """The golden check of a measured scene (writing goldens when asked to), recorded in its run.json
-        entry as `correctness`. A bad tolerance in the scene file raises SceneError."""
+        entry as `correctness`. A bad tolerance in the scene file raises SceneError. `selected`: the (device,
+        scene) pairs this session runs; the scene's sweep siblings among them are measured first (once, as
+        their own tests would), so that identical captures across the sweep are seen whatever the order."""
         settings = self.settings
         device = self.device(measurement.device)
         sections = self.record.devices.get(measurement.device, {})
@@ -147,9 +152,29 @@ class HostSession:
             measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
             update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
             build_hash=self.record.app.get("build_hash"), arch=device_arch(sections),
+            **self._sweep_siblings(measurement, selected),
         )
         self.entry(measurement)["correctness"] = outcome.correctness(settings.results)
         return outcome
+
+    def _sweep_siblings(self, measurement: SceneMeasurement, selected: Collection[tuple[str, str]]) -> dict[str, Any]:
+        """The other cases of the measurement's sweep, and the captures of those measured in this process
+        (check_goldens' vacuous-capture check)."""
+        case = measurement.case
+        if not case.sweep:
+            return {}
+        if case.source not in self._scene_files:
+            self._scene_files[case.source] = load_scene_file(case.source)
+        siblings = [c for c in self._scene_files[case.source] if c.sweep == case.sweep and c.id != case.id]
+        captures = {}
+        for sibling in siblings:
+            if (measurement.device, sibling.id) in selected:
+                self.measure(measurement.device, sibling)
+            measured = self._measurements.get((measurement.device, sibling.id))
+            launch = capture_launch(measured.launches) if measured is not None else None
+            if launch is not None and launch.complete:
+                captures[sibling.id] = dict(launch.captures)
+        return {"siblings": siblings, "sibling_captures": captures}
 
     def set_outcome(self, measurement: SceneMeasurement, outcome: str) -> None:
         """The perf test's outcome in the scene's run.json entry: passed, failed, skipped or error."""

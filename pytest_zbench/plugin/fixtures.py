@@ -189,7 +189,9 @@ class Golden:
         if measurement.skipped:
             cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         try:
-            outcome = self._host.check_goldens(measurement)
+            selected = {(i.stash[DEVICE_KEY], i.stash[CASE_KEY].id) for i in self._node.session.items
+                        if CASE_KEY in i.stash}  # the sweep's other cases this session runs too
+            outcome = self._host.check_goldens(measurement, selected)
         except SceneError as exc:
             pytest.fail(str(exc), pytrace=False)
         self._node.user_properties.extend(golden_properties(outcome))

@@ -39,6 +39,7 @@ HostIssueKind = Literal[
     "quarantined",  # the device was taken out of the session; the scene's remaining launches did not run
     "retried",  # the launch lost its connection and ran again
     "leftover",  # the runner left processes running when it exited; they were stopped
+    "vacuous_capture",  # a golden test's capture is one colour, or equals another case of its sweep
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
 # CPU architecture families: one rasteriser path each for the software backend, so one software golden set

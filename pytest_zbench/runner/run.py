@@ -29,6 +29,7 @@ from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
+from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
 from pytest_zbench.runner.process import minor_faults, process_start
 
@@ -256,6 +257,7 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         # Cold start counts from the process's start, on the clock of t_start_ns (docs/runner-protocol.md).
         process_start_ns=started_ns,
         process_start_source=started_from,
+        peak_rss_kb=peak_rss_kb(),
     )
 
 
