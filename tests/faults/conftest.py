@@ -37,7 +37,7 @@ scenes:
   - id: faults.one
     capture: [0]
     ops:
-      - {op: rect, x: 0, y: 0, w: "100%", h: "100%", color: "#3366CC"}
+      - {op: rect, x: 1, y: 1, w: "100% - 2", h: "100% - 2", color: "#3366CC"}
 """
 # Few frames: a launch is a fraction of a second even on a loaded machine.
 QUICK = ("--zbench-runs=2", "--zbench-frames=3", "--zbench-warmup=1", "--zbench-baseline=none",

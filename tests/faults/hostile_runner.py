@@ -60,14 +60,20 @@ def probe() -> None:
                       "backends": {"software": {"features": ["rect"], "timer_sources": ["none"]}}}))
 
 
-def png(width: int, height: int, rgba: bytes, *, depth: int = 8, color_type: int = 6) -> bytes:
-    """A PNG of one colour: `rgba` is one pixel's bytes as they go into every pixel of every row."""
+def png(width: int, height: int, rgba: bytes, *, depth: int = 8, color_type: int = 6,
+        border: bytes | None = None) -> bytes:
+    """A PNG of one colour: `rgba` is one pixel's bytes as they go into every pixel of every row; with
+    `border`, the outermost pixels are that colour instead (the scene's inset rect on its clear colour)."""
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     row = b"\x00" + rgba * width
+    data = row * height
+    if border is not None and width > 2 and height > 2:
+        edge = b"\x00" + border * width
+        data = edge + (b"\x00" + border + rgba * (width - 2) + border) * (height - 2) + edge
     header = struct.pack(">IIBBBBB", width, height, depth, color_type, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(row * height, 9))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(data, 9))
             + chunk(b"IEND", b""))
 
 
@@ -88,7 +94,8 @@ def capture_bytes(width: int, height: int) -> bytes:
         header = struct.pack(">IIBBBBB", 60000, 60000, 8, 6, 0, 0, 0)
         ihdr = struct.pack(">I", 13) + b"IHDR" + header + struct.pack(">I", zlib.crc32(b"IHDR" + header) & 0xFFFFFFFF)
         return whole[:8] + ihdr + whole[8 + 25:]
-    return png(width, height, bytes((r, g, b, 255)))
+    # Not one colour: a one-colour capture is vacuous (golden/vacuous.py) and would fail every golden test.
+    return png(width, height, bytes((r, g, b, 255)), border=bytes((255, 255, 255, 255)))
 
 
 def leave_child(*, detach: bool, scrub: bool) -> None:
