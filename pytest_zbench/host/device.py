@@ -36,6 +36,7 @@ from ..protocol import (
 from ..protocol.limits import MAX_ARTIFACT_BYTES
 from ..transports import Transport, device_join, make_transport
 from .display_refresh import RefreshRate, measure_refresh
+from .platform_frames import PLATFORM_DUMPS
 
 if TYPE_CHECKING:
     from .platform_frames import PlatformLaunch
@@ -189,8 +190,9 @@ class Device:
         outdir = device_join(scene_dir, f"launch-{index}")
         remote_job = device_join(scene_dir, f"launch-{index}.job.json")
         # Both folders start empty, so that nothing an earlier session (or a killed one, in a fixed device
-        # workdir) left there is read as this launch's output.
-        empty_folder(local_dir)
+        # workdir) left there is read as this launch's output; the host's own platform frame dumps of this
+        # launch, taken just before it (host/platform_frames.py), stay.
+        empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
         self.transport.remove_tree(outdir)
         self.transport.mkdir(outdir)
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
@@ -286,13 +288,20 @@ def _too_large(name: str, size: int) -> str:
             "(MAX_ARTIFACT_BYTES); it was left on the device and not read")
 
 
-def empty_folder(path: Path) -> None:
-    """`path` as an empty folder: whatever was there (a file, a folder, a link) is removed first."""
+def empty_folder(path: Path, keep: Sequence[str] = ()) -> None:
+    """`path` as an empty folder but for the entries named in `keep`: whatever else was there (a file, a
+    folder, a link) is removed first."""
     if path.is_symlink() or path.is_file():
         path.unlink()
-    elif path.exists():
-        shutil.rmtree(path)
-    path.mkdir(parents=True)
+    elif path.is_dir():
+        for entry in path.iterdir():
+            if entry.name in keep and entry.is_dir() and not entry.is_symlink():
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def utc_now() -> str:
