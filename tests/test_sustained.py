@@ -162,7 +162,9 @@ def test_a_short_sustained_session_end_to_end(project):
         scene["metrics"]["cpu_ms"]["mean"], rel=0.05)
     report = (project.results / "report.html").read_text()
     assert "sustained: frame time and temperature over time" in report
-    assert "per frame (mean): draw_calls 1 · state_changes 0" in report and "(overdraw 1.00x the surface)" in report
+    overdraw = counters["pixels_drawn"] / (64 * 48)  # the scene's rect over the 64x48 surface
+    assert "per frame (mean): draw_calls 1 · state_changes 0" in report
+    assert f"(overdraw {overdraw:.2f}x the surface)" in report
 
 
 def test_a_scene_file_asks_for_sustained_minutes_and_a_bad_value_names_the_key(tmp_path):
