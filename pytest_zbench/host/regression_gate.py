@@ -140,7 +140,7 @@ class GateResult:
 
 def comparison_params(m: SceneMeasurement) -> dict[str, Any]:
     """What must be equal for two measurements of a scene to be compared, beyond device, backend, mode and
-    gpu source: the scene's params, the surface, the frame counts and the seed."""
+    gpu source: the scene's params, the surface, the frame counts and the job's random seed."""
     assert m.job is not None
     return {"scene": dict(m.case.params), "surface": [m.job.scene["width"], m.job.scene["height"]],
             "frames": m.job.frames, "warmup": m.job.warmup_frames, "seed": m.job.seed}
