@@ -22,6 +22,7 @@ from ..gpu_timing import (
     MIN_COVERAGE,
     TIMER_CHECK_FACTOR,
     TIMER_CHECK_SCENE,
+    bracket_fixed_ms,
     check_coverage,
     check_timer,
     heavier_scene,
@@ -55,6 +56,7 @@ class CoverageEntry(TypedDict):
     valid: bool | None
     share: float | None  # the smaller of the two variants' shares
     min_share: float
+    fixed_ms: float  # the bracket's fixed part, taken away from both (gpu_timing.bracket_fixed_ms)
     light: VariantCoverage | None
     heavy: VariantCoverage | None
     detail: str
@@ -196,23 +198,26 @@ def check_gpu_timer(device: Device, settings: Settings, results_dir: Path, sourc
 def coverage_entry(variants: Mapping[str, tuple[Sequence[float], Sequence[float], Sequence[float]]],
                    failed: str = "") -> CoverageEntry:
     """The coverage part of the timer check: per variant (light, heavy) the timer query's gpu_ms, the finish
-    bracket's gpu_ms and its cpu_ms. The query must cover MIN_COVERAGE of the bracket's GPU part on both: a
-    timer that sees one tile (llvmpipe: 0-1 % of the light variant) fails on the light one, and one variant
-    alone can mislead (llvmpipe's heavy frames, which flush mid-frame, read 15-40 % of their bracket).
+    bracket's gpu_ms and its cpu_ms. The query must cover MIN_COVERAGE of the bracket's drawing on both (its
+    GPU part less the fixed part both variants share, gpu_timing.bracket_fixed_ms): a timer that sees one tile
+    (llvmpipe: 0-2 % of the light variant) fails on the light one, and one variant alone can mislead
+    (llvmpipe's heavy frames, which flush mid-frame, read 15-40 % of their bracket).
 
     Not checked (the source keeps the timer check's verdict) when the runner gave no finish_bracket values: a
     runner that ignores the job's gpu_timer, or has no such source; `failed` says why that launch failed."""
     if not all(finish for _, finish, _ in variants.values()):
         why = failed or ("the runner gave no finish_bracket values for a job asking for them (it does not read "
                          "the job's gpu_timer, or has no finish_bracket source)")
-        return {"checked": False, "valid": None, "share": None, "min_share": MIN_COVERAGE, "light": None,
-                "heavy": None, "detail": f"timer_query coverage not checked: {why}"}
+        return {"checked": False, "valid": None, "share": None, "min_share": MIN_COVERAGE, "fixed_ms": 0.0,
+                "light": None, "heavy": None, "detail": f"timer_query coverage not checked: {why}"}
     parts: dict[str, VariantCoverage] = {}
     details = []
+    gpu_part = {name: _gpu_part(finish_ms, cpu_ms) for name, (_, finish_ms, cpu_ms) in variants.items()}
+    fixed = round(bracket_fixed_ms(gpu_part.get("light"), gpu_part.get("heavy")), 6)
     for name, (timer_ms, finish_ms, cpu_ms) in variants.items():
-        result = check_coverage(list(timer_ms), list(finish_ms), list(cpu_ms) or None)
+        result = check_coverage(list(timer_ms), list(finish_ms), list(cpu_ms) or None, fixed_ms=fixed)
         timer, finish, cpu = _median(timer_ms), _median(finish_ms), _median(cpu_ms)
-        budget = max((finish or 0.0) - (cpu or 0.0), 1e-9)
+        budget = max((finish or 0.0) - (cpu or 0.0) - fixed, 1e-9)
         share = None if timer is None or finish is None else round(timer / budget, 4)
         parts[name] = {"finish_ms": finish, "finish_cpu_ms": cpu, "share": share, "valid": result.valid}
         details.append(f"{name}: {result.detail}")
@@ -220,8 +225,14 @@ def coverage_entry(variants: Mapping[str, tuple[Sequence[float], Sequence[float]
     shares = [part["share"] for part in parts.values() if part["share"] is not None]
     head = "timer_query coverage passed" if valid else "timer_query coverage failed"
     return {"checked": True, "valid": valid, "share": min(shares) if shares else None, "min_share": MIN_COVERAGE,
+            "fixed_ms": fixed,
             "light": parts.get("light"), "heavy": parts.get("heavy"),
             "detail": f"{head} (both variants must reach {MIN_COVERAGE:.0%}): " + "; ".join(details)}
+
+
+def _gpu_part(finish_ms: Sequence[float], cpu_ms: Sequence[float]) -> float | None:
+    finish, cpu = _median(finish_ms), _median(cpu_ms)
+    return None if finish is None else finish - (cpu or 0.0)
 
 
 def _median(values: Sequence[float]) -> float | None:
