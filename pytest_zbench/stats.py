@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .protocol import MODES, Mode
+from .protocol import MODES, PREEMPTIONS_COLUMN, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
@@ -194,6 +194,9 @@ class LaunchSummary:
     mode: Mode
     budget_ms: float
     fps: float | None = None  # uncapped: throughput_fps
+    # Measured frames the kernel preempted (the runner's `preemptions` counter > 0), over those where it is
+    # known; None when the runner does not count them (docs/regression.md, "A busy host").
+    preempted_share: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_frames": self.n_frames}
@@ -207,7 +210,13 @@ class LaunchSummary:
             "mode": self.mode, "budget_ms": self.budget_ms, "fps": self.fps,
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
+        out["preempted_share"] = _rounded(self.preempted_share, SHARE_DIGITS)
         return out
+
+
+def preempted_share(samples: LaunchSamples) -> float | None:
+    known = _finite(samples.counters.get(PREEMPTIONS_COLUMN, np.empty(0)))
+    return float(np.count_nonzero(known > 0)) / known.size if known.size else None
 
 
 def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None, float | None]:
@@ -261,6 +270,7 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
         mode=samples.mode,
         budget_ms=float(budget_ms),
         fps=throughput_fps(samples),
+        preempted_share=preempted_share(samples),
     )
 
 

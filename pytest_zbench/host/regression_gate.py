@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..errors import ZbenchError
+from ..regression import contention
 from ..regression.ab import judge_ab
 from ..regression.baseline import (
     BaselineFileError,
@@ -374,6 +375,8 @@ def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tu
     """The verdict with what else changed named in its message: the same build, conditions that differ between
     the candidate's launches and the baseline's, launches measured while throttled."""
     conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
+    if source != "ab":  # interleaved launches share the host's load; sessions apart do not
+        verdict = contention.guard(verdict, baseline_launches, candidate_launches)
     same = build_note(candidate_build, baseline_builds)
     notes = [same, throttle_note(baseline_launches, candidate_launches)]
     if conditions:

@@ -76,7 +76,10 @@ FRAME_COLUMNS: tuple[str, ...] = (
 CPU_STAGE_COLUMNS: tuple[str, ...] = ("cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms")
 REFERENCE_COUNTER_COLUMNS: tuple[str, ...] = (
     *CPU_STAGE_COLUMNS, "state_changes", "rt_switches", "pixels_drawn", "alloc_bytes", "minor_faults",
+    "preemptions",
 )
+# The counter that says a frame was preempted (> 0): the kernel gave the CPU to another task inside its clocks.
+PREEMPTIONS_COLUMN = "preemptions"
 # Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.
 TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
 COUNTER_COLUMNS = ("complexity", "draw_calls", "texture_upload_bytes")

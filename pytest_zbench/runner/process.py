@@ -1,7 +1,7 @@
 """What the runner process knows of itself: when it started on the frames' clock (result.json
-`process_start_ns`; cold start counts from there, and the host aligns its conditions samples with it) and its
-page faults so far (the `minor_faults` column). Linux and Android read /proc; elsewhere the fallbacks below
-say what they are."""
+`process_start_ns`; cold start counts from there, and the host aligns its conditions samples with it), its
+page faults so far (the `minor_faults` column) and how often the kernel took the CPU from it (the `preemptions`
+column). Linux and Android read /proc; elsewhere the fallbacks below say what they are."""
 
 from __future__ import annotations
 
@@ -43,9 +43,12 @@ def process_start() -> tuple[int, str]:
     return start, "proc_stat"
 
 
-def minor_faults() -> int | None:
-    """Minor page faults of the process so far: memory it touched for the first time (fresh allocations).
-    One getrusage call, taken just outside a frame's clocks."""
+def usage() -> tuple[int, int] | None:
+    """(minor page faults, involuntary context switches) of the process so far, from one getrusage call taken
+    just outside a frame's clocks. A minor fault is memory touched for the first time (fresh allocations); an
+    involuntary switch is the kernel handing the CPU to another runnable task before this one was done: a frame
+    that saw one was lengthened by something that is not the scene (docs/regression.md, "A busy host")."""
     if resource is None:
         return None
-    return int(resource.getrusage(resource.RUSAGE_SELF).ru_minflt)
+    now = resource.getrusage(resource.RUSAGE_SELF)
+    return int(now.ru_minflt), int(now.ru_nivcsw)

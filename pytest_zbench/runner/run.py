@@ -31,7 +31,7 @@ from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
-from pytest_zbench.runner.process import minor_faults, process_start
+from pytest_zbench.runner.process import process_start, usage
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
@@ -74,6 +74,13 @@ def _check_scene(job: Job) -> list[str]:
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         raise JobError(f"scene key 'features': {features!r} is not a list of feature names")
     return features
+
+
+def _usage_during(before: tuple[int, int] | None, after: tuple[int, int] | None) -> dict[str, int | None]:
+    """The frame's minor_faults and preemptions columns: the process's counts after it less before."""
+    if before is None or after is None:
+        return {"minor_faults": None, "preemptions": None}
+    return {"minor_faults": after[0] - before[0], "preemptions": after[1] - before[1]}
 
 
 def _burn(seconds: float) -> None:
@@ -177,14 +184,14 @@ class _Run:
                             if t_start - measure_start >= duration_ns:
                                 self.ended_at_duration = True
                                 break
-                        faults = minor_faults()
+                        before = usage()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
                         if burn_s:
                             _burn(burn_s)
                         timing = backend.end_frame()
                         interval = pacer.end()
-                        faulted = minor_faults()
+                        after = usage()
                         # Outside the frame's clocks and the pacer's schedule: the counting walk (once for a
                         # scene whose frames are alike).
                         walk_start = time.monotonic_ns()
@@ -194,7 +201,7 @@ class _Run:
                             frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
                             present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
                             texture_upload_bytes=counters.upload_bytes, **counts,
-                            minor_faults=None if faults is None or faulted is None else faulted - faults))
+                            **_usage_during(before, after)))
                         self.frames_rendered = f + 1
                         rows.settle(backend.late_timings())
                         self._write_ready(rows, writer)

@@ -74,6 +74,9 @@ def test_same_build_in_ten_sessions_under_intermittent_load_is_never_regressed_o
         section = regression(project)
         sections.append(section)
         assert section["verdict"] not in ("regressed", "improved"), f"session {number}: {section['message']}"
+        # What the busy-host guard reads: each launch's share of preempted frames (docs/regression.md).
+        shares = [run["preempted_share"] for run in project.run_json()["scenes"][0]["per_run"]]
+        assert len(shares) == 5 and all(0.0 <= share <= 1.0 for share in shares), shares
         result.assert_outcomes(passed=1)
         if number >= 2:
             assert section["same_build"] is True and "same build" in section["message"]

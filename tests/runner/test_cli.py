@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -237,3 +240,25 @@ def test_cpu_burn_is_inside_every_frames_cpu_time(launch, make_job):
     cpu = read_frames_csv(burnt.outdir / "frames.csv").column("cpu_ms")
     assert len(cpu) == 4 and min(cpu) >= 20.0, cpu  # the measured frames
     assert json.loads((burnt.outdir / "result.json").read_text())["cpu_burn_ms"] == 20.0
+
+
+def test_frames_the_kernel_preempts_are_counted(launch, make_job):
+    """A CPU hog on the runner's own CPU: the kernel shares it by time slices of a few milliseconds, so most
+    frames of 2 ms of CPU each see an involuntary switch (the `preemptions` column), which the gate reads."""
+    cpu = min(os.sched_getaffinity(0))
+    mine = os.sched_getaffinity(0)
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        os.sched_setaffinity(hog.pid, {cpu})
+        os.sched_setaffinity(0, {cpu})  # inherited by the runner
+        run = launch(make_job([{"op": "rect", "x": 0, "y": 0, "w": 4, "h": 4, "color": "#000000"}], warmup=1,
+                              frames=60), "--cpu-burn-ms", "2")
+    finally:
+        os.sched_setaffinity(0, mine)
+        hog.kill()
+        hog.wait()
+    assert run.returncode == 0, run.stderr
+    table = read_frames_csv(run.outdir / "frames.csv")
+    counts = [r["preemptions"] for r in table.rows if r["phase"] == "measure"]
+    assert all(c >= 0 and c == int(c) for c in counts), counts
+    assert sum(c > 0 for c in counts) >= 0.3 * len(counts), counts
