@@ -4,9 +4,9 @@ metrics, no artificial base cost per frame (docs/regression.md, "End to end").
 * A/A: the same build, 10 sessions into one history while a busy-loop process loads the CPU for three of them:
   no session is `regressed` or `improved`. Each is judged against the sessions before it, so the sessions after
   the first loaded one see what load does to this device in their between-session spread.
-* A build burning 30 % more CPU per frame (the reference runner's `--cpu-burn-ms`, sized from the baseline's
-  own cpu_ms) is `regressed` against the history, and its interval contains the effect an interleaved A/B run
-  of the same two runners measures in the same test.
+
+The power side (a build burning 30 % more CPU per frame, against the history and in an interleaved A/B session)
+is a rate on a loaded host, not a pass/fail case: bench/bench_gate_e2e.py measures it.
 
 Statistical, not timed: small uncapped scenes (320x240, 5 + 60 frames), 5 launches per session.
 """
@@ -18,21 +18,16 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import numpy as np
-import pytest
-
 from pytest_zbench.host.run_record import validate_run
-from pytest_zbench.regression.history import History
 
 SESSION = ["--zbench-runs=5", "--zbench-frames=60", "--zbench-warmup=5", "--zbench-mode=uncapped",
            "-k", "mini.fill.x1"]
 
 
-def write_inventory(project, burn_ms: float = 0.0) -> None:
-    burn = f", --cpu-burn-ms, '{burn_ms:.6f}'" if burn_ms else ""
+def write_inventory(project) -> None:
     (project.root / "devices.yaml").write_text(
         "devices:\n  local:\n    transport: local\n    backend: software\n"
-        f"    runner: [python, -m, pytest_zbench.runner{burn}]\n"
+        "    runner: [python, -m, pytest_zbench.runner]\n"
         "    display: {width: 320, height: 240, refresh_hz: 60}\n")
 
 
@@ -88,42 +83,3 @@ def test_same_build_in_ten_sessions_under_intermittent_load_is_never_regressed_o
     last = metric(section, "cpu_ms.p50")
     assert last["n_sessions"] == 5 and last["between_sessions_used"] == 9 and last["between_df"] == 8
     assert last["ci"][0] < 1.0 < last["ci"][1]
-
-
-@pytest.mark.xfail(reason="power against 5 history sessions on a loaded 2-core host is below target (docs/regression.md: "
-                          "38-43 % at 5 % session spread for a 20 % slowdown); open in the verdicts issue",
-                   strict=False)
-def test_thirty_percent_more_cpu_is_regressed_and_its_interval_holds_the_ab_effect(project, tmp_path, monkeypatch):
-    monkeypatch.setenv("ZBENCH_BUILD_HASH", "a" * 40)
-    write_inventory(project)
-    history = f"--zbench-history={tmp_path / 'history.sqlite'}"
-    for _ in range(5):
-        project.run(*SESSION, history).assert_outcomes(passed=1)
-    with History(tmp_path / "history.sqlite") as db:
-        (key,) = db.scene_keys()
-        cost = float(np.median([run.median("cpu_ms.p50") for run in db.runs_of(key)]))
-    burn = 0.3 * cost  # a build whose every frame costs 30 % more CPU
-
-    monkeypatch.setenv("ZBENCH_BUILD_HASH", "b" * 40)
-    write_inventory(project, burn_ms=burn)
-    result = project.run(*SESSION, history)
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*scene mini.fill.x1 on device local: scene verdict: regressed*",
-                                 "*cpu_ms.p50 REGRESSED*hierarchical bootstrap*5 baseline session(s)*"])
-    section = regression(project)
-    p50 = metric(section, "cpu_ms.p50")
-    assert section["verdict"] == "regressed" and p50["verdict"] == "regressed", section["message"]
-    assert p50["ci"][0] > 1.0 and p50["p"] <= 0.01
-    assert section["same_build"] is False and "same build" not in section["message"]
-
-    # The same two runners interleaved on the device in one session: B (burning) against A (not).
-    write_inventory(project)
-    ab = project.run(*SESSION, "--zbench-runs=6", f"--zbench-ab=python -m pytest_zbench.runner --cpu-burn-ms {burn:.6f}",
-                     f"--zbench-history={tmp_path / 'ab.sqlite'}")
-    ab_section = regression(project)
-    ab_p50 = metric(ab_section, "cpu_ms.p50")
-    assert ab_section["source"] == "ab" and ab_p50["mode"] == "interleaved"
-    assert ab_section["settings"]["threshold"] == 0.05
-    assert ab_p50["verdict"] == "regressed", ab_section["message"]
-    ab.assert_outcomes(failed=1)
-    assert p50["ci"][0] <= ab_p50["effect"] <= p50["ci"][1], (p50["message"], ab_p50["message"])
