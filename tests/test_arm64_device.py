@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import shutil
 from pathlib import Path
 
 import pytest
+from parts import require
 
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import environment_fingerprint
@@ -18,14 +18,8 @@ from pytest_zbench.regression.history import environment_fingerprint
 REPO = Path(__file__).resolve().parent.parent
 WRAPPER = REPO / "ci" / "arm64-device.sh"
 SELECT = ("-k", "mini.fill.x2 or round")
-
-
-def require(condition: bool, what: str) -> None:
-    """As tests/conftest.py's: a missing part skips, except in CI (CI=true), where it fails."""
-    if not condition:
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"{what} is required in CI (CI=true) but missing", pytrace=False)
-        pytest.skip(f"{what} is missing")
+# One launch per scene: goldens need one capture, and emulation is 5-40x slower than the host.
+ONE = "--zbench-runs=1"
 
 
 @pytest.fixture
@@ -58,13 +52,13 @@ def frames_of(document: dict, device: str) -> dict[str, dict]:
 def test_goldens_per_architecture_facts_from_the_device_and_a_colour_change_fails_on_both(arm_project):
     project = arm_project
     both = "--zbench-device=x86,arm"
-    written = project.run(both, *SELECT, "--zbench-update-goldens=missing", goldens=True)
+    written = project.run(both, ONE, *SELECT, "--zbench-update-goldens=missing", goldens=True)
     written.assert_outcomes(passed=8)
     for arch in ("x86_64", "aarch64"):
         for scene in ("mini.fill.x2", "round.one"):
             assert (project.root / f"goldens/software/{arch}/{scene}/frame-0.png").is_file()
 
-    result = project.run(both, *SELECT, goldens=True)
+    result = project.run(both, ONE, *SELECT, goldens=True)
     result.assert_outcomes(passed=8)
     document = project.run_json()
     assert validate_run(document) == []
@@ -92,7 +86,7 @@ def test_goldens_per_architecture_facts_from_the_device_and_a_colour_change_fail
     # One colour of one scene changed by one level: the exact comparison fails on both architectures.
     scene_file = project.root / "scenes" / "round.yaml"
     scene_file.write_text(scene_file.read_text().replace("#CC3366", "#CC3367"))
-    changed = project.run(both, "-k", "golden and round", goldens=True)
+    changed = project.run(both, ONE, "-k", "golden and round", goldens=True)
     changed.assert_outcomes(failed=2)
     out = changed.stdout.str()
     assert "golden test of scene round.one on device x86 failed" in out
@@ -104,7 +98,7 @@ def test_goldens_per_architecture_facts_from_the_device_and_a_colour_change_fail
     # An architecture without its own golden fails as missing, never passes against another architecture's
     # images however close they are; the cross_arch comparison is shown beside it.
     (project.root / "goldens/software/aarch64/mini.fill.x2/frame-0.png").unlink()
-    missing = project.run("--zbench-device=arm", "-k", "mini.fill.x2", goldens=True)
+    missing = project.run("--zbench-device=arm", ONE, "-k", "mini.fill.x2", goldens=True)
     missing.assert_outcomes(passed=1, failed=1)
     out = missing.stdout.str()
     assert "no golden at" in out and "software/aarch64/mini.fill.x2/frame-0.png" in out

@@ -106,7 +106,8 @@ def _features() -> list[str]:
 def require_egl() -> None:
     """Skip without a headless EGL GLES2 context, except in CI (CI=true), where that is a failure."""
     sys.path.insert(0, str(REPO / "tests" / "gles2"))
-    from gles2_support import egl_problem, in_ci
+    from gles2_support import egl_problem
+    from parts import in_ci
 
     problem = egl_problem()
     if problem is not None:

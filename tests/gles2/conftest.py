@@ -7,7 +7,8 @@ supposed to have Mesa's llvmpipe, and a silently skipped GPU suite would hide th
 from __future__ import annotations
 
 import pytest
-from gles2_support import egl_problem, in_ci
+from gles2_support import egl_problem
+from parts import in_ci
 
 
 @pytest.fixture(scope="session")

@@ -39,10 +39,6 @@ def egl_problem() -> str | None:
     return None
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
-
-
 
 def runner_env(**extra: str) -> dict[str, str]:
     env = dict(os.environ)

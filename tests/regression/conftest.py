@@ -10,9 +10,8 @@ A missing PostgreSQL skips the postgresql cases locally and fails them when CI=t
 
 from __future__ import annotations
 
-import os
-
 import pytest
+from parts import require
 from pg_server import MissingPostgres, PostgresServer
 
 try:
@@ -21,15 +20,6 @@ try:
     import sqlalchemy.dialects.postgresql.psycopg  # noqa: F401
 except ImportError:
     pass
-
-
-def require(condition: bool, what: str) -> None:
-    """Skip a test whose real part is missing, except in CI, where a missing part is a failure."""
-    if condition:
-        return
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{what} is required in CI (CI=true) but missing", pytrace=False)
-    pytest.skip(f"{what} is missing")
 
 
 @pytest.fixture(scope="session")

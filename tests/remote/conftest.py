@@ -9,42 +9,29 @@
   the recorded defaults are served again afterwards.
 * `write_inventory(devices)` (function): writes a devices.yaml into tmp_path and loads it.
 
-A test whose part is missing fails when CI=true and skips otherwise (`require_part`).
+A test whose part is missing fails when CI=true and skips otherwise (tests/parts.py `require`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from parts import require
 
 from pytest_zbench.inventory import DeviceSpec, load_inventory
 
 from .servers import AdbServer, MissingPart, SshServer
 
 
-def in_ci() -> bool:
-    return os.environ.get("CI", "").lower() == "true"
-
-
-def require_part(available: bool, what: str) -> None:
-    """Skip (locally) or fail (CI=true) when a real part the test needs is missing."""
-    if available:
-        return
-    if in_ci():
-        pytest.fail(f"{what} is missing; in CI every real part must be installed", pytrace=False)
-    pytest.skip(f"{what} is missing")
-
-
 def _start(factory: Callable[[], Any], what: str) -> Any:
     try:
         return factory()
     except MissingPart as exc:
-        require_part(False, f"{what}: {exc}")
+        require(False, f"{what}: {exc}")
 
 
 @pytest.fixture(scope="session")
