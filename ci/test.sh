@@ -6,8 +6,11 @@
 # (ci/arm64-device.sh; built once per machine, about a minute, then cached) against the committed aarch64 goldens
 # and the x86_64 reference set. Fails when a check finds anything, when any test fails or when no test ran.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-export PYTHONDONTWRITEBYTECODE=1
+cd "$(dirname "$0")/.." || exit 1
+# Bytecode is cached (__pycache__ is ignored by git): pytest rewrites the asserts of every module of an
+# installed plugin at each session's start, and without the cache each of the suite's several hundred pytest
+# sessions re-parsed the whole package: 11.7 s against 7.1 s for a one-scene session.
+unset PYTHONDONTWRITEBYTECODE
 # The virtual environment ci/setup.sh made: first on PATH, so python3, pytest, zbench and the linters are its.
 if [ -x .venv/bin/python ]; then
     export VIRTUAL_ENV="$PWD/.venv"
