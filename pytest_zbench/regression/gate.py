@@ -4,12 +4,13 @@ Inputs are per-launch statistics (one value per runner launch: its p50 cpu_ms, i
 inside a launch are correlated, so the launch is the unit of inference and frames are never pooled into a
 test (docs/methodology.md §1, §6). For each metric:
 
-* effect = median(candidate launches) / median(baseline launches), > 1 means slower (every metric here is
-  lower-is-better);
+* effect = median(candidate launches) / median(baseline launches): > 1 is slower for the lower-is-better
+  metrics, < 1 is worse for the higher-is-better ones (config.HIGHER_IS_BETTER: an adaptive scene's score);
 * bar = max(threshold, k x noise floor), the noise floor being the relative robust spread of the baseline's
   launches, or a calibrated one from A/A launches when the caller has it;
-* regressed when effect - 1 > bar AND a one-sided Mann-Whitney U over launches gives p <= alpha;
-  improved symmetrically (effect < 1 / (1 + bar) and the other tail significant);
+* regressed when the effect is worse than the bar (effect > 1 + bar, or < 1 / (1 + bar) when higher is
+  better) AND a one-sided Mann-Whitney U over launches ("candidate worse") gives p <= alpha; improved
+  symmetrically (past the other bar, the other tail significant);
 * inconclusive when too few launches exist for the test ever to reach alpha, or when the bootstrap interval
   of the effect reaches past a bar without the verdict being established; otherwise same.
 
@@ -48,11 +49,11 @@ class Verdict:
     verdict: Outcome
     effect: float | None
     ci: tuple[float, float] | None
-    p: float | None  # one-sided Mann-Whitney p for "candidate slower"
-    p_improved: float | None  # one-sided p for "candidate faster"
+    p: float | None  # one-sided Mann-Whitney p for "candidate worse" (slower; a lower score if higher is better)
+    p_improved: float | None  # one-sided p for "candidate better"
     noise_floor: float | None
     threshold: float
-    bar: float  # the slowdown that counts: max(threshold, k_noise x noise_floor)
+    bar: float  # the change for the worse that counts: max(threshold, k_noise x noise_floor)
     n_baseline: int
     n_candidate: int
     baseline: str
@@ -82,7 +83,7 @@ class Verdict:
             parts.append(f"{self.confidence:.0%} CI {self.ci[0]:.3f}x..{self.ci[1]:.3f}x")
         if self.p is not None:
             p = self.p_improved if self.verdict == "improved" else self.p
-            tail = "faster" if self.verdict == "improved" else "slower"
+            tail = _tail(self.metric, better=self.verdict == "improved")
             parts.append(f"Mann-Whitney p={p:.4g} (one-sided, candidate {tail}; {self.test_method}; "
                          f"{self.n_candidate} vs {self.n_baseline} launches; alpha {self.alpha:g})")
         else:
@@ -284,8 +285,10 @@ def compare_launches(baseline: ArrayLike, candidate: ArrayLike, metric: str,
 
     ci = bootstrap_ratio_ci(b, c, offset=offset, resamples=config.resamples, confidence=config.confidence,
                             seed=config.seed)
-    p_slow, p_fast, method = mann_whitney(b, c, seed=config.seed)
-    common.update(effect=effect, ci=ci, p=p_slow, p_improved=p_fast, test_method=method)
+    p_greater, p_less, method = mann_whitney(b, c, seed=config.seed)
+    higher = config.higher_is_better(metric)
+    p_worse, p_better = (p_less, p_greater) if higher else (p_greater, p_less)
+    common.update(effect=effect, ci=ci, p=p_worse, p_improved=p_better, test_method=method)
     alpha = config.alpha * (1 + 1e-9)  # 1/20 with 3 vs 3 launches is exactly alpha 0.05: reachable
 
     floor_p = min_p_value(b.size, c.size)
@@ -296,21 +299,26 @@ def compare_launches(baseline: ArrayLike, candidate: ArrayLike, metric: str,
             f"p={floor_p:.3g} > alpha {config.alpha:g}; at least {m} launches per side are needed "
             f"({m - min(b.size, c.size)} more)"), **common)
 
-    slow_bar, fast_bar = 1 + bar, 1 / (1 + bar)
-    if effect > slow_bar and p_slow <= alpha:
+    up_bar, down_bar = 1 + bar, 1 / (1 + bar)
+    worse_bar, better_bar = (down_bar, up_bar) if higher else (up_bar, down_bar)
+
+    def past(edge: float) -> bool:
+        return effect < edge if edge < 1 else effect > edge
+
+    if past(worse_bar) and p_worse <= alpha:
         return Verdict(verdict="regressed", **common)
-    if effect < fast_bar and p_fast <= alpha:
+    if past(better_bar) and p_better <= alpha:
         return Verdict(verdict="improved", **common)
-    if ci[1] > slow_bar or ci[0] < fast_bar:
-        edge = slow_bar if ci[1] > slow_bar else fast_bar
+    if ci[1] > up_bar or ci[0] < down_bar:
+        edge = up_bar if ci[1] > up_bar else down_bar
         more, total = _more_launches(effect, ci, edge, b.size, c.size, config)
         advice = (f"about {more} more launches per side ({total} each) would decide it" if total is not None
                   else f"at this effect and spread more than {config.max_suggested_launches} launches per side "
                        "would be needed to decide it")
         why = (f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {edge:.3f}x"
-               if not (effect > slow_bar or effect < fast_bar) else
+               if not (effect > up_bar or effect < down_bar) else
                f"the effect is past the bar {edge:.3f}x but the test is not significant "
-               f"(p={p_slow if edge == slow_bar else p_fast:.3g} > alpha {config.alpha:g})")
+               f"(p={p_worse if edge == worse_bar else p_better:.3g} > alpha {config.alpha:g})")
         return Verdict(verdict="inconclusive", more_launches=more, reason=f"Inconclusive: {why}; {advice}",
                        **common)
     return Verdict(verdict="same", **common)
@@ -363,6 +371,13 @@ def _value(metric: str, value: float | None) -> str:
     if metric == "jank_share":
         return f"{value:.2%} of frames janky"
     return f"{value:.3f} ms" if "_ms" in metric else f"{value:.4g}"
+
+
+def _tail(metric: str, *, better: bool) -> str:
+    """The one-sided alternative a p-value tests, in the metric's own terms."""
+    if GateConfig.higher_is_better(metric):
+        return "higher" if better else "lower"
+    return "faster" if better else "slower"
 
 
 def _signed_pct(x: float) -> str:

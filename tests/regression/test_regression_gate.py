@@ -237,3 +237,58 @@ def test_bad_settings_are_rejected():
         GateConfig(alpha=1.5)
     with pytest.raises(ValueError, match="at least one metric"):
         GateConfig(metrics=())
+
+
+# --- higher is better: an adaptive scene's score ---------------------------------------------------------------
+
+
+def test_a_score_that_drops_is_regressed_with_the_same_rules_and_message():
+    base, cand = launches(1200.0, 5, seed=11), launches(1200.0 / 1.3, 5, seed=12)
+    v = compare_launches(base, cand, "adaptive.score", baseline_description="5 launches of build abc123")
+    assert v.verdict == "regressed" and v.failed
+    assert v.effect == pytest.approx(1 / 1.3, abs=0.03)  # candidate / baseline, as for every metric
+    assert v.ci[0] <= v.effect <= v.ci[1] < 1 / (1 + v.bar)
+    # p is "candidate worse": here the lower tail of Mann-Whitney
+    assert v.p == pytest.approx(sps.mannwhitneyu(cand, base, alternative="less", method="exact").pvalue)
+    assert v.p <= 0.05 and v.p_improved > 0.5
+    message = v.message()
+    assert message.startswith("adaptive.score REGRESSED: candidate ")
+    assert "one-sided, candidate lower" in message and f"({v.effect - 1:+.1%})" in message
+    assert "bar +15.0% = max(threshold 15%" in message
+
+
+def test_a_score_that_rises_is_improved_and_a_steady_one_same():
+    up = compare_launches(launches(1200.0, 6, seed=13), launches(1200.0 * 1.4, 6, seed=14), "adaptive.score")
+    assert up.verdict == "improved" and up.effect > 1.3
+    assert "candidate higher" in up.message()
+    same = compare_launches(launches(1200.0, 6, seed=15), launches(1200.0, 6, seed=16), "adaptive.score")
+    assert same.verdict == "same"
+
+
+def test_a_small_drop_inside_the_bar_is_not_a_regression():
+    # 10 % fewer elements is a frame-time slowdown of 1.11x, under the 15 % bar
+    v = compare_launches(launches(1000.0, 8, seed=17, spread=0.01), launches(900.0, 8, seed=18, spread=0.01),
+                         "adaptive.score")
+    assert v.verdict == "same" and v.p <= 0.05
+
+
+def test_judge_reads_the_score_from_launch_summaries_and_skips_search_launches():
+    def launch(score):
+        return {"adaptive": {"role": "ramp", "score": score}} if score else {"adaptive": {"role": "search"}}
+
+    base = [launch(None)] + [launch(s) for s in launches(500.0, 5, seed=19)]
+    cand = [launch(None)] + [launch(s) for s in launches(300.0, 5, seed=20)]
+    verdict = judge(base, cand, GateConfig(metrics=("adaptive.score",)))
+    (v,) = verdict.verdicts
+    assert verdict.regressed and (v.n_baseline, v.n_candidate) == (5, 5)
+
+
+def test_an_adaptive_scene_is_judged_on_its_score_and_a_fixed_one_on_the_rest():
+    from pytest_zbench.regression.config import ADAPTIVE_GATING_METRICS, GATE_METRIC, GATING_METRICS, scene_metrics
+
+    assert GATE_METRIC.fullmatch("adaptive.score") and ADAPTIVE_GATING_METRICS == ("adaptive.score",)
+    assert scene_metrics(GATING_METRICS, adaptive=True) == ("adaptive.score",)
+    assert scene_metrics(GATING_METRICS, adaptive=False) == GATING_METRICS
+    assert scene_metrics(("cpu_ms.p50", "adaptive.score"), adaptive=False) == ("cpu_ms.p50",)
+    assert scene_metrics(("adaptive.score",), adaptive=False) == ()  # not gated
+    assert GateConfig.higher_is_better("adaptive.score") and not GateConfig.higher_is_better("cpu_ms.p50")
