@@ -167,6 +167,9 @@ class LaunchSummary:
     partial: bool
     mode: Mode
     budget_ms: float
+    # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
+    # regression gate reads as the per-launch metric `adaptive.score`.
+    adaptive: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_frames": self.n_frames}
@@ -180,6 +183,8 @@ class LaunchSummary:
             "mode": self.mode, "budget_ms": self.budget_ms,
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
+        if self.adaptive is not None:
+            out["adaptive"] = _rounded(self.adaptive, SHARE_DIGITS)
         return out
 
 

@@ -73,6 +73,9 @@ def _table(scenes: Sequence[dict[str, Any]]) -> str:
         gpu_p50 = None if s.get("gpu_valid") is False else gpu.get("p50")
         golden = (s.get("correctness") or {}).get("outcome", "")
         anchor = _anchor(s)
+        if s.get("adaptive") is not None:
+            rows.append(_adaptive_row(s, anchor, golden))
+            continue
         rows.append(
             f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
@@ -94,7 +97,9 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
     metrics = scene.get("metrics") or {}
     budget = scene.get("budget_ms")
     plots = []
-    if (metrics.get("frame_ms") or {}).get("hist"):
+    if scene.get("adaptive") is not None:
+        plots.append(_adaptive_svg(scene["adaptive"]))
+    elif (metrics.get("frame_ms") or {}).get("hist"):
         plots.append(_histogram_svg(metrics["frame_ms"]["hist"], "frame time histogram (all launches)"))
     series = _launch_series(results_dir, scene.get("samples_file"))
     if series:
@@ -119,6 +124,66 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
             f"<li>[{html.escape(i['kind'])}] {html.escape(i['detail'])}</li>" for i in issues[:20]) + "</ul>")
     out.append("</section>")
     return "\n".join(out)
+
+
+def _adaptive_row(s: dict[str, Any], anchor: str, golden: str) -> str:
+    """An adaptive scene's row: its score and interval across the frame-time columns."""
+    a = s["adaptive"]
+    ci = f" (95% CI {a['ci'][0]:.4g}..{a['ci'][1]:.4g})" if a.get("ci") else ""
+    score = "no score" if a.get("score") is None else (
+        f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(a['unit'])}{ci}")
+    return (f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
+            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=6 style='text-align:left'>"
+            f"score {score}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
+            f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>")
+
+
+def _adaptive_svg(a: dict[str, Any]) -> str:
+    """Frame cost against complexity: each scored launch's step medians and fitted hinge, the budget, the
+    score and its interval. Everything drawn comes from run.json's `adaptive` section."""
+    fits = a.get("fit", {}).get("launches", [])
+    budget = float(a["budget_ms"])
+    points = [(p[0], p[1]) for fit in fits for p in fit["points"]]
+    title = (f"frame cost (uncapped interval, ms) against complexity ({a['unit']}); budget {budget:.2f} ms; "
+             + ("no score" if a.get("score") is None else f"score {a['score']:.4g}"))
+    if not points:
+        return _figure("<text x='30' y='40' font-size='11'>no scored launch</text>", title)
+    x_max = float(max(x for x, _ in points)) * 1.05 or 1.0
+    y_max = float(max(max(y for _, y in points), 2 * budget)) * 1.1
+    left, bottom = 40, PLOT_H - 20
+
+    def sx(x: float) -> float:
+        return left + x / x_max * (PLOT_W - left - 10)
+
+    def sy(y: float) -> float:
+        return bottom - y / y_max * (bottom - 10)
+
+    parts = [f"<line x1='{left}' y1='{bottom}' x2='{PLOT_W - 10}' y2='{bottom}' stroke='#999'/>",
+             f"<line x1='{left}' y1='{sy(budget):.1f}' x2='{PLOT_W - 10}' y2='{sy(budget):.1f}' stroke='#b22' "
+             f"stroke-dasharray='4 3'><title>budget {budget:.2f} ms</title></line>"]
+    if a.get("ci"):
+        lo, hi = a["ci"]
+        parts.append(f"<rect x='{sx(lo):.1f}' y='10' width='{max(sx(hi) - sx(lo), 1):.1f}' height='{bottom - 10}' "
+                     f"fill='#4a78b5' opacity='0.15'><title>95% CI {lo:.4g}..{hi:.4g}</title></rect>")
+    if a.get("score") is not None:
+        x = sx(a["score"])
+        parts.append(f"<line x1='{x:.1f}' y1='10' x2='{x:.1f}' y2='{bottom}' stroke='#4a78b5'>"
+                     f"<title>score {a['score']:.4g}</title></line>")
+    for n, fit in enumerate(fits):
+        colour = LAUNCH_COLOURS[n % len(LAUNCH_COLOURS)]
+        xs = [p[0] for p in fit["points"]]
+        knee = min(max(fit["score"], 0.0), max(xs))
+        line = [(min(xs), budget), (knee, budget), (max(xs), budget + fit["slope_ms"] * max(0.0, max(xs) - knee))]
+        parts.append(f"<polyline fill='none' stroke='{colour}' points='"
+                     + " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in line)
+                     + f"'><title>launch {fit['launch']}: score {fit['score']:.4g}</title></polyline>")
+        parts += [f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='2.5' fill='{colour}'><title>launch "
+                  f"{fit['launch']}: {x:g} {html.escape(a['unit'])}, {y:.2f} ms ({frames} frames)</title></circle>"
+                  for x, y, frames in fit["points"]]
+    parts.append(f"<text x='2' y='14' font-size='9'>{y_max:.0f} ms</text>"
+                 f"<text x='{PLOT_W - 10}' y='{PLOT_H - 6}' font-size='9' text-anchor='end'>{x_max:.4g}</text>"
+                 f"<text x='{left}' y='{PLOT_H - 6}' font-size='9'>0</text>")
+    return _figure("".join(parts), title)
 
 
 def _histogram_svg(counts: Sequence[int], title: str) -> str:

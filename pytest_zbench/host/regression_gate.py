@@ -23,6 +23,7 @@ from typing import Any, TypedDict
 from ..errors import ZbenchError
 from ..regression.ab import judge_ab
 from ..regression.baseline import BaselineFileError, judge_against_history, judge_against_run_file, read_run_file
+from ..regression.config import scene_metrics
 from ..regression.gate import GateConfig, SceneVerdict, Verdict, launches_to_decide
 from ..regression.history import History, HistoryError, RunInfo, SceneRecord
 from ..settings import Settings
@@ -202,25 +203,34 @@ class RegressionGate:
         section["recorded"] = True
         return section
 
+    def config_for(self, m: SceneMeasurement) -> GateConfig | None:
+        """The gate's configuration for this scene: the configured metrics that apply to it (an adaptive scene
+        is judged on its score, regression/config.scene_metrics); None when none does."""
+        metrics = scene_metrics(self.config.metrics, adaptive=m.case.adaptive)
+        return dataclasses.replace(self.config, metrics=metrics) if metrics else None
+
     def judge(self, record: RunRecord, m: SceneMeasurement) -> GateResult | None:
         """The verdict of a measured (not skipped, not partial) scene; None when gating is off."""
         if self.settings.calibrate:
             return GateResult("not_judged", "calibration", "calibration run",
                               f"calibration run: launches recorded as A/A data in {self.settings.history}; "
                               "nothing gated")
+        config = self.config_for(m)
+        if config is None:
+            return None
         if m.ab is not None:
-            return self._judge_ab(m)
+            return self._judge_ab(m, config)
         if self.settings.baseline == "none":
             return None
         if self.settings.baseline == "file":
-            return self._judge_file(m)
-        return self._judge_history(record, m)
+            return self._judge_file(m, config)
+        return self._judge_history(record, m, config)
 
-    def _judge_history(self, record: RunRecord, m: SceneMeasurement) -> GateResult:
+    def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig) -> GateResult:
         run = self.run_info(record, m.device, m.backend)
         key = scene_record(m).key(run)
         try:
-            result = judge_against_history(self.history, key, m.summaries, self.config, exclude_run=run.run_id,
+            result = judge_against_history(self.history, key, m.summaries, config, exclude_run=run.run_id,
                                            environment=run.environment)
         except ZbenchError as exc:
             return GateResult("not_judged", "history", str(self.settings.history),
@@ -234,7 +244,7 @@ class RegressionGate:
                               fingerprint_changes=changes)
         return _from_scene_verdict(result.verdict, "history", result.window.describe(), changes)
 
-    def _judge_file(self, m: SceneMeasurement) -> GateResult:
+    def _judge_file(self, m: SceneMeasurement, config: GateConfig) -> GateResult:
         path = self.settings.baseline_file
         assert path is not None
         if self._baseline_file is None:
@@ -245,13 +255,13 @@ class RegressionGate:
         ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
                 "gpu_source": m.summary.gpu_source if m.summary else None}
         result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, m.summaries,
-                                        self.config)
+                                        config)
         if result.verdict is None:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
                               result.message)
         return _from_scene_verdict(result.verdict, "file", result.description, ())
 
-    def _judge_ab(self, m: SceneMeasurement) -> GateResult:
+    def _judge_ab(self, m: SceneMeasurement, config: GateConfig) -> GateResult:
         assert m.ab is not None
         b = m.ab.b
         a_name = "A (" + shlex.join(m.ab.a_runner) + ")"
@@ -261,7 +271,7 @@ class RegressionGate:
             return GateResult("not_judged", "ab", a_name,
                               f"the B runner's launches were not all complete ({len(b.complete_launches)} of "
                               f"{len(b.launches)}): {issues}; samples kept in {b.samples_file}", broken=True)
-        verdict = judge_ab(m.summaries, b.summaries, self.config, a_name=a_name, b_name=b_name, device=m.device)
+        verdict = judge_ab(m.summaries, b.summaries, config, a_name=a_name, b_name=b_name, device=m.device)
         return _from_scene_verdict(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, ())
 
 

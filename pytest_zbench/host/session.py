@@ -23,6 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .adaptive import measure_adaptive
 from .device import Device
 from .environment import app_info, environment, fingerprint, host_conditions, host_device_info
 from .goldens import GoldenOutcome, check_goldens
@@ -97,7 +98,10 @@ class HostSession:
                 return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
                                         skipped=skip)
             with self._lease(device):
-                if self.b_runner is not None:
+                if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
+                    measurement = measure_adaptive(device, case, self.settings, self.settings.results,
+                                                   self.progress, self.health, b_runner=self.b_runner)
+                elif self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
                                              self.progress, self.health)
                 else:
