@@ -3,12 +3,13 @@
 # (Mesa EGL/GLES2, OpenSSH server, adb, the PostgreSQL server of the shared-history tests, the DejaVu font
 # the reference runner draws text with; shellcheck, which actionlint uses for the workflow's scripts) and the
 # package itself with every extra. Safe to run again. (A leg of the device matrix sets itself up with
-# ci/zbench-setup.sh instead.)
+# ci/zbench-setup.sh instead.) debootstrap and qemu-user-static are for the emulated arm64 device, which
+# ci/arm64-device.sh builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
-          postgresql libpq5 git shellcheck)
+          postgresql libpq5 git shellcheck debootstrap qemu-user-static)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,7 +2,9 @@
 # Runs the project's checks: the type checker and the linter (configured in pyproject.toml), the linters of the
 # GitHub workflow, the plugin's own test suite, then the scene suite on the `local` device and on `local-gles2`
 # (Skia on headless EGL GLES2, Mesa llvmpipe in CI; quick setting, against the committed goldens; about 2 minutes
-# on 2 cores). Fails when a check finds anything, when any test fails or when no test ran.
+# on 2 cores), then a selection of scenes on `local-arm64`, the reference runner on an emulated aarch64 userland
+# (ci/arm64-device.sh; built once per machine, about a minute, then cached) against the committed aarch64 goldens
+# and the x86_64 reference set. Fails when a check finds anything, when any test fails or when no test ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONDONTWRITEBYTECODE=1
@@ -28,6 +30,10 @@ echo "scene suite artifacts will be in $results"
 run actionlint .github/workflows/zbench.yml
 run check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/zbench.yml
 run shellcheck ci/zbench-leg.sh ci/zbench-plan.sh ci/zbench-setup.sh
+# The emulated arm64 device first: the test suite runs on it too (tests/test_arm64_device.py).
+started=$SECONDS
+run bash ci/arm64-device.sh
+echo "arm64 device set up in $((SECONDS - started)) s"
 run python3 -m pytest tests -n 2 -p no:cacheprovider -q -rfEs
 # The scene suite is a smoke test here (quick setting, a shared machine): it records into a history of its
 # own, so no earlier run on this machine becomes its baseline.
@@ -36,3 +42,13 @@ for device in local local-gles2; do
         --zbench-results="$results/$device" --junitxml="$results/$device/junit.xml" \
         --zbench-history="$results/history.sqlite"
 done
+# On the emulated arm64 device, a selection that covers each way aarch64 raster output differs from x86_64
+# (blend rounding, glyphs, anti-aliased rounded edges, texture filtering) and one that does not; 2 launches of
+# 2 warmup and 10 measured frames: goldens need no more, and emulation is 5-40x slower.
+arm_scenes="fill.alpha.x2 or fill.opaque.x2 or text.labels or rrect.grid or clip.rrect or texture.once.s256"
+started=$SECONDS
+run python3 -m pytest --zbench-device=local-arm64 --zbench-quick --zbench-frames=10 --zbench-warmup=2 -n 2 \
+    -p no:cacheprovider -q -rfEs -k "$arm_scenes" \
+    --zbench-results="$results/local-arm64" --junitxml="$results/local-arm64/junit.xml" \
+    --zbench-history="$results/history.sqlite"
+echo "local-arm64 scenes ran in $((SECONDS - started)) s"

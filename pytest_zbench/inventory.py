@@ -21,13 +21,16 @@ from .errors import InventoryError
 TRANSPORTS = ("local", "ssh", "adb", "command")
 PLATFORMS = ("linux", "raspberrypi", "android", "macos", "ios", "webos")
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+# An Android application id: two or more dot-separated segments, each starting with a letter.
+PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
 
 COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "display", "workdir", "description",
                "env", "timeout_s", "ci"}
 TRANSPORT_KEYS: dict[str, set[str]] = {
     "local": set(),
     "ssh": {"host", "port", "user", "identity_file", "known_hosts", "connect_timeout_s", "keepalive_s"},
-    "adb": {"serial", "adb_host", "adb_port"},
+    # package: the app whose frames Android times (gfxinfo); layer: its SurfaceFlinger layer (docs/platform-frames.md)
+    "adb": {"serial", "adb_host", "adb_port", "package", "layer"},
     # Host-side scripts for devices reachable by neither ssh nor adb (docs/command-transport.md).
     "command": {"push", "pull", "exec", "kill"},
 }
@@ -44,6 +47,7 @@ class Display:
     width: int
     height: int
     refresh_hz: float
+    refresh_declared: bool = True  # False when the entry left refresh_hz out: the device's own rate is used
 
     def to_dict(self) -> dict[str, Any]:
         return {"width": self.width, "height": self.height, "refresh_hz": self.refresh_hz}
@@ -190,9 +194,17 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
     if timeout is not None and (not _is_number(timeout) or not 0 < timeout < math.inf):
         raise fail("timeout_s", "expected a positive number of seconds")
     options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
-    for key in ("host", "user", "serial", "adb_host"):
+    for key in ("host", "user", "serial", "adb_host", "package", "layer"):
         if key in options:
             string(key)
+    if "package" in options and not PACKAGE_RE.match(options["package"]):
+        raise fail("package", f"{options['package']!r} is not an Android application id such as com.example.bench")
+    if "package" in options and platform != "android":
+        raise fail("package", "platform frames are read from Android: set platform: android")
+    if "layer" in options and "package" not in options:
+        raise fail("layer", "a layer is read for the app named by 'package': set package too")
+    if "layer" in options and any(c in options["layer"] for c in "\r\n\0"):
+        raise fail("layer", "a SurfaceFlinger layer name is one line")
     for key in ("port", "adb_port"):
         if key in options and (not _is_int(options[key]) or not 0 < options[key] < 65536):
             raise fail(key, f"expected a TCP port number, got {options[key]!r}")
@@ -263,7 +275,7 @@ def _display(raw: Any, fail: Any) -> Display:
         raise fail("width and height must be positive integers")
     if not _is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
-    return Display(width, height, float(hz))
+    return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)
 
 
 # YAML reads `yes`, `on` and `true` as booleans, and Python's bool is an int: `port: yes` must not become port 1.

@@ -199,6 +199,12 @@ def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None,
     return jank, severe, jank / known.size, float(known.max())
 
 
+def jank_counts(frames: ArrayLike, budget_ms: float) -> tuple[int, int, float | None, float | None]:
+    """(jank, severe jank, jank share, longest frame) of a series against a budget, by the rule of
+    summarize_launch; for series of their own, such as Android's platform frames (host/platform_series.py)."""
+    return _jank(np.asarray(frames, dtype=float), budget_ms)
+
+
 def _check_budget(budget_ms: float) -> None:
     if not (math.isfinite(budget_ms) and budget_ms > 0):
         raise ValueError(f"budget_ms must be a positive number of milliseconds, not {budget_ms!r}")
@@ -300,6 +306,12 @@ def _across(dists: Sequence[Distribution | None]) -> dict[str, Any] | None:
         "hist": [int(c) for c in np.sum([d.hist for d in present], axis=0)],
         "noise_floor": _noise_or_none(medians),
     }
+
+
+def across_launches(dists: Sequence[Distribution | None]) -> dict[str, Any] | None:
+    """One metric across launches, by the rule of summarize_scene (the median over launches of each launch
+    statistic, summed hist, total n); for series of their own, such as Android's platform frames."""
+    return _across(dists)
 
 
 def _noise_or_none(per_run_medians: Sequence[float | None]) -> float | None:

@@ -9,7 +9,7 @@ from PIL import Image
 
 from pytest_zbench.host.run_record import validate_run
 
-MINI = "goldens/software/any/mini.fill.x1/frame-0.png"
+MINI = "goldens/software/x86_64/mini.fill.x1/frame-0.png"
 
 
 def golden_cases(junit) -> dict[str, dict[str, str]]:
@@ -47,7 +47,7 @@ def test_colour_change_fails_with_artifacts_and_only_failed_mode_rewrites(projec
     project.run("--zbench-device=local", *select, "--zbench-update-goldens=missing", goldens=True)
     other = project.root / MINI
     other_bytes = other.read_bytes()
-    round_golden = project.root / "goldens/software/any/round.one/frame-0.png"
+    round_golden = project.root / "goldens/software/x86_64/round.one/frame-0.png"
     project.write_scene("round.yaml", (project.root / "scenes/round.yaml").read_text().replace("#CC3366", "#CC3367"))
 
     result = project.run("--zbench-device=local", "-k", "golden and round", goldens=True)
@@ -104,7 +104,7 @@ def test_runner_issues_fail_the_golden_test_even_when_pixels_match(project):
 
 def test_unused_goldens_are_listed_when_updating(project):
     project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
-    stray = project.root / "goldens/software/any/mini.gone/frame-0.png"
+    stray = project.root / "goldens/software/x86_64/mini.gone/frame-0.png"
     stray.parent.mkdir(parents=True)
     stray.write_bytes((project.root / MINI).read_bytes())
     result = project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
@@ -129,3 +129,39 @@ def test_update_goldens_rejects_an_unknown_mode(project):
     result = project.run("--zbench-update-goldens=some", goldens=True)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*--zbench-update-goldens*'some'*missing, failed, all*"])
+
+
+def test_cross_architecture_difference_fails_naming_the_reference_set(project, tmp_path):
+    # A runner that says nothing of its machine, on a local device, is described by the host.
+    project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-update-goldens", goldens=True)
+    assert project.run_json()["device"]["facts_from"] == "host"
+    reference = project.root / MINI
+    # The same runner reporting aarch64: its own set, recorded, then compared exactly.
+    project.write_inventory({"RECT_RUNNER_ARCH": "aarch64"})
+    project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-update-goldens", goldens=True)
+    own = project.root / "goldens/software/aarch64/mini.fill.x1/frame-0.png"
+    assert own.is_file() and project.run_json()["device"]["cpu"]["family"] == "aarch64"
+    # The reference set drifts by far more than an architecture's rounding (a block 40 levels off).
+    pixels = Image.open(reference).convert("RGBA")
+    for x in range(20):
+        for y in range(20):
+            r, g, b, a = pixels.getpixel((x, y))
+            pixels.putpixel((x, y), (min(r + 40, 255), g, b, a))
+    pixels.save(reference)
+
+    junit = tmp_path / "junit.xml"
+    result = project.run("--zbench-device=rectonly", "-k", "golden and mini.fill.x1", f"--junitxml={junit}",
+                         goldens=True)
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert "vs the reference set software/x86_64" in out
+    assert "across CPU architectures: this device is aarch64, the reference x86_64" in out
+    assert "tolerance.software.cross_arch" in out
+    frame = project.run_json()["scenes"][0]["correctness"]["frames"][0]
+    assert frame["status"] == "passed" and frame["golden_set"] == "software/aarch64"  # its own set is exact
+    cross = frame["cross_arch"]
+    assert cross["status"] == "failed" and cross["reference_set"] == "software/x86_64" and frame["cross_backend"] is None
+    assert all("frame-0-cross-arch-" in path for path in cross["artifacts"].values())
+    assert golden_cases(junit)["golden[mini.fill.x1-rectonly]"]["frame0_cross_arch_status"] == "failed"
+    report = (project.results / "report.html").read_text()
+    assert "a cross-architecture difference" in report and "cross-architecture diff (reference set" in report

@@ -46,6 +46,7 @@ def test_repository_inventory_loads():
     assert {name: d.transport for name, d in inv.devices.items()} == {
         "local": "local",
         "local-gles2": "local",
+        "local-arm64": "local",
         "pi3b": "ssh",
         "nexus7": "adb",
         "ipad": "command",
@@ -85,7 +86,7 @@ def test_values_are_normalised(tmp_path):
     assert spec.runner == ("zinc-bench", "--level", "3")
     assert dict(spec.env) == {"ZINC_LOG": "2"}
     assert spec.timeout_s == 90.0 and isinstance(spec.timeout_s, float)
-    assert spec.display == Display(1280, 800, 60.0)
+    assert spec.display == Display(1280, 800, 60.0, refresh_declared=False)  # the device tells the rate
 
 
 @pytest.mark.parametrize("entry", [LOCAL, SSH, ADB, COMMAND,
@@ -158,6 +159,21 @@ def test_shipped_inventory_has_hosted_local_legs_and_self_hosted_devices():
     for name in ("pi3b", "nexus7", "ipad", "touchpad", "mac"):
         ci = inv.get(name).ci
         assert ci is not None and not ci.hosted and {"self-hosted", name} <= set(ci.labels), name
+
+
+def test_android_app_keys(tmp_path):
+    spec = load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench",
+                               "layer": "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"})
+    assert spec.option("package") == "com.zinc.bench"
+    assert spec.option("layer") == "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"
+    assert load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench"}).option("layer") is None
+
+
+def test_a_display_without_refresh_hz_leaves_the_rate_to_the_device(tmp_path):
+    declared = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": 60}}).display
+    left_out = load_one(tmp_path, {**LOCAL, "display": {"width": 800, "height": 480}}).display
+    assert declared is not None and declared.refresh_declared
+    assert left_out is not None and not left_out.refresh_declared and left_out.refresh_hz == 60.0
 
 
 def test_inventory_is_plain_data():
@@ -263,6 +279,16 @@ def test_inventory_is_plain_data():
     ({**LOCAL, "ci": {"labels": ["x"], "pytest_args": [["-k"]]}}, "ci.pytest_args"),
     ({**LOCAL, "ci": {"labels": ["x"], "ab_runner": "python ci/checkout-runner.py {checkout}"}}, "ci.ab_runner"),
     ({**LOCAL, "ci": {"labels": ["x"], "ab_runner": ["python", "-m", "pytest_zbench.runner"]}}, "ci.ab_runner"),
+    # the app whose frames Android times, and its SurfaceFlinger layer (adb only)
+    ({**ADB, "platform": "android", "package": "bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc bench"}, "package"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench; rm -rf /"}, "package"),
+    ({**ADB, "platform": "android", "package": 7}, "package"),
+    ({**ADB, "package": "com.zinc.bench"}, "package"),  # platform linux: there is no gfxinfo
+    ({**SSH, "platform": "android", "package": "com.zinc.bench"}, "package"),
+    ({**ADB, "platform": "android", "layer": "SurfaceView[com.zinc.bench/.Main](BLAST)#0"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": "a\nb"}, "layer"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "layer": ""}, "layer"),
 ])
 def test_mistake_names_file_device_and_key(tmp_path, entry, key):
     path = write(tmp_path, {"devices": {"pi3b": entry}})

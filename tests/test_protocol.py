@@ -7,6 +7,7 @@ for probe and job), the untrusted value is dropped, and nothing crashes.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -853,3 +854,52 @@ def test_every_issue_kind_the_code_emits_is_in_the_vocabulary():
     emitted = {kind for path in package.rglob("*.py")
                for kind in re.findall(r'Issue\(\s*"([a-z_]+)"', path.read_text(encoding="utf-8"))}
     assert emitted and emitted <= set(ISSUE_KINDS), emitted - set(ISSUE_KINDS)
+
+
+# -- probe: machine ------------------------------------------------------------------------------------------
+
+
+def _probe_with(machine):
+    probe = {"protocol": 1, "runner": {"name": "r"}, "backends": {"software": {"features": ["rect"]}}}
+    return probe if machine is None else {**probe, "machine": machine}
+
+
+def test_arch_families_cover_what_uname_and_python_report():
+    from typing import get_args
+
+    from pytest_zbench.protocol import ARCH_FAMILIES, ArchFamily, arch_family
+
+    assert set(ARCH_FAMILIES) == set(get_args(ArchFamily))
+    cases = {"x86_64": "x86_64", "AMD64": "x86_64", "i686": "x86", "aarch64": "aarch64", "arm64": "aarch64",
+             "armv7l": "arm", "armv6l": "arm", "riscv64": "riscv64", "mips": "mips"}
+    assert {name: arch_family(name) for name in cases} == cases
+    assert arch_family("") is None and arch_family(None) is None and arch_family("x/../y") is None
+
+
+def test_probe_machine_is_optional_and_parsed():
+    from pytest_zbench.protocol import parse_probe
+
+    assert parse_probe({**_probe_with(None)}).machine is None
+    probe = parse_probe(_probe_with({"arch": "arm64", "cpu_model": "Cortex-A72", "cores": 4, "os": "Debian 12",
+                                     "python": "3.11.2", "libraries": {"skia-python": "144.1"}, "emulated": False,
+                                     "vendor_extra": [1]}))
+    m = probe.machine
+    assert (m.arch, m.family, m.cpu_model, m.cores, m.libraries, m.emulated) == (
+        "arm64", "aarch64", "Cortex-A72", 4, {"skia-python": "144.1"}, False)
+    assert probe.raw["machine"]["vendor_extra"] == [1]  # unknown keys are kept in the raw probe
+
+
+@pytest.mark.parametrize("machine,key", [
+    ("aarch64", "'machine' must be an object"),
+    ({}, "machine.arch"),
+    ({"arch": 64}, "machine.arch must be a string"),
+    ({"arch": "aarch64", "cores": "4"}, "machine.cores"),
+    ({"arch": "aarch64", "cores": True}, "machine.cores"),
+    ({"arch": "aarch64", "libraries": {"skia": 144}}, "machine.libraries"),
+    ({"arch": "aarch64", "emulated": "yes"}, "machine.emulated"),
+])
+def test_probe_machine_errors_name_the_key(machine, key):
+    from pytest_zbench.protocol import ProtocolError, parse_probe
+
+    with pytest.raises(ProtocolError, match=re.escape(key)):
+        parse_probe(_probe_with(machine))

@@ -9,7 +9,7 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
-from ..golden.store import GoldenStore
+from ..golden.store import REFERENCE_ARCH, GoldenStore
 from ..golden.tolerance import SOFTWARE
 from ..protocol import Job
 from ..protocol.display_list import FEATURES as OP_NAMES
@@ -67,7 +67,7 @@ def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCas
         goldens: dict[int, Path] = {}
         size = None
         for frame in case.capture:
-            path = store.path_for(SOFTWARE, None, case.id, frame) if store is not None else None
+            path = store.path_for(SOFTWARE, REFERENCE_ARCH, case.id, frame) if store is not None else None
             if path is not None and path.is_file():
                 size = size or png_size(path)
                 if png_size(path) == size:

@@ -13,8 +13,18 @@ import numpy as np
 
 from .failure_images import defect_record, write_artifacts
 from .match import Comparison, compare
-from .store import GoldenError, GoldenKey, GoldenStore, UpdateDecision, as_rgba8, decide_update, load_png
-from .tolerance import SOFTWARE, resolve_tolerance
+from .store import (
+    REFERENCE_ARCH,
+    GoldenError,
+    GoldenKey,
+    GoldenStore,
+    UpdateDecision,
+    as_rgba8,
+    decide_update,
+    golden_set,
+    load_png,
+)
+from .tolerance import CROSS_ARCH, CROSS_BACKEND, SOFTWARE, CrossKind, resolve_tolerance
 
 Status = Literal["passed", "failed", "missing", "written", "error"]
 
@@ -26,6 +36,7 @@ class FrameCheck:
     message: str
     golden: Path | None = None  # the reference compared with (own golden, or the software one)
     golden_backend: str | None = None
+    golden_set: str | None = None  # "<backend>/<set>" of that golden, e.g. software/aarch64
     comparison: Comparison | None = None
     decision: UpdateDecision | None = None
     written: Path | None = None
@@ -44,6 +55,7 @@ def check_capture(
     backend: str,
     device_class: str | None,
     scene_id: str,
+    arch: str | None = None,
     frame: int,
     capture: str | Path | np.ndarray | None,
     tolerance: Mapping[str, Any] | None = None,
@@ -62,8 +74,9 @@ def check_capture(
     tolerance: SceneCase.tolerance (raw, keyed by backend); a ToleranceError propagates for the caller to
     wrap as a SceneError. update: None or 'missing' | 'failed' | 'all'. capture_trusted: False when the
     launch exited non-zero, was partial, or reported GL/shader/NaN issues; then nothing is ever written.
-    artifacts_dir: where expected/actual/diff/FLIP PNGs go on failure (nothing written if None)."""
-    key = store.key(backend, device_class, scene_id, frame)
+    artifacts_dir: where expected/actual/diff/FLIP PNGs go on failure (nothing written if None).
+    arch: the CPU architecture family the runner reported; it selects the software set (golden_set)."""
+    key = store.key(backend, golden_set(backend, device_class, arch), scene_id, frame)
     own_path = store.path(key)
     if capture is None:
         return FrameCheck(key, "error", f"frame {frame}: the runner wrote no capture; golden {own_path} not checked")
@@ -91,6 +104,7 @@ def check_capture(
         untrusted_reason=untrusted_reason,
     )
     result = FrameCheck(key, "passed", "", golden=ref_path, golden_backend=ref_key.backend if ref_key else None,
+                        golden_set=f"{ref_key.backend}/{ref_key.device_class}" if ref_key else None,
                         comparison=comparison, decision=decision)
     if decision.write:
         result.written = store.write(key, pixels)
@@ -108,23 +122,36 @@ def check_capture(
             device_class=key.device_class, driver=driver, golden=ref_path, golden_backend=result.golden_backend,
             artifacts=result.artifacts, build_hash=build_hash, runner_issues=runner_issues,
         )
-    result.message = _message(result, own_path, update)
+    result.message = _message(result, own_path, update, store.legacy_software_set())
     return result
 
 
-def _message(result: FrameCheck, own_path: Path, update: str | None) -> str:
+def set_description(key: GoldenKey) -> str:
+    """Which set a key is in and why that one, for messages: software sets are per CPU architecture."""
+    if key.backend == SOFTWARE:
+        return (f"set {key.backend}/{key.device_class}: software goldens are exact within one CPU architecture, "
+                f"and this device's runner is {key.device_class}")
+    return f"set {key.backend}/{key.device_class}: the device class of this {key.backend} device"
+
+
+def _message(result: FrameCheck, own_path: Path, update: str | None, legacy: Path | None) -> str:
     frame = result.key.frame
     if result.status == "written":
         return f"frame {frame}: golden written to {result.written} ({result.decision.reason})"  # type: ignore[union-attr]
     if result.status == "missing":
         hint = ("" if update is None else f"; not written: {result.decision.reason}")  # type: ignore[union-attr]
-        return (f"frame {frame}: no golden at {own_path}{hint}. Record this capture with "
-                f"--zbench-update-goldens=missing after checking it by eye.")
+        if legacy is not None and result.key.backend == SOFTWARE:
+            hint += (f". {legacy} is the layout before software sets per architecture: move it to its "
+                     f"architecture's set (git mv goldens/software/any goldens/software/x86_64 for goldens "
+                     f"recorded on x86_64)")
+        return (f"frame {frame}: no golden at {own_path} ({set_description(result.key)}){hint}. Record this "
+                f"capture with --zbench-update-goldens=missing after checking it by eye.")
     comparison = result.comparison
     assert comparison is not None
-    against = str(result.golden)
+    against = f"{result.golden} ({set_description(result.key)})"
     if result.golden_backend != result.key.backend:
-        against += f" (the {result.golden_backend} golden, compared with the cross_backend tolerance)"
+        against = (f"{result.golden} (the {result.golden_set} reference golden, compared with the cross_backend "
+                   f"tolerance: no {result.key.backend}/{result.key.device_class} golden yet)")
     lines = [f"frame {frame} vs {against}: {comparison.message()}"]
     if result.artifacts:
         lines.append(_artifacts_line(result.artifacts))
@@ -136,38 +163,54 @@ def _message(result: FrameCheck, own_path: Path, update: str | None) -> str:
     return "\n".join(lines)
 
 
-def check_cross_backend(store: GoldenStore, *, backend: str, scene_id: str, frame: int, capture: str | Path,
-                        tolerance: Mapping[str, Any] | None, own: FrameCheck,
-                        artifacts_dir: str | Path) -> dict[str, Any]:
-    """A GPU backend's capture against the software golden (goldens/software/any/...) under the scene's
-    cross_backend tolerance, whether or not the backend has its own golden: its own golden catches a change
-    on this device, this catches a rasteriser that drifted from the reference as a whole. `own` is the
-    frame's check_capture result. Returns run.json's `cross_backend` entry of the frame (status, metrics,
-    tightness, golden, message, artifacts on failure); a ToleranceError propagates."""
-    shared = store.path_for(SOFTWARE, None, scene_id, frame)
-    if own.golden_backend == SOFTWARE and own.comparison is not None:
-        comparison = own.comparison  # the own golden is missing: the frame check already was this one
+def cross_kind(backend: str, own_set: str) -> CrossKind | None:
+    """Which comparison with the reference software set a capture also gets: cross_backend for a GPU
+    backend, cross_arch for the software backend of another CPU architecture, none for the reference."""
+    if backend != SOFTWARE:
+        return CROSS_BACKEND
+    return CROSS_ARCH if own_set != REFERENCE_ARCH else None
+
+
+def check_cross_reference(store: GoldenStore, *, kind: CrossKind, backend: str, frame: int,
+                          capture: str | Path, tolerance: Mapping[str, Any] | None, own: FrameCheck,
+                          artifacts_dir: str | Path) -> dict[str, Any]:
+    """The capture against the reference software golden (goldens/software/x86_64/...) under the scene's
+    cross_backend or cross_arch tolerance, whether or not the device has its own golden: its own golden
+    catches a change on this device (exactly, for software), this catches a rasteriser -- another backend, or
+    another architecture's raster pipeline -- that drifted from the reference as a whole. For another
+    architecture it is never a pass in place of its own golden. `own` is the frame's check_capture result.
+    Returns run.json's `cross_backend` / `cross_arch` entry of the frame (kind, status, metrics, tightness,
+    golden, reference_set, message, artifacts on failure); a ToleranceError propagates."""
+    reference = store.reference_key(own.key)
+    shared = store.path(reference)
+    reference_set = f"{reference.backend}/{reference.device_class}"
+    across = (f"across backends: {backend} against the software reference" if kind == CROSS_BACKEND else
+              f"across CPU architectures: this device is {own.key.device_class}, the reference {REFERENCE_ARCH}")
+    base: dict[str, Any] = {"kind": kind, "golden": str(shared), "reference_set": reference_set}
+    if own.golden_backend == SOFTWARE and own.golden_set == reference_set and own.comparison is not None:
+        comparison = own.comparison  # a GPU device's own golden is missing: the frame check already was this
     elif not shared.is_file():
-        return {"status": "missing", "metrics": None, "tightness": None, "golden": str(shared),
-                "message": f"frame {frame}: no software golden at {shared} to compare across backends"}
+        return {**base, "status": "missing", "metrics": None, "tightness": None,
+                "message": f"frame {frame}: no reference golden at {shared} to compare {across}"}
     else:
-        resolved = resolve_tolerance(tolerance, backend, golden_backend=SOFTWARE)
+        resolved = resolve_tolerance(tolerance, backend, golden_backend=SOFTWARE, cross_arch=kind == CROSS_ARCH)
         try:
             comparison = compare(load_png(shared), load_png(capture), resolved)
         except GoldenError as exc:
-            return {"status": "error", "metrics": None, "tightness": None, "golden": str(shared),
-                    "message": f"frame {frame}: cross-backend check not possible: {exc}"}
+            return {**base, "status": "error", "metrics": None, "tightness": None,
+                    "message": f"frame {frame}: comparison {across} not possible: {exc}"}
     status = "passed" if comparison.passed else "failed"
-    message = (f"frame {frame} vs the software golden {shared} (cross_backend tolerance of {backend}): "
-               f"{comparison.message()}")
-    entry: dict[str, Any] = {"status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
-                             "golden": str(shared), "message": message}
+    message = (f"frame {frame} vs the reference set {reference_set}, {shared} ({across}; {kind} tolerance of "
+               f"{backend}): {comparison.message()}")
+    entry = {**base, "status": status, "metrics": comparison.metrics, "tightness": comparison.tightness,
+             "message": message}
     if status == "failed":
-        artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}-cross")
+        stem = f"frame-{frame}-cross" + ("-arch" if kind == CROSS_ARCH else "")
+        artifacts = write_artifacts(comparison, artifacts_dir, stem=stem)
         entry["artifacts"] = artifacts
         entry["message"] += "\n" + _artifacts_line(artifacts)
         entry["message"] += (f"\n  if the difference is a real rasteriser difference, declare it in the scene's "
-                             f"tolerance.{backend}.cross_backend")
+                             f"tolerance.{backend}.{kind}")
     return entry
 
 

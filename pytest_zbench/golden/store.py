@@ -1,8 +1,11 @@
-"""The golden store: goldens/<backend>/<device_class>/<scene_id>/frame-<N>.png, written atomically.
+"""The golden store: goldens/<backend>/<set>/<scene_id>/frame-<N>.png, written atomically.
 
 Goldens are compared by the digest of their decoded pixels (sha256 over size + RGBA bytes), never by
-file bytes, so re-encoding a PNG at another compression level changes nothing. The software backend is
-deterministic, so its goldens live under the single device class "any" and serve every device.
+file bytes, so re-encoding a PNG at another compression level changes nothing. A set is where exact
+equality holds: for a GPU backend the device class; for the software backend the CPU architecture family
+the runner reports (Skia's raster pipeline rounds differently in its SSE and NEON paths, docs/goldens.md),
+so goldens/software/x86_64 and goldens/software/aarch64. The x86_64 set is the reference: GPU backends
+without their own golden and other architectures are also compared with it, under a declared tolerance.
 """
 
 from __future__ import annotations
@@ -21,7 +24,11 @@ from ..errors import ZbenchError
 from ..settings import UPDATE_MODES
 from .tolerance import SOFTWARE
 
-SHARED_DEVICE_CLASS = "any"
+# The software set every scene has: other architectures' captures (cross_arch tolerance) and GPU captures
+# (cross_backend tolerance) are compared with it.
+REFERENCE_ARCH = "x86_64"
+# The layout before software goldens were split by architecture; found, it is named in the missing message.
+LEGACY_SOFTWARE_SET = "any"
 TEMP_SUFFIX = ".tmp"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
@@ -124,12 +131,21 @@ class GoldenKey:
         return Path(self.backend, self.device_class, self.scene_id, f"frame-{self.frame}.png")
 
 
+def golden_set(backend: str, device_class: str | None, arch: str | None) -> str | None:
+    """The folder under goldens/<backend>/ a device's captures are compared with exactly: the CPU
+    architecture family for the software backend (`arch`, from the runner's probe), else the device class."""
+    if backend != SOFTWARE:
+        return device_class  # make_key reports a missing one
+    if not arch:
+        raise GoldenError("the software golden set follows the CPU architecture, and this device's runner did not "
+                          "report one (probe key machine.arch, docs/runner-protocol.md)")
+    return arch
+
+
 def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) -> GoldenKey:
-    """Validate the parts; the software backend's device class is always 'any'."""
+    """Validate the parts. `device_class` is the set folder: see golden_set()."""
     if not isinstance(backend, str) or not _NAME_RE.match(backend):
         raise GoldenError(f"backend {backend!r} is not a valid golden folder name (letters, digits, . _ -)")
-    if backend == SOFTWARE:
-        device_class = SHARED_DEVICE_CLASS
     if not isinstance(device_class, str) or not _NAME_RE.match(device_class):
         raise GoldenError(f"device_class {device_class!r} is not a valid golden folder name (letters, digits, . _ -); set it in devices.yaml")
     if not isinstance(scene_id, str) or not _SCENE_RE.match(scene_id) or scene_id in (".", ".."):
@@ -178,16 +194,27 @@ class GoldenStore:
         atomic_write_bytes(path, encode_png(pixels))
         return path
 
+    def reference_key(self, key: GoldenKey) -> GoldenKey:
+        """The same scene and frame in the reference set, goldens/software/x86_64."""
+        return make_key(SOFTWARE, REFERENCE_ARCH, key.scene_id, key.frame)
+
     def reference_for(self, key: GoldenKey) -> tuple[GoldenKey, Path] | None:
-        """The golden to compare with: the key's own, else (for a GPU backend) the software golden of the
-        same scene and frame, compared with the cross_backend tolerance. None when neither exists."""
+        """The golden to compare with: the key's own, else (for a GPU backend) the reference software golden
+        of the same scene and frame, compared with the cross_backend tolerance. None when neither exists.
+        A software capture has only its own architecture's golden: another architecture's is never its
+        reference (the cross_arch comparison is a second check, never a pass in place of this one)."""
         if self.exists(key):
             return key, self.path(key)
         if key.backend != SOFTWARE:
-            shared = make_key(SOFTWARE, None, key.scene_id, key.frame)
+            shared = self.reference_key(key)
             if self.exists(shared):
                 return shared, self.path(shared)
         return None
+
+    def legacy_software_set(self) -> Path | None:
+        """goldens/software/any, the single software set of the layout before sets per architecture."""
+        folder = self.root / SOFTWARE / LEGACY_SOFTWARE_SET
+        return folder if folder.is_dir() else None
 
     def all_goldens(self, within: Iterable[tuple[str, str]] | None = None) -> list[Path]:
         """Every frame-*.png in the store, or only under the given (backend, device_class) folders."""

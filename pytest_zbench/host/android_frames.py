@@ -1,22 +1,32 @@
-"""Android's own frame timing, read from the platform: pure parsers of two `dumpsys` outputs.
+"""Android's own frame timing, read from the platform: pure parsers of three `dumpsys` outputs, and the
+accumulators that turn successive dumps of a ring buffer into each frame once (docs/platform-frames.md).
 
 `dumpsys gfxinfo <package> framestats` (API 23+): for each window of the app, a CSV block between two
 `---PROFILEDATA---` lines holding the last 120 frames HWUI rendered, one row per frame, nanosecond
-CLOCK_MONOTONIC timestamps. The column set changes across releases (API 23/24: Flags .. FrameCompleted;
-API 28 adds DequeueBufferDuration, QueueBufferDuration; API 29 GpuCompleted; API 31 renames the input
-columns and adds FrameTimelineVsyncId, FrameDeadline, SwapBuffersCompleted, DisplayPresentTime; later
-releases add FrameStartTime, FrameInterval, CommandSubmissionCompleted), so columns are read by header
-name, never by position. Rows with non-zero Flags (window layout changed, RT animation, surface canvas,
-skipped frame) are not normal frames and are dropped. The block is a ring buffer: successive dumps overlap,
-so `FramestatsAccumulator` de-duplicates frames by IntendedVsync.
+CLOCK_MONOTONIC timestamps. The column set changes across releases (API 23-25: Flags .. FrameCompleted;
+later DequeueBufferDuration, QueueBufferDuration, GpuCompleted; API 31 renames the input columns and adds
+FrameTimelineVsyncId, FrameDeadline, SwapBuffersCompleted, DisplayPresentTime; later releases FrameInterval,
+FrameStartTime, CommandSubmissionCompleted), so columns are read by header name, never by position. Rows
+with non-zero Flags (window layout changed, RT animation, surface canvas, skipped frame) are not normal
+frames: they are dropped from the durations and counted.
 
-`dumpsys SurfaceFlinger --latency <layer>`: the refresh period in ns on the first line, then up to 127
-rows of three timestamps (desired present, actual present, frame ready). Unused ring slots are all zero
-and a frame whose fence has not signalled yet carries INT64_MAX: both are dropped.
+Which window a block belongs to is the window line of its process section: up to Android 9 the
+`\\t<title>/android.view.ViewRootImpl@<hash> (visibility=N)` line right above the block; from Android 10 the
+same line, then `Window: <title>` and the window's statistics (`... Number Frame deadline missed: N`), then
+the block. A frame's identity is its own timestamps (IDENTITY_COLUMNS), never the text around it, so the
+same frame in two dumps is one frame whatever the layout.
+
+`dumpsys SurfaceFlinger --latency <layer>`: the refresh period in ns on the first line, then up to 127 rows
+of three timestamps (desired present, actual present, frame ready) in ring order. Unused slots are all zero;
+a fence not signalled yet reads INT64_MAX; some releases print INT64_MAX for the desired and ready times of
+frames that were presented. A frame counts when its actual present time is a time.
+
+`dumpsys SurfaceFlinger --list`: one layer name per line; `layer_candidates` picks the package's layers.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -25,9 +35,24 @@ from ..errors import ZbenchError
 PROFILEDATA = "---PROFILEDATA---"
 INT64_MAX = 2**63 - 1
 REQUIRED_GFX_COLUMNS = ("Flags", "IntendedVsync", "FrameCompleted")
+# Timestamps HWUI sets while the frame is drawn, up to the swap, and never rewrites afterwards: the frame's
+# identity. Every release has them. FrameCompleted, GpuCompleted and DisplayPresentTime are set later (a real
+# dump can even show a garbage FrameCompleted that a later dump corrects), so a frame dumped twice may differ
+# there and is still one frame.
+IDENTITY_COLUMNS = ("IntendedVsync", "Vsync", "HandleInputStart", "AnimationStart", "PerformTraversalsStart",
+                    "DrawStart", "SyncQueued", "SyncStart", "IssueDrawCommandsStart", "SwapBuffers")
+# A duration longer than this is not a frame time but a garbage timestamp; Android's JankTracker ignores such
+# frames too (IGNORE_EXCEEDING). Recorded dumps have rows with Flags 0 and a FrameCompleted of 2^58 + ...
+MAX_FRAME_NS = 10_000_000_000
+# HWUI's ring (JankTracker / CanvasContext mFrames) and SurfaceFlinger's FrameTracker (128, 127 printed).
+GFX_RING_FRAMES = 120
+SF_RING_FRAMES = 127
 
 # Flags bits of a framestats row (frameworks/base FrameInfo): any of them marks an abnormal frame.
 FLAG_NAMES = {1: "window_layout_changed", 2: "rt_animation", 4: "surface_canvas", 8: "skipped_frame"}
+
+_PROCESS_LINE = re.compile(r"^\*\* Graphics info for pid (\d+) \[(.*)\] \*\*$")
+_VISIBILITY = " (visibility="
 
 
 class FrameStatsError(ZbenchError, ValueError):
@@ -39,7 +64,8 @@ class GfxFrame:
     """One row of a framestats block; `columns` maps every header name of its release to its value."""
 
     columns: Mapping[str, int]
-    window: str = ""  # the window line above the block, e.g. "pkg/pkg.Activity/android.view.ViewRootImpl@2bd7f4e"
+    # The block's window, e.g. "pkg/pkg.Activity/android.view.ViewRootImpl@2bd7f4e" ("" when the dump names none)
+    window: str = ""
 
     @property
     def flags(self) -> int:
@@ -63,6 +89,16 @@ class GfxFrame:
         return (self.frame_completed_ns - self.intended_vsync_ns) / 1e6
 
     @property
+    def plausible(self) -> bool:
+        """A duration that is a time: above zero, at most MAX_FRAME_NS."""
+        return 0 < self.frame_completed_ns - self.intended_vsync_ns <= MAX_FRAME_NS
+
+    @property
+    def identity(self) -> tuple[int | None, ...]:
+        """The frame itself, whichever dump and whatever text around it it was read from."""
+        return tuple(self.columns.get(name) for name in IDENTITY_COLUMNS)
+
+    @property
     def gpu_completed_ns(self) -> int | None:
         value = self.columns.get("GpuCompleted")
         return value if value else None
@@ -80,6 +116,15 @@ class GfxFrame:
 
 
 @dataclass(frozen=True)
+class GfxBlock:
+    """One PROFILEDATA block: its process and window, and its rows (flagged ones included)."""
+
+    process: str
+    window: str
+    frames: tuple[GfxFrame, ...]
+
+
+@dataclass(frozen=True)
 class LatencyFrame:
     desired_present_ns: int
     actual_present_ns: int
@@ -90,54 +135,93 @@ class LatencyFrame:
 class SurfaceFlingerLatency:
     refresh_period_ns: int
     frames: tuple[LatencyFrame, ...] = field(default_factory=tuple)
+    # Pairs of frames that follow each other in the ring (no unused or pending slot between them)
+    adjacent: tuple[tuple[LatencyFrame, LatencyFrame], ...] = field(default_factory=tuple)
 
     @property
     def refresh_hz(self) -> float | None:
         return 1e9 / self.refresh_period_ns if self.refresh_period_ns > 0 else None
 
     def present_intervals_ms(self) -> list[float]:
-        return present_intervals_ms(self.frames)
+        return [(b.actual_present_ns - a.actual_present_ns) / 1e6 for a, b in self.adjacent]
 
 
-def parse_gfxinfo_framestats(text: str, *, keep_flagged: bool = False, window: str | None = None) -> list[GfxFrame]:
-    """Every frame of every PROFILEDATA block in one `dumpsys gfxinfo <pkg> framestats` output.
+def gfxinfo_blocks(text: str) -> list[GfxBlock]:
+    """Every PROFILEDATA block of one `dumpsys gfxinfo <package> framestats` output, rows in dump order.
 
-    Sorted by (IntendedVsync, window); each window of the app has its own block and two windows drawn on
-    one vsync share an IntendedVsync, so frames are keyed by both. `window`, if given, keeps only the
-    blocks whose window line contains it. Rows with non-zero Flags are dropped unless `keep_flagged`. An output without any block (the app drew nothing yet)
-    gives []. A block whose header lacks a required column raises FrameStatsError.
+    An output without any block (the app drew nothing yet, no such process, a failed dump) gives []. A block
+    whose header lacks a required column raises FrameStatsError. Rows cut short (a dump that raced with the
+    renderer) and rows whose timestamps are not numbers are skipped.
     """
-    frames: dict[tuple[int, str], GfxFrame] = {}
-    for label, header, rows in _profiledata_blocks(text):
-        if window is not None and window not in label:
-            continue
+    blocks = []
+    for process, window, header, rows in _profiledata_blocks(text):
         missing = [name for name in REQUIRED_GFX_COLUMNS if name not in header]
         if missing:
             raise FrameStatsError(f"framestats header lacks {', '.join(missing)}: {','.join(header)}")
+        frames = []
         for row in rows:
             if len(row) < len(header):
-                continue  # a row cut short (dump raced with the renderer): no usable timing
+                continue
             try:
                 values = {name: int(cell) for name, cell in zip(header, row)}
             except ValueError:
                 continue
-            frame = GfxFrame(values, label)
-            if frame.flags != 0 and not keep_flagged:
+            frames.append(GfxFrame(values, window))
+        blocks.append(GfxBlock(process, window, tuple(frames)))
+    return blocks
+
+
+def parse_gfxinfo_framestats(text: str, *, keep_flagged: bool = False, window: str | None = None) -> list[GfxFrame]:
+    """The frames of one dump, each once, sorted by (IntendedVsync, window).
+
+    Two windows drawn on one vsync share an IntendedVsync and are two frames. `window`, if given, keeps only
+    the blocks whose window contains it. Rows with non-zero Flags are dropped unless `keep_flagged`; so are
+    rows that never completed (an unused ring slot, a frame still in flight: FrameCompleted or IntendedVsync 0)
+    and normal rows whose duration is not a time (over MAX_FRAME_NS: a garbage timestamp).
+    """
+    frames: dict[tuple[int | None, ...], GfxFrame] = {}
+    for block in gfxinfo_blocks(text):
+        if window is not None and window not in block.window:
+            continue
+        for frame in block.frames:
+            if not _completed(frame) or (frame.flags != 0 and not keep_flagged):
                 continue
-            if frame.intended_vsync_ns <= 0 or frame.frame_completed_ns <= 0:
-                continue  # an unused ring slot
-            frames.setdefault((frame.intended_vsync_ns, label), frame)
-    return [frames[key] for key in sorted(frames)]
+            if frame.flags == 0 and not frame.plausible:
+                continue
+            frames.setdefault(frame.identity, frame)
+    return sorted(frames.values(), key=lambda f: (f.intended_vsync_ns, f.window, f.identity))
 
 
-def _profiledata_blocks(text: str) -> Iterable[tuple[str, list[str], list[list[str]]]]:
-    lines = text.splitlines()
+def gfxinfo_failure(text: str) -> str | None:
+    """Why a dump has no frame data when the platform said so ("No process found for: pkg", "Failure while
+    dumping the app: ..."), else None."""
+    for line in text.splitlines():
+        stripped = line.strip().lstrip("\ufeff")
+        if stripped.startswith(("No process found for", "Failure while dumping")):
+            return stripped
+    return None
+
+
+def _completed(frame: GfxFrame) -> bool:
+    return frame.intended_vsync_ns > 0 and frame.frame_completed_ns > 0
+
+
+def _profiledata_blocks(text: str) -> Iterable[tuple[str, str, list[str], list[list[str]]]]:
+    """(process, window, header, rows) per block. The window is the last window line of the block's process
+    section before the block: the ViewRootImpl line, or `Window: <title>` where that line is missing."""
+    lines = text.lstrip("\ufeff").splitlines()
+    process = window = ""
     i = 0
-    label = ""
     while i < len(lines):
-        if lines[i].strip() != PROFILEDATA:
-            if lines[i].strip():
-                label = _window_label(lines[i])
+        stripped = lines[i].strip()
+        if stripped != PROFILEDATA:
+            match = _PROCESS_LINE.match(stripped)
+            if match:
+                process, window = f"{match.group(2)} (pid {match.group(1)})", ""
+            elif _VISIBILITY in stripped and stripped.endswith(")"):
+                window = stripped[: stripped.rindex(_VISIBILITY)]
+            elif stripped.startswith("Window: ") and not window:
+                window = stripped[len("Window: "):]
             i += 1
             continue
         # header on the next non-empty line, rows until the closing marker
@@ -154,16 +238,9 @@ def _profiledata_blocks(text: str) -> Iterable[tuple[str, list[str], list[list[s
             if lines[k].strip():
                 rows.append(_cells(lines[k]))
             k += 1
-        yield label, header, rows
+        yield process, window, header, rows
         i = k + 1  # past the closing marker
-        label = ""
-
-
-def _window_label(line: str) -> str:
-    label = line.strip()
-    if label.endswith(")") and " (visibility=" in label:
-        label = label[: label.rindex(" (visibility=")]
-    return label
+        window = ""  # the next block has a window line of its own
 
 
 def _cells(line: str) -> list[str]:
@@ -174,84 +251,172 @@ def _cells(line: str) -> list[str]:
 
 
 class FramestatsAccumulator:
-    """Collects frames from successive framestats dumps of one app, each frame once.
+    """Collects the frames of successive framestats dumps of one app, each frame once (by its identity).
 
-    The block holds the last 120 frames: dump at least every ~2 s at 60 Hz or frames are lost;
-    `gaps` counts dumps that share no frame with the previous one although both had frames (a hint that
-    the polling was too slow).
+    `exclude(text)` marks the frames of a dump taken before the launch: they are never counted, whether or
+    not the platform's reset cleared them. A frame seen again replaces its earlier copy (later dumps fill in
+    GpuCompleted and DisplayPresentTime). `gaps` counts blocks that were full (the ring had wrapped) and
+    shared no frame with what was seen of their window before: frames were lost between the two dumps.
     """
 
     def __init__(self, window: str | None = None) -> None:
         self.window = window
-        self._frames: dict[tuple[int, str], GfxFrame] = {}
+        self._frames: dict[tuple[int | None, ...], GfxFrame] = {}
+        self._excluded: set[tuple[int | None, ...]] = set()
+        self._seen_by_window: dict[str, set[tuple[int | None, ...]]] = {}
         self.dumps = 0
         self.gaps = 0
+        self.failures: list[str] = []  # what the platform said instead of frame data, one per such dump
+        self.last_failure: str | None = None  # ... of the latest dump, None when it had frame data
+
+    def exclude(self, text: str) -> int:
+        """Remember the frames of a dump as not ours; returns how many there were."""
+        blocks = self._blocks(text)
+        for block in blocks:
+            ids = {f.identity for f in block.frames if _completed(f)}
+            self._excluded |= ids
+            self._seen_by_window.setdefault(block.window, set()).update(ids)
+        return sum(len(b.frames) for b in blocks)
 
     def add(self, text: str) -> list[GfxFrame]:
-        """Parse one dump; return only the frames not seen before, oldest first."""
-        parsed = parse_gfxinfo_framestats(text, window=self.window)
-        new = [frame for frame in parsed if (frame.intended_vsync_ns, frame.window) not in self._frames]
-        if self._frames and parsed and len(new) == len(parsed) and parsed[0].intended_vsync_ns > max(self._frames)[0]:
-            self.gaps += 1
-        for frame in new:
-            self._frames[(frame.intended_vsync_ns, frame.window)] = frame
+        """Parse one dump; return the frames not seen before (flagged ones included), oldest first."""
         self.dumps += 1
-        return new
+        failure = self.last_failure = gfxinfo_failure(text)
+        if failure is not None:
+            self.failures.append(failure)
+        new: dict[tuple[int | None, ...], GfxFrame] = {}
+        for block in self._blocks(text):
+            completed = [f for f in block.frames if _completed(f)]
+            ids = {f.identity for f in completed}
+            seen = self._seen_by_window.setdefault(block.window, set())
+            if seen and len(block.frames) >= GFX_RING_FRAMES - 1 and not ids & seen:
+                self.gaps += 1
+            seen |= ids
+            for frame in completed:
+                if frame.identity in self._excluded:
+                    continue
+                if frame.identity not in self._frames:
+                    new[frame.identity] = frame
+                self._frames[frame.identity] = frame
+        return sorted(new.values(), key=_gfx_order)
+
+    def _blocks(self, text: str) -> list[GfxBlock]:
+        return [b for b in gfxinfo_blocks(text) if self.window is None or self.window in b.window]
+
+    @property
+    def all_frames(self) -> list[GfxFrame]:
+        """Every frame counted, flagged ones included, oldest first."""
+        return sorted(self._frames.values(), key=_gfx_order)
 
     @property
     def frames(self) -> list[GfxFrame]:
-        return [self._frames[key] for key in sorted(self._frames)]
+        """The normal frames (Flags 0, a plausible duration), oldest first: the durations Android's own jank
+        statistics count."""
+        return [f for f in self.all_frames if f.flags == 0 and f.plausible]
+
+    @property
+    def flagged(self) -> list[GfxFrame]:
+        return [f for f in self.all_frames if f.flags != 0]
+
+    @property
+    def implausible(self) -> list[GfxFrame]:
+        """Normal frames whose duration is not a time (a garbage FrameCompleted): in no statistic."""
+        return [f for f in self.all_frames if f.flags == 0 and not f.plausible]
+
+
+def _gfx_order(frame: GfxFrame) -> tuple[int, str, tuple[int | None, ...]]:
+    return frame.intended_vsync_ns, frame.window, frame.identity
 
 
 def parse_surfaceflinger_latency(text: str) -> SurfaceFlingerLatency:
-    """Parse `dumpsys SurfaceFlinger --latency <layer>`; frames sorted by actual present time.
+    """Parse `dumpsys SurfaceFlinger --latency <layer>`; frames in ring (present) order.
 
     Raises FrameStatsError when the first line is not a refresh period (e.g. an error message). An unknown
     layer prints only the period: that gives no frames, not an error.
     """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    lines = [line.strip() for line in text.lstrip("\ufeff").splitlines() if line.strip()]
     if not lines:
         raise FrameStatsError("empty SurfaceFlinger --latency output")
     try:
         period = int(lines[0].split()[0])
     except ValueError:
         raise FrameStatsError(f"SurfaceFlinger --latency: expected the refresh period, got {lines[0]!r}") from None
-    frames = []
+    frames: list[LatencyFrame] = []
+    adjacent: list[tuple[LatencyFrame, LatencyFrame]] = []
+    previous: LatencyFrame | None = None
     for line in lines[1:]:
         cells = line.split()
-        if len(cells) != 3:
-            continue
-        try:
-            desired, actual, ready = (int(cell) for cell in cells)
-        except ValueError:
-            continue
-        if desired == actual == ready == 0:
-            continue  # unused slot
-        if INT64_MAX in (desired, actual, ready) or 0 in (actual, ready):
-            continue  # fence not signalled yet (pending) or not presented
-        frames.append(LatencyFrame(desired, actual, ready))
-    frames.sort(key=lambda f: f.actual_present_ns)
-    return SurfaceFlingerLatency(period, tuple(frames))
+        frame = None
+        if len(cells) == 3:
+            try:
+                desired, actual, ready = (int(cell) for cell in cells)
+                if 0 < actual < INT64_MAX:  # unused slots are 0, pending fences INT64_MAX
+                    frame = LatencyFrame(desired, actual, ready)
+            except ValueError:
+                pass
+        if frame is not None:
+            if previous is not None and frame.actual_present_ns > previous.actual_present_ns:
+                adjacent.append((previous, frame))
+            frames.append(frame)
+        previous = frame
+    return SurfaceFlingerLatency(period, tuple(sorted(frames, key=lambda f: f.actual_present_ns)), tuple(adjacent))
 
 
 class LatencyAccumulator:
-    """Collects SurfaceFlinger latency frames across successive dumps, each frame once (by actual present)."""
+    """Collects SurfaceFlinger latency frames of one layer across successive dumps, each frame once (a
+    layer's frames are presented at distinct times), and the present intervals between frames that follow
+    each other in one dump, each once: an interval across a gap between two dumps is never made up.
+
+    `exclude(text)` marks the frames of a dump taken before the launch; no interval touches them. `gaps`
+    counts full dumps that shared no frame with the previous one (frames lost in between).
+    """
 
     def __init__(self) -> None:
         self._frames: dict[int, LatencyFrame] = {}
+        self._excluded: set[int] = set()
+        self._intervals: dict[tuple[int, int], float] = {}
+        self._seen: set[int] = set()
         self.refresh_period_ns: int | None = None
+        self.periods_ns: set[int] = set()
+        self.dumps = 0
+        self.gaps = 0
+
+    def exclude(self, text: str) -> int:
+        parsed = parse_surfaceflinger_latency(text)
+        ids = {f.actual_present_ns for f in parsed.frames}
+        self._excluded |= ids
+        self._seen |= ids
+        return len(ids)
 
     def add(self, text: str) -> list[LatencyFrame]:
         parsed = parse_surfaceflinger_latency(text)
-        self.refresh_period_ns = parsed.refresh_period_ns
-        new = [frame for frame in parsed.frames if frame.actual_present_ns not in self._frames]
-        for frame in new:
-            self._frames[frame.actual_present_ns] = frame
+        self.dumps += 1
+        if parsed.refresh_period_ns > 0:
+            self.refresh_period_ns = parsed.refresh_period_ns
+            self.periods_ns.add(parsed.refresh_period_ns)
+        ids = {f.actual_present_ns for f in parsed.frames}
+        if self._seen and len(parsed.frames) >= SF_RING_FRAMES - 1 and not ids & self._seen:
+            self.gaps += 1
+        self._seen |= ids
+        new = [f for f in parsed.frames
+               if f.actual_present_ns not in self._excluded and f.actual_present_ns not in self._frames]
+        for frame in parsed.frames:
+            if frame.actual_present_ns not in self._excluded:
+                self._frames[frame.actual_present_ns] = frame
+        for a, b in parsed.adjacent:
+            if a.actual_present_ns in self._excluded or b.actual_present_ns in self._excluded:
+                continue
+            ms = (b.actual_present_ns - a.actual_present_ns) / 1e6
+            self._intervals[(a.actual_present_ns, b.actual_present_ns)] = ms
         return new
 
     @property
     def frames(self) -> list[LatencyFrame]:
         return [self._frames[key] for key in sorted(self._frames)]
+
+    def intervals(self) -> list[tuple[LatencyFrame, float]]:
+        """(the later frame, its present interval in ms), in present order."""
+        return [(self._frames[b], ms) for (_, b), ms in sorted(self._intervals.items())]
 
 
 def present_intervals_ms(frames: Iterable[LatencyFrame]) -> list[float]:
@@ -265,3 +430,48 @@ def frame_flags(flags: int) -> list[str]:
     return [name for bit, name in FLAG_NAMES.items() if flags & bit] + (
         [f"0x{flags & ~sum(FLAG_NAMES):x}"] if flags & ~sum(FLAG_NAMES) else []
     )
+
+
+# -- dumpsys SurfaceFlinger --list ------------------------------------------------------------------------------
+
+_NOT_A_BUFFER_LAYER = ("ActivityRecord{", "ActivityRecordInputSink", "Background for ", "Bounds for ", "Task=",
+                       "Splash Screen", "animation-leash", "Letterbox", "WindowToken{", "Surface(name=")
+_REQUESTED_LAYER = re.compile(r"^RequestedLayerState\{(.*?)(?: parentId=-?\d+.*)?\}$")
+_LAYER_NUMBER = re.compile(r"#(\d+)$")
+
+
+def layer_names(text: str) -> list[str]:
+    """The layer names of `dumpsys SurfaceFlinger --list`, as `--latency` takes them (Android 15 prints each
+    as `RequestedLayerState{<name> parentId=N ...}`: the name is taken out)."""
+    names = []
+    for line in text.lstrip("\ufeff").splitlines():
+        name = line.strip()
+        match = _REQUESTED_LAYER.match(name)
+        if match:
+            name = match.group(1)
+        if name:
+            names.append(name)
+    return names
+
+
+def layer_candidates(text: str, package: str) -> list[str]:
+    """The layers of `package` that receive its frames, best first: a SurfaceView's buffer layer (BLAST from
+    Android 12), another SurfaceView layer, the window's buffer layer (`pkg/Activity#N`), the window itself
+    (`<hash> pkg/Activity#N`); within each kind the newest (highest #N) first. Activity records, input
+    sinks, backgrounds, bounds and animation leashes never are."""
+    owned = re.compile(r"(^|[\s\[])" + re.escape(package) + r"/")
+    ranked = []
+    for name in layer_names(text):
+        if not owned.search(name) or any(mark in name for mark in _NOT_A_BUFFER_LAYER):
+            continue
+        if name.startswith("SurfaceView") and "(BLAST)" in name:
+            kind = 0
+        elif name.startswith("SurfaceView"):
+            kind = 1
+        elif name.startswith(package + "/"):
+            kind = 2
+        else:
+            kind = 3
+        number = _LAYER_NUMBER.search(name)
+        ranked.append((kind, -(int(number.group(1)) if number else -1), name))
+    return [name for _, _, name in sorted(ranked)]

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec, Display
@@ -30,11 +30,16 @@ from ..protocol import (
     read_frames_csv,
     read_result_json,
 )
-from ..transports import Transport, device_join
+from ..transports import Transport, device_join, make_transport
+from .display_refresh import RefreshRate, measure_refresh
+
+if TYPE_CHECKING:
+    from .platform_frames import PlatformLaunch
 
 PROBE_TIMEOUT_S = 120.0
-# Used when neither the inventory nor the probe says what the screen is.
-DEFAULT_DISPLAY = Display(width=800, height=480, refresh_hz=60.0)
+# The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
+# has its own fallbacks: host/display_refresh.py).
+DEFAULT_SIZE = (800, 480)
 SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 ProgressCallback = Callable[[int, int], None]
@@ -63,6 +68,7 @@ class LaunchOutcome:
     ended_utc: str = ""
     conditions: dict[str, Any] = field(default_factory=dict)  # {"before": ..., "after": ...} platform samples
     retried: dict[str, Any] | None = None  # the first attempt, when a lost connection made it run again
+    platform_frames: PlatformLaunch | None = None  # Android's own frame timing of the launch (host/platform_frames.py)
 
     @property
     def complete(self) -> bool:
@@ -90,6 +96,8 @@ class Device:
         self.spec = spec
         self.transport = transport
         self._probe: Probe | None = None
+        self._refresh: RefreshRate | None = None
+        self._side: Transport | None = None
         self._opened = False
 
     @property
@@ -102,9 +110,21 @@ class Device:
             self._opened = True
 
     def close(self) -> None:
+        if self._side is not None:
+            side, self._side = self._side, None
+            side.close()
         if self._opened:
             self._opened = False
             self.transport.close()
+
+    def side_channel(self) -> Transport:
+        """A second connection to the device, opened once, for commands that run while a launch holds the
+        first (the platform frame dumps, host/platform_frames.py)."""
+        if self._side is None:
+            side = make_transport(self.spec)
+            side.open()
+            self._side = side
+        return self._side
 
     def probe(self) -> Probe:
         if self._probe is None:
@@ -129,14 +149,22 @@ class Device:
 
         return sample_conditions(self.transport, self.spec)
 
+    def refresh(self) -> RefreshRate:
+        """The display's refresh rate and where it comes from (host/display_refresh.py), read once."""
+        if self._refresh is None:
+            self._refresh = measure_refresh(self.spec, self.transport, self.probe().display)
+        return self._refresh
+
     def display(self) -> Display:
+        """The surface the scenes are sized for; its refresh_hz is `refresh()`: declared, else measured."""
+        refresh = self.refresh()
         if self.spec.display is not None:
-            return self.spec.display
+            return Display(self.spec.display.width, self.spec.display.height, refresh.hz)
         probed = self.probe().display or {}
         try:
-            return Display(int(probed["width"]), int(probed["height"]), float(probed.get("refresh_hz", 60.0)))
+            return Display(int(probed["width"]), int(probed["height"]), refresh.hz)
         except (KeyError, TypeError, ValueError):
-            return DEFAULT_DISPLAY
+            return Display(*DEFAULT_SIZE, refresh.hz)
 
     def launch(self, job: Job, index: int, local_dir: Path, *, timeout_s: float,
                on_progress: ProgressCallback | None = None, runner: Sequence[str] | None = None) -> LaunchOutcome:

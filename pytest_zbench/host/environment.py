@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..protocol import Machine, arch_family
 from ..regression.history import environment_fingerprint
 
 # What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
@@ -26,7 +27,9 @@ ENVIRONMENT_SECTIONS = ("device", "gpu", "display")
 NOT_ENVIRONMENT: Mapping[str, tuple[str, ...]] = {
     "device": ("fingerprint",),
     "gpu": ("runner", "timer_check", "timer_source", "timer_source_used"),
-    "display": ("vsync", "present_source"),
+    # where the refresh rate came from is not the display: refresh_hz itself is (host/display_refresh.py)
+    "display": ("vsync", "present_source", "refresh_source", "measured_refresh_hz", "measured_refresh_source",
+                "refresh_warning"),
 }
 
 
@@ -61,17 +64,61 @@ def app_info(root: Path) -> dict[str, Any]:
 
 
 def host_device_info() -> dict[str, Any]:
-    """The `device` section for a device that is this host (transport `local`)."""
+    """This host's facts in the shape of a `device` section: run.json's top-level `host`, and the device
+    section of a local device whose runner reports no `machine` (then marked `facts_from: host`)."""
     uname = platform.uname()
     return {
         "model": uname.machine,
         "soc": "",
-        "cpu": {"arch": uname.machine, "cores": os.cpu_count() or 0, "max_mhz": _max_mhz()},
+        "cpu": {"arch": uname.machine, "family": arch_family(uname.machine), "cores": os.cpu_count() or 0,
+                "max_mhz": _max_mhz()},
         "ram_mb": _ram_mb(),
         "os": f"{uname.system} {_os_release()}".strip(),
         "os_build": uname.version,
         "kernel": uname.release,
     }
+
+
+def host_info() -> dict[str, Any]:
+    """run.json's `host`: the machine pytest ran on, which is not the device, even for `local` devices (a
+    local runner may run under an emulator). Never part of a device's fingerprint."""
+    return {**host_device_info(), "python": platform.python_version()}
+
+
+def reported_device_info(machine: Machine | None, platform_facts: dict[str, Any] | None) -> dict[str, Any]:
+    """A device's facts as the device reports them: the runner's probe `machine` (what the runner process
+    runs on), over the platform probe run through the device's transport (`platform_facts`, None for a local
+    device: there it would read the host). A local device whose runner reports nothing is described by the
+    host. `facts_from` says which it was."""
+    facts: dict[str, Any] = {k: v for k, v in (platform_facts or {}).items()}
+    sources = ["platform probe"] if platform_facts else []
+    if machine is not None:
+        cpu = dict(facts.get("cpu") or {})
+        cpu.update({"arch": machine.arch, "family": machine.family})
+        if machine.cpu_model:
+            cpu["model"] = machine.cpu_model
+        if machine.cores is not None:
+            cpu["cores"] = machine.cores
+        facts["cpu"] = cpu
+        for key in ("os", "kernel", "ram_mb"):
+            value = getattr(machine, key)
+            if value is not None and not facts.get(key):
+                facts[key] = value
+        facts["model"] = facts.get("model") or machine.cpu_model or machine.arch
+        if machine.python:
+            facts["python"] = machine.python
+        if machine.libraries:
+            facts["libraries"] = dict(machine.libraries)
+        if machine.emulated is not None:
+            facts["emulated"] = machine.emulated
+        sources.insert(0, "runner probe")
+    elif platform_facts is None:
+        facts, sources = dict(host_device_info()), ["host"]
+    reported_cpu = facts.get("cpu")
+    if isinstance(reported_cpu, dict) and reported_cpu.get("arch") and not reported_cpu.get("family"):
+        reported_cpu["family"] = arch_family(reported_cpu["arch"])
+    facts["facts_from"] = ", ".join(sources) or "nothing"
+    return facts
 
 
 def host_conditions() -> dict[str, Any]:

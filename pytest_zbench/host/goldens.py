@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import SceneError
-from ..golden.check import FrameCheck, check_capture, check_cross_backend
-from ..golden.store import GoldenStore, load_png, pixel_digest
-from ..golden.tolerance import SOFTWARE, ToleranceError
+from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
+from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, pixel_digest
+from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
 from ..inventory import Inventory
 from ..scenes import load_corpus
 from ..settings import Settings
@@ -28,8 +28,10 @@ UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "
 class GoldenOutcome:
     checks: list[FrameCheck] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # invariant violations, beside the frame checks
-    # Per captured frame of a non-software backend: the capture against the software golden, under the
-    # scene's cross_backend tolerance ({status, metrics, tightness, message}).
+    # Per captured frame of a non-software backend, or of the software backend on another CPU architecture
+    # than the reference one: the capture against the reference software golden (goldens/software/x86_64),
+    # under the scene's cross_backend or cross_arch tolerance ({kind, status, metrics, tightness, golden,
+    # reference_set, message}).
     cross: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     @property
@@ -59,22 +61,37 @@ class GoldenOutcome:
                 "status": check.status,
                 "golden": _rel(check.golden, None),
                 "golden_backend": check.golden_backend,
+                "golden_set": check.golden_set,
+                "set": f"{check.key.backend}/{check.key.device_class}",
                 "written": _rel(check.written, None),
                 "metrics": comparison.metrics if comparison else None,
                 "tightness": comparison.tightness if comparison else None,
                 "artifacts": {k: _rel(Path(v), results_dir) for k, v in check.artifacts.items()},
                 "defect": check.record if check.status == "failed" else None,
                 "message": check.message,
-                "cross_backend": self.cross.get(check.key.frame),
+                **_cross_entries(self.cross.get(check.key.frame)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
 
 
+def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
+    """The frame's `cross_backend` and `cross_arch` keys of run.json (the one that did not run is null)."""
+    kind = (cross or {}).get("kind")
+    return {CROSS_BACKEND: cross if kind == CROSS_BACKEND else None, CROSS_ARCH: cross if kind == CROSS_ARCH else None}
+
+
 def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
-                  results_dir: Path, driver: dict[str, Any], build_hash: str | None) -> GoldenOutcome:
+                  results_dir: Path, driver: dict[str, Any], build_hash: str | None,
+                  arch: str | None = None) -> GoldenOutcome:
+    """`arch`: the CPU architecture family the device's runner reported; it picks the software set."""
     outcome = GoldenOutcome()
     job = m.job
     if job is None:
+        return outcome
+    try:
+        golden_set(m.backend, device_class, arch)
+    except GoldenError as exc:
+        outcome.failures.append(f"no golden set for device {m.device}: {exc}")
         return outcome
     launch = _capture_launch(m.launches)
     issues = m.issues
@@ -95,19 +112,22 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
         capture = launch.captures.get(frame) if launch is not None else None
         try:
             check = check_capture(
-                store, backend=m.backend, device_class=device_class, scene_id=m.case.id, frame=frame,
+                store, backend=m.backend, device_class=device_class, arch=arch, scene_id=m.case.id, frame=frame,
                 capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
                 untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
             )
             outcome.checks.append(check)
-            if m.backend != SOFTWARE and capture is not None:
-                cross = check_cross_backend(store, backend=m.backend, scene_id=m.case.id, frame=frame,
-                                            capture=capture, tolerance=m.case.tolerance, own=check,
-                                            artifacts_dir=artifacts_dir)
+            kind = cross_kind(m.backend, check.key.device_class)
+            if kind is not None and capture is not None:
+                cross = check_cross_reference(store, kind=kind, backend=m.backend, frame=frame, capture=capture,
+                                              tolerance=m.case.tolerance, own=check, artifacts_dir=artifacts_dir)
                 outcome.cross[frame] = cross
                 if cross["status"] == "failed":
                     outcome.failures.append(cross["message"])
+                elif check.status == "missing" and kind == CROSS_ARCH:
+                    # Not a pass: the frame still fails for want of its own golden; this says how far it is.
+                    check.message += f"\n  meanwhile, {cross['status']}: {cross['message']}"
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
     return outcome
@@ -119,15 +139,32 @@ def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
             if frame.get("written")]
 
 
-def unused_goldens(settings: Settings, inventory: Inventory) -> list[Path]:
-    """Goldens under the selected devices' folders that no scene of the corpus captures any more."""
+def device_arch(sections: dict[str, Any]) -> str | None:
+    """The CPU architecture family in a device's run.json sections (what its runner reported)."""
+    cpu = (sections.get("device") or {}).get("cpu") or {}
+    family = cpu.get("family") if isinstance(cpu, dict) else None
+    return family if isinstance(family, str) else None
+
+
+def unused_goldens(settings: Settings, inventory: Inventory,
+                   devices: dict[str, dict[str, Any]] | None = None) -> list[Path]:
+    """Goldens under the selected devices' sets that no scene of the corpus captures any more. `devices`:
+    the session's device sections (RunRecord.devices); a software device's set is known only once its
+    runner reported its architecture, so one that was never probed is left out."""
     cases, _ = load_corpus(settings.scenes_dir)
     store = GoldenStore(settings.goldens_dir)
-    specs = [inventory.get(name) for name in settings.devices]
-    expected = [store.path_for(spec.backend, spec.device_class, case.id, frame)
-                for spec in specs for case in cases for frame in case.capture]
-    within = {(spec.backend, "any" if spec.backend == "software" else spec.device_class) for spec in specs}
-    return store.unused(expected, within=sorted(within))
+    sets: set[tuple[str, str]] = set()
+    for name in settings.devices:
+        spec = inventory.get(name)
+        try:
+            folder = golden_set(spec.backend, spec.device_class, device_arch((devices or {}).get(name) or {}))
+        except GoldenError:
+            continue
+        if folder is not None:
+            sets.add((spec.backend, folder))
+    expected = [store.path_for(backend, folder, case.id, frame)
+                for backend, folder in sets for case in cases for frame in case.capture]
+    return store.unused(expected, within=sorted(sets))
 
 
 def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:

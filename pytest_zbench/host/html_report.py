@@ -18,7 +18,7 @@ CSS = """
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
 td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
-.passed{color:#2a7a2a}.failed,.error{color:#b22}.skipped{color:#888}
+.passed{color:#2a7a2a}.failed,.error,.missing{color:#b22}.skipped{color:#888}
 section{margin:28px 0;padding-top:8px;border-top:2px solid #eee}
 .plots{display:flex;flex-wrap:wrap;gap:18px}.imgs{display:flex;flex-wrap:wrap;gap:12px}
 figure{margin:0}figcaption{font-size:12px;color:#555}img{max-width:360px;image-rendering:pixelated;border:1px solid #ccc}
@@ -114,7 +114,13 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "
                    "report).</p>")
+    platform = _platform_frames(scene.get("platform_frames"))
+    if platform:
+        out.append(platform)
     correctness = scene.get("correctness") or {}
+    notes = _golden_notes(correctness)
+    if notes:
+        out.append(notes)
     images = _golden_images(correctness, results_dir)
     if images:
         out.append("<div class=imgs>" + images + "</div>")
@@ -186,6 +192,29 @@ def _adaptive_svg(a: dict[str, Any]) -> str:
     return _figure("".join(parts), title)
 
 
+def _platform_frames(section: dict[str, Any] | None) -> str:
+    """Android's own frame timing of the scene, in one table: a series of its own, beside the runner's."""
+    if not section:
+        return ""
+    metrics = section.get("metrics") or {}
+    frame, present = metrics.get("frame_ms") or {}, metrics.get("present_interval_ms") or {}
+
+    def row(label: str, dist: dict[str, Any], jank: Any, n: Any) -> str:
+        cells = "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max"))
+        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td></tr>"
+
+    layers = ", ".join(section.get("layers") or []) or "none found"
+    package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
+    presents = row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""),
+                   section.get("n_present")) if section.get("present_source") else ""
+    return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
+            f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
+            f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
+            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
+            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
+            + presents + "</table>")
+
+
 def _histogram_svg(counts: Sequence[int], title: str) -> str:
     labels = [f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}" for a, b in zip(HIST_EDGES_MS, HIST_EDGES_MS[1:])]
     top = max(counts) or 1
@@ -247,6 +276,36 @@ def _launch_series(results_dir: Path, samples_file: str | None,
     return series
 
 
+# What each comparison with the reference software set is, in words (run.json frames[].cross_backend / cross_arch).
+CROSS_KINDS = {"cross_backend": "cross-backend", "cross_arch": "cross-architecture"}
+
+
+def _golden_notes(correctness: dict[str, Any]) -> str:
+    """Per frame: which set it was compared with and how it went, and the comparison with the reference set
+    (a cross-architecture difference is named as one)."""
+    items = []
+    for frame in correctness.get("frames", []):
+        status = str(frame.get("status", ""))
+        against = frame.get("golden_set") or frame.get("set") or ""
+        line = f"frame {frame.get('frame')}: <b class='{html.escape(status)}'>{html.escape(status)}</b>"
+        if against:
+            line += f" against set {html.escape(str(against))}"
+        if frame.get("set") and frame.get("golden_set") and frame["set"] != frame["golden_set"]:
+            line += f" (no {html.escape(str(frame['set']))} golden yet)"
+        elif status == "missing" and frame.get("set"):
+            line += f" (no golden in set {html.escape(str(frame['set']))} yet)"
+        for key, words in CROSS_KINDS.items():
+            cross = frame.get(key)
+            if cross:
+                cross_status = str(cross.get("status", ""))
+                difference = " &mdash; a cross-architecture difference" if (
+                    key == "cross_arch" and cross_status == "failed") else ""
+                line += (f"; {words} vs reference set {html.escape(str(cross.get('reference_set', '')))}: "
+                         f"<b class='{html.escape(cross_status)}'>{html.escape(cross_status)}</b>{difference}")
+        items.append(f"<li>{line}</li>")
+    return "<ul class=goldens>" + "".join(items) + "</ul>" if items else ""
+
+
 def _golden_images(correctness: dict[str, Any], results_dir: Path) -> str:
     figures = []
     for frame in correctness.get("frames", []):
@@ -263,6 +322,11 @@ def _image_paths(frame: dict[str, Any]) -> Iterable[tuple[str, str]]:
     for label in ("expected", "actual", "diff", "flip"):
         if artifacts.get(label):
             yield label, artifacts[label]
+    for key, words in CROSS_KINDS.items():
+        cross_artifacts = (frame.get(key) or {}).get("artifacts") or {}
+        for label in ("expected", "actual", "diff", "flip"):
+            if cross_artifacts.get(label):
+                yield f"{words} {label} (reference set {frame[key].get('reference_set', '')})", cross_artifacts[label]
 
 
 def _inline_png(results_dir: Path, rel: str) -> str | None:

@@ -60,7 +60,8 @@ def adaptive_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
 
 def golden_properties(outcome: GoldenOutcome) -> list[tuple[str, object]]:
     """The observed metrics and status of every captured frame of a golden test: frame<N>_<metric>,
-    frame<N>_status and, for a GPU backend, frame<N>_cross_backend_status."""
+    frame<N>_status and, for a GPU backend or another CPU architecture than the reference,
+    frame<N>_cross_backend_status or frame<N>_cross_arch_status."""
     props: list[tuple[str, object]] = []
     for check in outcome.checks:
         frame = check.key.frame
@@ -70,5 +71,5 @@ def golden_properties(outcome: GoldenOutcome) -> list[tuple[str, object]]:
         props.append((f"frame{frame}_status", check.status))
         cross = outcome.cross.get(frame)
         if cross:
-            props.append((f"frame{frame}_cross_backend_status", cross["status"]))
+            props.append((f"frame{frame}_{cross['kind']}_status", cross["status"]))
     return props

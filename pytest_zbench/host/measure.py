@@ -22,8 +22,10 @@ from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
+from . import platform_frames
 from .device import Device, LaunchOutcome, safe_component, utc_now
 from .health import DeviceHealth
+from .platform_series import PlatformSeries
 
 if TYPE_CHECKING:
     from .ab_launches import ABRun
@@ -56,6 +58,7 @@ class SceneMeasurement:
     budget_ms: float = 0.0
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
     adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/adaptive.py)
+    platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
 
     @property
     def issues(self) -> list[Issue]:
@@ -165,6 +168,10 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
     assert measurement.job is not None
     measurement.launches.append(outcome)
     writer.append(len(measurement.launches) - 1, outcome.frames)
+    if outcome.platform_frames is not None:
+        if measurement.platform is None:
+            measurement.platform = PlatformSeries.beside(writer.path, outcome.platform_frames.package)
+        measurement.platform.add(len(measurement.launches) - 1, outcome.platform_frames, measurement.job.refresh_hz)
     samples = launch_samples(outcome.frames, measurement.job.mode, partial=outcome.partial)
     if samples is not None:
         measurement.summaries.append(summarize_launch(samples, measurement.budget_ms))
@@ -207,12 +214,16 @@ def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeo
                     on_progress: Any, runner: Sequence[str] | None) -> LaunchOutcome:
     before = device.sample_conditions()
     started = utc_now()
+    platform = platform_frames.start(device, local_dir)  # Android's own frame timing; a no-op without a package
     try:
         outcome = device.launch(job, index, local_dir, timeout_s=timeout, on_progress=on_progress, runner=runner)
     except DeviceError as exc:  # the transport gave up (it already reconnected once): no exit status
         outcome = LaunchOutcome(index=index, exit_code=None, timed_out=False, wall_s=0.0, frames=FrameTable(),
                                 result=RunResult(), captures={}, local_dir=local_dir,
                                 issues=[Issue("device_error", str(exc))], started_utc=started, ended_utc=utc_now())
+    finally:
+        platform.stop()
+    outcome.platform_frames = platform.result
     after = device.sample_conditions()
     outcome.conditions = {"before": launch_conditions(before), "after": launch_conditions(after)}
     return outcome

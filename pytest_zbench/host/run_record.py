@@ -101,6 +101,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "gpu_valid": gpu_valid if summary and summary["gpu_source"] else None,
         "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
+        # Android's own frame timing: a series of its own, never mixed with the runner's (host/platform_series.py)
+        "platform_frames": m.platform.entry(results_dir) if m.platform is not None else None,
         "notes": summary["notes"] if summary else [],
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
@@ -159,6 +161,7 @@ class RunRecord:
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
+    host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
@@ -197,6 +200,7 @@ class RunRecord:
             "suite": SUITE,
             "suite_version": self.suite_version,
             "app": self.app,
+            "host": self.host,
             "device": primary["device"],
             "gpu": primary["gpu"],
             "display": primary["display"],

@@ -25,8 +25,15 @@ from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .adaptive import measure_adaptive
 from .device import Device
-from .environment import app_info, environment, fingerprint, host_conditions, host_device_info
-from .goldens import GoldenOutcome, check_goldens
+from .environment import (
+    app_info,
+    environment,
+    fingerprint,
+    host_conditions,
+    host_info,
+    reported_device_info,
+)
+from .goldens import GoldenOutcome, check_goldens, device_arch
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
@@ -48,6 +55,7 @@ class HostSession:
             started_utc=started_utc or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             app=app_info(root),
             suite_version=__version__,
+            host=host_info(),
         )
         self._devices: dict[str, Device] = {}
         self.health = DeviceHealth()
@@ -127,11 +135,11 @@ class HostSession:
         entry as `correctness`. A bad tolerance in the scene file raises SceneError."""
         settings = self.settings
         device = self.device(measurement.device)
+        sections = self.record.devices.get(measurement.device, {})
         outcome = check_goldens(
             measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
-            update=settings.update_goldens, results_dir=settings.results,
-            driver=self.record.devices.get(measurement.device, {}).get("gpu", {}),
-            build_hash=self.record.app.get("build_hash"),
+            update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
+            build_hash=self.record.app.get("build_hash"), arch=device_arch(sections),
         )
         self.entry(measurement)["correctness"] = outcome.correctness(settings.results)
         return outcome
@@ -174,9 +182,10 @@ class HostSession:
         display = device.display()
         local = spec.transport == "local"
         sample = device.sample_conditions()
+        # What the device reports, never the host's facts: a local runner may run under an emulator.
         section_device = {"id": spec.name, "transport": spec.transport, "platform": spec.platform,
                           "device_class": spec.device_class,
-                          **(host_device_info() if local else device_facts(sample["device"]))}
+                          **reported_device_info(probe.machine, None if local else device_facts(sample["device"]))}
         gpu = {
             "backend": spec.backend,
             "timer_source": timer_sources[0] if timer_sources else None,
@@ -194,7 +203,8 @@ class HostSession:
             "device": section_device,
             "gpu": gpu,
             # vsync and present_source are what the runner reports with its first launch (RunRecord.add_scene).
-            "display": {**display.to_dict(), "scale": 1.0, "vsync": None, "present_source": None},
+            "display": {**display.to_dict(), **device.refresh().display_keys(), "scale": 1.0, "vsync": None,
+                        "present_source": None},
             "conditions": conditions,
         }
         sections["environment"] = environment(sections)

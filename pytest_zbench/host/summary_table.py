@@ -10,7 +10,8 @@ COLUMNS = ("device", "scene", "runs", "frame p50", "p95", "p99", "cpu p50", "gpu
 
 def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | None = None) -> list[str]:
     """The table; gpu_ms of a device whose GPU time source failed the timer check is not shown, and a line
-    under the table says why (`devices`: run.json's per-device sections, for the timer check's detail)."""
+    under the table says why (`devices`: run.json's per-device sections, for the timer check's detail); a
+    device whose declared refresh rate disagrees with the measured one gets a warning line."""
     scenes = list(scenes)
     rows: list[tuple[str, ...]] = [COLUMNS]
     for entry in sorted(scenes, key=lambda e: (e["device"], e["id"])):
@@ -39,6 +40,10 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         check = ((devices or {}).get(name, {}).get("gpu") or {}).get("timer_check") or {}
         lines.append(f"gpu_ms of {name} not shown: its GPU time source failed the timer check "
                      f"({check.get('detail') or 'no detail'})")
+    for _, sections in sorted((devices or {}).items()):
+        warning = (sections.get("display") or {}).get("refresh_warning")
+        if warning:
+            lines.append(f"warning: {warning}")
     return lines
 
 

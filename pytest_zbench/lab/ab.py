@@ -8,7 +8,6 @@ device's inventory entry whose runner is the merge base's: the same device, name
 
 from __future__ import annotations
 
-import os
 import shlex
 from pathlib import Path
 
@@ -16,18 +15,20 @@ import yaml
 
 from ..errors import UsageError
 from ..inventory import DeviceSpec, load_inventory
+from ..transports.base import resolve_program
 
 COMMAND_KEYS = ("push", "pull", "exec", "kill")
 
 
 def ab_runners(spec: DeviceSpec, base: Path, head: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(A, B): the runner built from the merge base's checkout and the one built from the head's."""
+    """(A, B): the runner built from the merge base's checkout and the one built from the head's, their
+    relative paths taken from the inventory's folder (the A/B inventory and the runners' folders are elsewhere)."""
     a = spec.ci.runner_from(str(base)) if spec.ci else None
     b = spec.ci.runner_from(str(head)) if spec.ci else None
     if a is None or b is None:
         raise UsageError(f"device {spec.name!r} of {spec.source} has no 'ci.ab_runner': there is no way to run "
                          "a runner built from another checkout on it")
-    return a, b
+    return tuple(resolve_program(a, spec.source)), tuple(resolve_program(b, spec.source))
 
 
 def write_ab_inventory(spec: DeviceSpec, runner_a: tuple[str, ...], out: Path) -> Path:
@@ -37,11 +38,10 @@ def write_ab_inventory(spec: DeviceSpec, runner_a: tuple[str, ...], out: Path) -
     raw = yaml.safe_load(spec.source.read_text(encoding="utf-8"))
     entry = dict(raw["devices"][spec.name])
     entry["runner"] = list(runner_a)
-    folder = spec.source.resolve().parent
     for key in COMMAND_KEYS:
         argv = entry.get(key)
-        if isinstance(argv, list) and argv and "/" in str(argv[0]) and not os.path.isabs(str(argv[0])):
-            entry[key] = [str(folder / str(argv[0])), *argv[1:]]
+        if isinstance(argv, list) and argv:
+            entry[key] = resolve_program(argv, spec.source)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(f"# {spec.name} of {spec.source}, its runner replaced by the merge base's build (A) for a pull "
                    f"request A/B; written by the CI leg.\n" + yaml.safe_dump({"devices": {spec.name: entry}},

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import ZbenchError
+from ..errors import UsageError, ZbenchError
 from ..inventory import DeviceSpec, load_inventory
 from .ab import ab_option, ab_runners, write_ab_inventory
 from .github import append_step_summary, write_outputs
@@ -122,7 +122,7 @@ def run_leg(device: str, *, inventory_path: Path, env: LegEnvironment, keyword: 
                       *pytest_args]
         print(f"zbench leg: {plan.mode} on {device}: {shlex.join(plan.argv)}", flush=True)
         status = subprocess.call(plan.argv, cwd=env.workspace, env=plan.env)
-    except (ZbenchError, LegError) as exc:
+    except ZbenchError as exc:
         print(f"zbench leg: {exc}", file=sys.stderr)
         status = EXIT_USAGE
         plan = LegPlan([], {}, "error", [f"the leg could not run: {exc}"])
@@ -135,7 +135,7 @@ def run_leg(device: str, *, inventory_path: Path, env: LegEnvironment, keyword: 
     return status
 
 
-class LegError(Exception):
+class LegError(UsageError):
     """The leg cannot run as asked (no merge base, a bad event file); the message says what to fix."""
 
 

@@ -82,7 +82,7 @@ def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")
     for written_path in written:
         terminalreporter.write_line(f"  {written_path}")
-    unused = unused_goldens(settings, plugin.inventory)
+    unused = unused_goldens(settings, plugin.inventory, host.record.devices)
     if unused:
         terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")
         for path in unused:

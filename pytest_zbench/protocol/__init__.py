@@ -33,6 +33,7 @@ from .vocabulary import (
     PHASES,
     PROTOCOL_VERSION,
     RUNNER_ISSUE_KINDS,
+    ArchFamily,
     GpuSource,
     HostIssueKind,
     IssueKind,
@@ -210,6 +211,84 @@ class BackendInfo:
     info: dict[str, Any]  # gl_vendor, gl_renderer, ..., max_texture_size and whatever else the runner says
 
 
+# The names a runner or `uname -m` reports for each CPU architecture family (vocabulary.ArchFamily); an
+# unknown name is its own family (lower case).
+ARCH_FAMILIES: dict[ArchFamily, tuple[str, ...]] = {
+    "x86_64": ("x86_64", "amd64", "x64", "em64t"),
+    "x86": ("i386", "i486", "i586", "i686", "x86", "i86pc"),
+    "aarch64": ("aarch64", "arm64", "arm64e", "armv8l", "aarch64_be"),
+    "arm": ("arm", "armv5tel", "armv6l", "armv7l", "armv7", "armhf", "armel"),
+    "riscv64": ("riscv64",),
+    "ppc64le": ("ppc64le",),
+    "s390x": ("s390x",),
+}
+_ARCH_ALIASES = {alias: family for family, aliases in ARCH_FAMILIES.items() for alias in aliases}
+_ARCH_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,31}$")
+
+
+def arch_family(machine: str | None) -> str | None:
+    """The architecture family of a machine name (`uname -m`, platform.machine()): 'AMD64' and 'x86_64' are
+    x86_64, 'arm64' and 'aarch64' are aarch64, 'armv7l' is arm. None when the name is empty or unusable."""
+    if not isinstance(machine, str):
+        return None
+    name = machine.strip().lower()
+    if name in _ARCH_ALIASES:
+        return _ARCH_ALIASES[name]
+    if name.startswith("armv") or name.startswith("arm"):
+        return "arm"
+    return name if _ARCH_NAME.match(name) else None
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The probe's optional `machine`: what the runner itself runs on, as the device sees it. The host's run
+    record and environment fingerprint use it in place of anything the host could read of itself."""
+
+    arch: str  # as reported (platform.machine(), uname -m)
+    family: str  # arch_family(arch)
+    cpu_model: str | None = None
+    cores: int | None = None
+    os: str | None = None
+    kernel: str | None = None
+    ram_mb: int | None = None
+    python: str | None = None  # the interpreter of a Python runner (the reference runner)
+    libraries: dict[str, str] = field(default_factory=dict)  # name -> version of what renders (skia-python)
+    emulated: bool | None = None  # True when the runner found itself under emulation (qemu-user)
+
+
+MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python")
+MACHINE_INTS = ("cores", "ram_mb")
+
+
+def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
+    """Validate a probe's `machine` object; raise ProtocolError naming the bad key."""
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{source}: key 'machine' must be an object when present")
+    for key in MACHINE_STRINGS:
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ProtocolError(f"{source}: machine.{key} must be a string, got {raw[key]!r}")
+    for key in MACHINE_INTS:
+        value = raw.get(key)
+        if value is not None and (not _is_int(value) or value < 0):
+            raise ProtocolError(f"{source}: machine.{key} must be a non-negative integer, got {value!r}")
+    family = arch_family(raw.get("arch"))
+    if family is None:
+        raise ProtocolError(f"{source}: machine.arch must name the CPU architecture (such as x86_64 or "
+                            f"aarch64), got {raw.get('arch')!r}")
+    libraries = raw.get("libraries", {})
+    if not isinstance(libraries, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                  for k, v in libraries.items()):
+        raise ProtocolError(f"{source}: machine.libraries must map library names to version strings")
+    emulated = raw.get("emulated")
+    if emulated is not None and not isinstance(emulated, bool):
+        raise ProtocolError(f"{source}: machine.emulated must be true or false, got {emulated!r}")
+    return Machine(
+        arch=raw["arch"], family=family, cpu_model=raw.get("cpu_model") or None, cores=raw.get("cores"),
+        os=raw.get("os") or None, kernel=raw.get("kernel") or None, ram_mb=raw.get("ram_mb"),
+        python=raw.get("python") or None, libraries=dict(libraries), emulated=emulated,
+    )
+
+
 @dataclass(frozen=True)
 class Probe:
     runner_name: str
@@ -217,6 +296,7 @@ class Probe:
     backends: dict[str, BackendInfo]
     display: dict[str, Any] | None
     raw: dict[str, Any]
+    machine: Machine | None = None  # None: the runner did not say what it runs on (the key is optional)
 
 
 def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
@@ -246,6 +326,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
     display = raw.get("display")
     if display is not None and not isinstance(display, dict):
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
+    machine = None if raw.get("machine") is None else parse_machine(raw["machine"], source=source)
     _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
@@ -253,6 +334,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         backends=backends,
         display=display,
         raw=raw,
+        machine=machine,
     )
 
 
@@ -582,7 +664,12 @@ def write_result_json(path: str | Path, *, backend: str, timer_source: str, pres
 
 
 def _raise_on_schema_violations(name: str, raw: Mapping[str, Any], source: str) -> None:
-    from ..schema import schema_file, violations
+    from ..schema import schema_file, validator_available, violations
+
+    if not validator_available():
+        # A device running the reference runner need not have jsonschema: the job it reads was written, and
+        # validated, by the host; the detailed checks above still run on both sides.
+        return
 
     found = violations(name, raw)
     if found:

@@ -38,6 +38,9 @@ HostIssueKind = Literal[
     "retried",  # the launch lost its connection and ran again
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
+# CPU architecture families: one rasteriser path each for the software backend, so one software golden set
+# each (docs/goldens.md); protocol.arch_family maps the names a runner reports onto them.
+ArchFamily = Literal["x86_64", "x86", "aarch64", "arm", "riscv64", "ppc64le", "s390x"]
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 PHASES: tuple[Phase, ...] = get_args(Phase)

@@ -27,6 +27,7 @@ from pytest_zbench.protocol import (
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
+from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.pacing import make_pacer
 
 EXIT_OK = 0
@@ -52,8 +53,11 @@ def probe(err: TextIO = sys.stderr) -> dict[str, Any]:
                 backend.close()
         except Exception as exc:  # a backend that cannot start is left out; it must not hide the others
             print(f"probe: {exc}", file=err)
+    import numpy
+
     return {"protocol": PROTOCOL_VERSION, "runner": {"name": RUNNER_NAME, "version": runner_version()},
-            "backends": backends}
+            "backends": backends,
+            "machine": machine_facts({"skia-python": skia.__version__, "numpy": numpy.__version__})}
 
 
 def _check_scene(job: Job) -> list[str]:

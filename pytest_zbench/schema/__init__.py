@@ -37,6 +37,15 @@ def load(name: str) -> dict[str, Any]:
 
 
 @cache
+@cache
+def validator_available() -> bool:
+    """Whether jsonschema is installed: on the host always (a dependency of the package); on a device that
+    runs only the reference runner it may be missing."""
+    import importlib.util
+
+    return importlib.util.find_spec("jsonschema") is not None
+
+
 def _validator(name: str) -> Any:
     import jsonschema
 

@@ -105,6 +105,21 @@ def device_join(*parts: str) -> str:
     return posixpath.join(*parts)
 
 
+def resolve_program(argv: Sequence[str], source: Path | str | None) -> list[str]:
+    """A host-side argv with its relative paths (`ci/devices/ios-device.sh`, `python tools/runner.py`) taken
+    relative to the inventory file that names them, so a device works whatever folder pytest runs in (and a
+    local runner runs in its device folder, not there); a bare name stays a PATH lookup, and an element that
+    names nothing there is left as it is."""
+    out = [str(a) for a in argv]
+    if source is None:
+        return out
+    folder = Path(source).resolve().parent
+    for i, arg in enumerate(out):
+        if "/" in arg and not arg.startswith("-") and not os.path.isabs(arg) and (folder / arg).exists():
+            out[i] = str(folder / arg)
+    return out
+
+
 class WorkdirMixin:
     """The `workdir()` of the Transport protocol, for transports that set `_workdir` in `open()`."""
 

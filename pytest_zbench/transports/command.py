@@ -26,7 +26,15 @@ from pathlib import Path
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
+from .base import (
+    KILL_GRACE_S,
+    CommandResult,
+    LineCallback,
+    OutputReaders,
+    WorkdirMixin,
+    copy_regular_files,
+    resolve_program,
+)
 
 SCRIPT_TIMEOUT_S = 300.0
 HOUSEKEEPING_TIMEOUT_S = 60.0
@@ -43,13 +51,7 @@ class CommandTransport(WorkdirMixin):
         self._counter = 0
 
     def _resolve(self, prefix: Sequence[str]) -> list[str]:
-        argv = [str(a) for a in prefix]
-        first = argv[0]
-        if "/" in first and not os.path.isabs(first) and self.spec.source is not None:
-            candidate = Path(self.spec.source).resolve().parent / first
-            if candidate.exists():
-                argv[0] = str(candidate)
-        return argv
+        return resolve_program(prefix, self.spec.source)
 
     # -- lifecycle -------------------------------------------------------------------------------------
 

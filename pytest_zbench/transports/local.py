@@ -13,7 +13,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..inventory import DeviceSpec
-from .base import KILL_GRACE_S, CommandResult, LineCallback, OutputReaders, WorkdirMixin, copy_regular_files
+from .base import (
+    KILL_GRACE_S,
+    CommandResult,
+    LineCallback,
+    OutputReaders,
+    WorkdirMixin,
+    copy_regular_files,
+    resolve_program,
+)
 
 
 class LocalTransport(WorkdirMixin):
@@ -51,13 +59,17 @@ class LocalTransport(WorkdirMixin):
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(argv)
         # `python` in the inventory means the interpreter running pytest, so a virtualenv just works.
-        command = [sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3") else list(argv)
+        command = ([sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3")
+                   else resolve_program(argv, self.spec.source))
         env = {**os.environ, **self.spec.env}
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
                 command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 env=env, start_new_session=True,  # its own process group, so the deadline kills its children too
+                # In the device folder, like a runner on a device: never pytest's working directory, from
+                # which `python -m pytest_zbench.runner` would import whatever copy happens to be there.
+                cwd=self._workdir,
             )
         except OSError as exc:
             return CommandResult(argv, 127, "", f"cannot start {command[0]!r}: {exc.strerror or exc}", False, 0.0)

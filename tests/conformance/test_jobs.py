@@ -42,7 +42,7 @@ def test_the_kit_jobs_validate_against_the_job_schema():
 def test_a_feature_is_checked_with_the_corpus_scene_that_isolates_it_at_its_golden_size():
     scene = feature_scene("rect", EVERYTHING, CORPUS, REPO / "goldens")
     assert scene.case.id == "fill.alpha.x1" and (scene.width, scene.height) == (800, 480)
-    assert scene.goldens == {0: REPO / "goldens" / "software" / "any" / "fill.alpha.x1" / "frame-0.png"}
+    assert scene.goldens == {0: REPO / "goldens" / "software" / "x86_64" / "fill.alpha.x1" / "frame-0.png"}
 
 
 def test_only_scenes_whose_every_feature_is_listed_are_candidates():

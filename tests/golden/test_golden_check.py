@@ -73,14 +73,41 @@ def test_update_failed_rewrites_a_failing_golden(tmp_path, ui):
 
 def test_gpu_capture_is_compared_with_the_software_golden_when_it_has_none(tmp_path, ui):
     store = GoldenStore(tmp_path)
-    store.write(store.key("software", None, "ui.card", 60), ui())
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
     result = run(store, ui(dx=1), tolerance={"gles2": {"cross_backend": {"edge_mask": {"max_pixels": 400}}}})
     assert result.status == "passed" and result.golden_backend == "software"
     assert result.comparison.tolerance.edge_mask.max_pixels.count == 400
     # --zbench-update-goldens=missing records the device's own golden, never the software one.
     written = run(store, ui(dx=1), update="missing")
     assert written.written == store.path_for("gles2", "pi3b", "ui.card", 60)
-    assert np.array_equal(store.load(store.key("software", None, "ui.card", 60)), ui())
+    assert np.array_equal(store.load(store.key("software", "x86_64", "ui.card", 60)), ui())
+
+
+def test_software_capture_uses_its_architecture_set_and_nothing_else(tmp_path, ui):
+    store = GoldenStore(tmp_path)
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
+    # An aarch64 runner without its own set: missing, even though the x86_64 golden is identical.
+    arm = run(store, ui(), backend="software", device_class="pi3b", arch="aarch64")
+    assert arm.status == "missing" and not arm.ok and arm.comparison is None
+    assert "software/aarch64/ui.card/frame-60.png" in arm.message
+    assert "exact within one CPU architecture" in arm.message and "aarch64" in arm.message
+    written = run(store, ui(), backend="software", device_class="pi3b", arch="aarch64", update="missing")
+    assert written.written == store.path_for("software", "aarch64", "ui.card", 60)
+    # Its own set then compares exactly: one level of one channel fails.
+    shifted = ui(card=(41, 120, 200))
+    failed = run(store, shifted, backend="software", device_class="pi3b", arch="aarch64")
+    assert failed.status == "failed" and failed.golden_set == "software/aarch64"
+    assert "set software/aarch64" in failed.message
+    x86 = run(store, ui(), backend="software", device_class="host", arch="x86_64")
+    assert x86.status == "passed" and x86.golden_set == "software/x86_64"
+
+
+def test_missing_software_golden_names_the_old_layout(tmp_path, ui):
+    store = GoldenStore(tmp_path)
+    store.write(store.key("software", "any", "ui.card", 60), ui())
+    result = run(store, ui(), backend="software", device_class="host", arch="x86_64")
+    assert result.status == "missing"
+    assert "git mv goldens/software/any goldens/software/x86_64" in result.message
 
 
 def test_bad_tolerance_propagates_with_its_key(tmp_path, ui):

@@ -7,10 +7,12 @@ import pytest
 
 from pytest_zbench.golden import store as store_mod
 from pytest_zbench.golden.store import (
+    REFERENCE_ARCH,
     GoldenError,
     GoldenStore,
     decide_update,
     encode_png,
+    golden_set,
     load_png,
     pixel_digest,
 )
@@ -24,11 +26,17 @@ def image() -> np.ndarray:
     return img
 
 
-def test_layout_and_software_shares_device_class_any(tmp_path):
+def test_layout_and_software_sets_per_architecture(tmp_path):
     store = GoldenStore(tmp_path)
     assert store.path_for("gles2", "pi3b", "fill.alpha.x4", 60) == (tmp_path / "gles2/pi3b/fill.alpha.x4/frame-60.png").resolve()
-    assert store.path_for("software", "pi3b", "fill.alpha.x4", 0) == store.path_for("software", "ipad-a9x", "fill.alpha.x4", 0)
-    assert store.key("software", None, "s", 0).device_class == "any"
+    # The software set is the CPU architecture family, whatever the device class.
+    assert golden_set("software", "pi3b", "aarch64") == golden_set("software", "mac-m1", "aarch64") == "aarch64"
+    assert golden_set("software", "host", "x86_64") == "x86_64"
+    assert golden_set("gles2", "pi3b", "aarch64") == "pi3b"
+    with pytest.raises(GoldenError, match="machine.arch"):
+        golden_set("software", "host", None)
+    assert store.reference_key(store.key("software", "aarch64", "s", 3)) == store.key("software", REFERENCE_ARCH, "s", 3)
+    assert REFERENCE_ARCH == "x86_64"
 
 
 def test_digest_is_of_pixels_not_file_bytes(tmp_path, image):
@@ -161,11 +169,20 @@ def test_reference_falls_back_to_the_software_golden(tmp_path, image):
     store = GoldenStore(tmp_path)
     key = store.key("gles2", "pi3b", "a", 0)
     assert store.reference_for(key) is None
-    shared = store.write(store.key("software", None, "a", 0), image)
+    shared = store.write(store.key("software", "x86_64", "a", 0), image)
     assert store.reference_for(key)[1] == shared
     own = store.write(key, image)
     assert store.reference_for(key)[1] == own
-    assert store.reference_for(store.key("software", None, "zzz", 0)) is None
+    assert store.reference_for(store.key("software", "x86_64", "zzz", 0)) is None
+
+
+def test_a_software_capture_never_falls_back_to_another_architecture(tmp_path, image):
+    store = GoldenStore(tmp_path)
+    store.write(store.key("software", "x86_64", "a", 0), image)
+    arm = store.key("software", "aarch64", "a", 0)
+    assert store.reference_for(arm) is None
+    own = store.write(arm, image)
+    assert store.reference_for(arm) == (arm, own)
 
 
 def test_load_rejects_garbage_with_the_path(tmp_path):

@@ -50,6 +50,19 @@ def test_cross_backend_block_is_used_only_against_the_software_golden():
     assert cross.max_delta == 20 and cross.edge_mask.threshold == 40 and cross.edge_mask.max_pixels is not None
 
 
+def test_cross_arch_block_is_used_only_against_the_reference_architecture():
+    raw = {"software": {"cross_arch": {"max_delta": 3, "edge_mask": {"max_pixels": 500}}}}
+    same = resolve_tolerance(raw, "software")
+    assert same.exact and same.gate == ("exact",)  # the own set stays exact
+    default = resolve_tolerance(None, "software", cross_arch=True)
+    assert not default.exact and default.max_delta == 2 and default.gate == ("max_pixels", "edge_mask")
+    declared = resolve_tolerance(raw, "software", cross_arch=True)
+    assert declared.max_delta == 3 and declared.edge_mask.max_pixels.count == 500
+    assert declared.edge_mask.threshold == default.edge_mask.threshold  # merged over the defaults
+    with pytest.raises(ToleranceError, match="no cross-architecture comparison"):
+        resolve_tolerance(None, "gles2", cross_arch=True)
+
+
 @pytest.mark.parametrize("text,expected", [("0.1%", 0.001), ("2 %", 0.02), ("100%", 1.0)])
 def test_percent_budget(text, expected):
     assert parse_tolerance({"max_pixels": text}).max_pixels.fraction == pytest.approx(expected)
@@ -88,6 +101,9 @@ def test_buckets_parse():
     ({"gles2": {"cross_backend": {"border": -1}}}, "gles2.cross_backend.border", ">= 0"),
     ({"software": {"cross_backend": {}}}, "software.cross_backend", "no cross-backend"),
     ({"software": {"exact": False}}, "software.gate", "nothing gates"),
+    ({"gles2": {"cross_arch": {}}}, "gles2.cross_arch", "only the software backend"),
+    ({"software": {"cross_arch": {"max_delta": 300}}}, "software.cross_arch.max_delta", "0..255"),
+    ({"software": {"cross_arch": [2]}}, "software.cross_arch", "must be a mapping"),
     ({"../x": {}}, "../x", "backend name"),
     ({"gles2": [1]}, "gles2", "must be a mapping"),
 ])

@@ -154,7 +154,8 @@ def test_pull_request_runs_ab_of_the_head_against_its_merge_base(tmp_path, works
     (entry,) = run["scenes"]
     ab = entry["ab"]
     assert ab["order"] == ["A", "B"] * 5 and ab["complete_runs_b"] == 5
-    assert ab["runner_b"][1:] == ["ci/checkout-runner.py", str(workspace)]
+    # The script's path is the head's checkout's own, absolute: the local runner runs in its device folder.
+    assert ab["runner_b"][1:] == [str(workspace / "ci" / "checkout-runner.py"), str(workspace)]
     regression = entry["regression"]
     assert regression["verdict"] == "regressed" and regression["source"] == "ab"
     assert "checkout-runner.py" in regression["baseline"] and "merge-base" in regression["baseline"]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import psycopg
 from history_rows import count
-from pytest_zbench.host.artifacts import validate_run
 from sqlalchemy import select
 
+from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression import store
 from pytest_zbench.regression.history import History
 

@@ -5,6 +5,8 @@
 * `adb_server` (session): the real adb server on a free port (servers.AdbServer).
 * `fake_adbd` (session): the emulated device (fake_adbd.FakeAdbd) connected to `adb_server` with
   `adb connect`; `.serial` is its serial, `.sandbox` its folder, `.device_entry(adb_server)` an entry.
+* `android_dumps` (function): `fake_adbd`, whose dumpsys outputs the test may replace with `serve_dumps(...)`;
+  the recorded defaults are served again afterwards.
 * `write_inventory(devices)` (function): writes a devices.yaml into tmp_path and loads it.
 
 A test whose part is missing fails when CI=true and skips otherwise (`require_part`).
@@ -74,6 +76,15 @@ def fake_adbd(adb_server: AdbServer, tmp_path_factory: pytest.TempPathFactory):
     finally:
         adb_server.adb("disconnect", device.serial)
         device.stop()
+
+
+@pytest.fixture
+def android_dumps(fake_adbd):
+    fake_adbd.serve_dumps()
+    try:
+        yield fake_adbd
+    finally:
+        fake_adbd.serve_dumps()
 
 
 @pytest.fixture

@@ -10,8 +10,17 @@ What it speaks (system/core/adb/protocol.txt, SERVICES.TXT, SYNC.TXT):
   `sync:` with STAT, LIST, SEND (DATA... DONE), RECV, QUIT, replies OKAY / FAIL / DENT / DATA / DONE.
 
 Commands run with /bin/sh -c in the sandbox folder, in a new session (adbd calls setsid for its children),
-with the sandbox's bin/ first on PATH: stand-ins for `getprop`, `dumpsys` and `vcgencmd` print outputs from
-tests/data/android. Paths in sync requests are this machine's paths (the "device" shares its filesystem).
+with the sandbox's bin/ first on PATH: stand-ins for `getprop`, `dumpsys` and `vcgencmd` print recorded
+outputs. Paths in sync requests are this machine's paths (the "device" shares its filesystem).
+
+The `dumpsys` stand-in answers from the sandbox's dumpsys/ folder, outputs recorded from real devices
+(tests/data/android, SOURCES.md there) unless a test serves others (`serve_dumps`):
+`gfxinfo <pkg> framestats` prints the next output of the gfxinfo sequence (the last one again once all were
+printed), and a call with `reset` starts the gfxinfo and SurfaceFlinger sequences over (a launch of the app:
+its frames are printed again as recorded); `SurfaceFlinger --latency <layer>` prints the next output of the
+latency sequence for a layer that `--list` names, only the refresh period for any other;
+`SurfaceFlinger --latency` alone prints sf-refresh.txt; `SurfaceFlinger --list` prints sf-list.txt. Every
+call, and which file it printed, is logged (`dumpsys_calls`).
 When the host closes a shell stream the process is left running, as a device whose adb stream died would
 leave it: killing it is the transport's job, which the tests check.
 
@@ -23,10 +32,12 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import stat
 import struct
 import threading
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE.parent / "data" / "android"
@@ -85,24 +96,96 @@ esac
 """
 
 
+# What the emulated device's dumpsys prints when a test serves nothing else (files in tests/data/android).
+DEFAULT_DUMPS = {
+    "gfxinfo": ["gfxinfo-framestats-120hz-one-window.txt"],
+    "sf-latency": ["sf-latency-blast-surfaceview.txt"],
+    "sf-list": "sf-list-tecno-camon20.txt",
+    "sf-refresh": "sf-latency-unknown-layer-tecno-camon20.txt",
+}
+
+DUMPSYS = """\
+#!/bin/sh
+D='{dumps}'
+printf 'call %s\\n' "$*" >> "$D/calls.log"
+serve() {{  # print the next output of a sequence (numbered files), the last one again at its end
+  dir=$1
+  n=$(cat "$dir/.next" 2>/dev/null || echo 1)
+  file=$(ls "$dir" | grep '[.]txt$' | sort | sed -n "${{n}}p")
+  if [ -n "$file" ]; then echo $((n + 1)) > "$dir/.next"; else file=$(ls "$dir" | grep '[.]txt$' | sort | tail -n 1); fi
+  [ -n "$file" ] || return 0
+  printf 'served %s\\n' "${{dir##*/}}/$file" >> "$D/calls.log"
+  cat "$dir/$file"
+}}
+case "$1" in
+  battery) cat '{sandbox}/battery.txt' ;;
+  gfxinfo)
+    case " $* " in *" reset "*) echo 1 > "$D/gfxinfo/.next"; echo 1 > "$D/sf-latency/.next" ;; esac
+    case " $* " in *" framestats "*) serve "$D/gfxinfo" ;; esac ;;
+  SurfaceFlinger)
+    case "$2" in
+      --list) cat "$D/sf-list.txt" ;;
+      --latency)
+        if [ $# -lt 3 ]; then cat "$D/sf-refresh.txt"
+        elif grep -qF -- "$3" "$D/sf-list.txt"; then serve "$D/sf-latency"
+        else head -n 1 "$D/sf-refresh.txt"; fi ;;
+      *) echo "SurfaceFlinger: only --list and --latency are emulated" ;;
+    esac ;;
+  *) echo "Can't find service: $1"; exit 0 ;;
+esac
+"""
+
+
+def serve_dumps(sandbox: Path, gfxinfo: list[str] | None = None, sf_latency: list[str] | None = None,
+                sf_list: str | None = None, sf_refresh: str | None = None) -> None:
+    """Replace what the sandbox's dumpsys prints (texts; None: the recorded default) and clear its log."""
+    dumps = sandbox / "dumpsys"
+    texts = {
+        "gfxinfo": gfxinfo if gfxinfo is not None else [_data(n) for n in DEFAULT_DUMPS["gfxinfo"]],
+        "sf-latency": sf_latency if sf_latency is not None else [_data(n) for n in DEFAULT_DUMPS["sf-latency"]],
+    }
+    for name, sequence in texts.items():
+        folder = dumps / name
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir(parents=True)
+        for i, text in enumerate(sequence, 1):
+            (folder / f"{i:03d}.txt").write_text(text, encoding="utf-8")
+    (dumps / "sf-list.txt").write_text(sf_list if sf_list is not None else _data(DEFAULT_DUMPS["sf-list"]),
+                                       encoding="utf-8")
+    (dumps / "sf-refresh.txt").write_text(sf_refresh if sf_refresh is not None else _data(DEFAULT_DUMPS["sf-refresh"]),
+                                          encoding="utf-8")
+    (dumps / "calls.log").write_text("")
+
+
+def dumpsys_calls(sandbox: Path) -> list[tuple[str, list[str]]]:
+    """Every dumpsys call since the dumps were served: (its arguments, the files it printed)."""
+    calls: list[tuple[str, list[str]]] = []
+    for line in (sandbox / "dumpsys" / "calls.log").read_text().splitlines():
+        kind, _, rest = line.partition(" ")
+        if kind == "call":
+            calls.append((rest, []))
+        elif kind == "served" and calls:
+            calls[-1][1].append(rest)
+    return calls
+
+
+def _data(name: str) -> str:
+    return (DATA / name).read_text(encoding="utf-8")
+
+
 def _standins(sandbox: Path) -> Path:
     bin_dir = sandbox / "bin"
     bin_dir.mkdir(parents=True, exist_ok=True)
     (sandbox / "getprop.txt").write_text(GETPROP)
     (sandbox / "battery.txt").write_text(BATTERY)
+    serve_dumps(sandbox)
     scripts = {
         "getprop": f"""#!/bin/sh
 if [ $# -eq 0 ]; then cat '{sandbox}/getprop.txt'; exit 0; fi
 sed -n "s/^\\[$1\\]: \\[\\(.*\\)\\]$/\\1/p" '{sandbox}/getprop.txt'
 """,
-        "dumpsys": f"""#!/bin/sh
-case "$1" in
-  battery) cat '{sandbox}/battery.txt' ;;
-  gfxinfo) cat '{DATA}/gfxinfo-framestats-api24.txt' ;;
-  SurfaceFlinger) cat '{DATA}/sf-latency-api24.txt' ;;
-  *) echo "Can't find service: $1"; exit 0 ;;
-esac
-""",
+        "dumpsys": DUMPSYS.format(dumps=sandbox / "dumpsys", sandbox=sandbox),
         "vcgencmd": VCGENCMD,
     }
     for name, text in scripts.items():
@@ -251,6 +334,13 @@ class FakeAdbd:
     @property
     def serial(self) -> str:
         return f"127.0.0.1:{self.port}"
+
+    def serve_dumps(self, **outputs: Any) -> None:
+        """What dumpsys prints from now on (module serve_dumps); `serve_dumps()` restores the recorded defaults."""
+        serve_dumps(self.sandbox, **outputs)
+
+    def dumpsys_calls(self) -> list[tuple[str, list[str]]]:
+        return dumpsys_calls(self.sandbox)
 
     def banner(self) -> bytes:
         features = ["cmd"] + (["shell_v2"] if self.shell_v2 else [])

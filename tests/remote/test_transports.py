@@ -379,3 +379,42 @@ def test_factory(write_inventory, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "asyncssh", None)
     with pytest.raises(UsageError, match="asyncssh"):
         make_transport(specs["s"])
+
+
+# -- local specifics ----------------------------------------------------------------------------------------
+
+
+def test_local_runner_runs_in_the_device_folder_not_pytests(write_inventory, tmp_path, monkeypatch):
+    # A `pytest_zbench` folder in pytest's working directory must not be what `python -m` imports.
+    decoy = tmp_path / "cwd"
+    (decoy / "pytest_zbench").mkdir(parents=True)
+    (decoy / "pytest_zbench" / "__init__.py").write_text("raise SystemExit('imported the decoy')\n")
+    monkeypatch.chdir(decoy)
+    spec = write_inventory({"l": {"transport": "local", "workdir": str(tmp_path / "device")}})["l"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        where = t.run(["python", "-c", "import os; print(os.getcwd())"], timeout_s=30)
+        assert where.ok and Path(where.stdout.strip()).resolve() == (tmp_path / "device").resolve()
+        probe = t.run(["python", "-m", "pytest_zbench.runner", "probe"], timeout_s=120)
+        assert probe.ok, probe.stderr
+        assert json.loads(probe.stdout)["runner"]["name"] == "zbench-reference"
+    finally:
+        t.close()
+
+
+def test_local_relative_program_resolves_against_the_inventory(write_inventory, tmp_path, monkeypatch):
+    script = tmp_path / "bin" / "runner.sh"
+    script.parent.mkdir()
+    script.write_text("#!/bin/sh\necho \"runner in $(pwd)\"\n")
+    script.chmod(0o755)
+    monkeypatch.chdir(tmp_path.parent)  # anywhere but the inventory's folder
+    spec = write_inventory({"l": {"transport": "local", "runner": ["bin/runner.sh"]}})["l"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        result = t.run([*spec.runner, "probe"], timeout_s=30)
+        assert result.ok, result.stderr
+        assert result.stdout.strip() == f"runner in {t.workdir()}"
+    finally:
+        t.close()

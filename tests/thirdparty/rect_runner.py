@@ -14,6 +14,7 @@ environment:
                           read as ms = 4294.967295, a value flagged disjoint=1)
   RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails the timer check)
   RECT_RUNNER_VERSION=V   report version V in the probe (default 0.0.1): a new build of the runner
+  RECT_RUNNER_ARCH=NAME   report probe key machine.arch NAME (without it the probe says nothing of the machine)
 """
 
 import csv
@@ -40,8 +41,11 @@ STOP = []  # set by SIGTERM: the frame loop ends after the current frame
 
 def probe_document():
     timers = ["timer_query"] if GPU else ["none"]
-    return {"protocol": 1, "runner": {"name": "rect-only", "version": os.environ.get("RECT_RUNNER_VERSION", "0.0.1")},
-            "backends": {"software": {"features": list(FEATURES), "timer_sources": timers}}}
+    answer = {"protocol": 1, "runner": {"name": "rect-only", "version": os.environ.get("RECT_RUNNER_VERSION", "0.0.1")},
+              "backends": {"software": {"features": list(FEATURES), "timer_sources": timers}}}
+    if os.environ.get("RECT_RUNNER_ARCH"):
+        answer["machine"] = {"arch": os.environ["RECT_RUNNER_ARCH"]}
+    return answer
 
 
 def job_problem(job):
