@@ -1,28 +1,37 @@
-"""False-positive rate and power of the regression gate on synthetic launches, and why frames are not pooled.
+"""False-positive rate and power of the regression gate on synthetic sessions with a realistic variance structure.
 
-Each simulated launch is a frame-time series drawn from a realistic model:
+The model (docs/regression.md, "How well it works"):
 
-* lognormal: heavy right tail (sigma 0.25 in logs around 8 ms);
-* bimodal: a sticky two-state chain (fast 6 ms / slow 18 ms frames, e.g. atlas hits and misses, 10 % slow);
-* both with a launch-level random offset (x exp(N(0, 0.03)): thermal state, clocks, cache layout differ per
-  launch) and within-launch AR(1) correlation (phi 0.8 in logs).
+* frames: lognormal (heavy right tail, sigma 0.25 in logs around 8 ms) or bimodal (a sticky two-state chain:
+  6 ms / 18 ms frames, 10 % slow, e.g. atlas hits and misses), with AR(1) correlation inside a launch (phi 0.8);
+* launches: each launch's frames move together by x exp(N(0, 0.03)) (thermal state, clocks, cache layout);
+* sessions: every launch of a session moves together by x exp(N(0, tau)), tau = the session spread: 0, 5, 10 or
+  20 % (background load, clocks, thermal state, a reboot). Whatever moves a session moves all its scenes.
 
-Every launch is summarised exactly as the plugin does (stats.summarize_launch, then per-launch p50 and p95 of
-cpu_ms), and the candidate's frames are scaled by 1 + shift. For each cell the script prints how often:
+Every launch is summarised as the product does (per-launch p50 and p95 of cpu_ms, the jank share over a
+16.67 ms budget; the first launch of every cell is checked against stats.summarize_launch), the candidate's
+frames are scaled by 1 + shift, and the DEFAULT gate judges them (gpu_ms is not simulated and not judged):
 
-* "MWU p50": the one-sided launch-level Mann-Whitney on per-launch p50s alone is significant at alpha;
-* "gate p50": the gate flags cpu_ms.p50 as regressed (the MWU AND the effect past max(15 %, 3 x noise floor));
-* "gate scene": the scene verdict (cpu_ms.p50 or cpu_ms.p95) is regressed;
-* "pooled MWU": one Mann-Whitney over all frames of all launches pooled is significant at alpha: the test
-  the launch as the unit replaces. At shift 0 % this is its false-positive rate.
+* history, S sessions of n launches: `regression.gate.judge` with GateConfig() (cpu_ms.p50, cpu_ms.p95), the
+  newest 5 sessions as the centre and all S for the between-session spread, as `--zbench-baseline=history`
+  does (window 5, spread window 20);
+* A/B: n + n launches interleaved in one session (both sides share its offset): `judge_interleaved` at the
+  A/B defaults (threshold 5 %, cpu_ms.p50, cpu_ms.p95 and jank_share).
 
-At shift 0 % every column is a false-positive rate; otherwise it is power. Run: python bench/bench_regression_power.py
-[--trials N] [--frames N] [--jobs N]. About two minutes on 2 cores with the defaults.
+Per cell: FP = share of identical builds judged `regressed` (with its Clopper-Pearson 95 % upper bound), `impr`
+= judged `improved`, power at 5/10/20/30 % slowdowns, and `cover` = share of 20 % slowdowns whose 95 % CI of
+cpu_ms.p50 contains the true 1.20x. `launch-level FP` (S = 5): the same launches judged as if launches of
+different sessions were exchangeable (one launch-level test across sessions), the mistake the two-level gate
+replaces. `--pooling` adds what pooling other scenes of the same sessions would do.
+
+Run: python bench/bench_regression_power.py [--null-trials N] [--trials N] [--launches N] [--frames N]
+[--jobs N] [--pooling]. About 20 minutes on 2 idle cores with the defaults.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -31,16 +40,19 @@ import numpy as np
 from scipy import signal
 from scipy import stats as sps
 
-from pytest_zbench.regression.gate import GateConfig, judge
-from pytest_zbench.stats import LaunchSamples, summarize_launch
+from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
+from pytest_zbench.regression.gate import GateConfig, SessionPool, judge, judge_interleaved
+from pytest_zbench.stats import PERCENTILE_METHOD, ROUNDING_MS, LaunchSamples, summarize_launch
 
-ALPHA = 0.05
 BUDGET_MS = 16.67
 PHI = 0.8
 LAUNCH_SPREAD = 0.03
-SHIFTS = (0.0, 0.05, 0.10, 0.20)
-LAUNCHES = (5, 10)
+SESSION_SPREADS = (0.0, 0.05, 0.10, 0.20)
+SHIFTS = (0.05, 0.10, 0.20, 0.30)
+HISTORY_SESSIONS = (1, 3, 5, 10)
+WINDOW = 5  # the history baseline's centre: the newest 5 runs (regression/baseline.DEFAULT_WINDOW)
 FAMILIES = ("lognormal", "bimodal")
+COVER_SHIFT = 0.20
 
 
 def ar1(rng: np.random.Generator, launches: int, frames: int, sigma: float) -> np.ndarray:
@@ -50,8 +62,9 @@ def ar1(rng: np.random.Generator, launches: int, frames: int, sigma: float) -> n
     return signal.lfilter([1.0], [1.0, -PHI], shocks, axis=1)
 
 
-def frame_times(family: str, rng: np.random.Generator, launches: int, frames: int) -> np.ndarray:
-    offsets = np.exp(rng.normal(0.0, LAUNCH_SPREAD, size=(launches, 1)))
+def session_frames(family: str, rng: np.random.Generator, launches: int, frames: int, tau: float) -> np.ndarray:
+    """One session's launches x frames: the session's offset, each launch's own, then the frames."""
+    offsets = np.exp(rng.normal(0.0, tau) + rng.normal(0.0, LAUNCH_SPREAD, size=(launches, 1)))
     if family == "lognormal":
         return 8.0 * np.exp(ar1(rng, launches, frames, 0.25)) * offsets
     # Sticky two-state chain: a slow frame is followed by another slow one with probability 0.7.
@@ -61,78 +74,178 @@ def frame_times(family: str, rng: np.random.Generator, launches: int, frames: in
     draws = rng.random((launches, frames))
     for t in range(1, frames):
         slow[:, t] = np.where(slow[:, t - 1], draws[:, t] < p_stay, draws[:, t] < p_enter)
-    level = np.where(slow, 18.0, 6.0)
-    return level * np.exp(ar1(rng, launches, frames, 0.08)) * offsets
+    return np.where(slow, 18.0, 6.0) * np.exp(ar1(rng, launches, frames, 0.08)) * offsets
 
 
-def summarise(frames: np.ndarray) -> list:
-    nan = np.full(frames.shape[1], np.nan)
-    return [summarize_launch(LaunchSamples(cpu_ms=row, gpu_ms=nan, gpu_source=None, interval_ms=nan,
-                                           warmup_cpu_ms=[], counters={}, mode="uncapped"), BUDGET_MS)
-            for row in frames]
+def summaries(frames: np.ndarray) -> list[dict]:
+    """Per-launch statistics as stats.summarize_launch computes them (uncapped: cpu_ms = the frame time =
+    the interval), vectorised over launches: the gate reads cpu_ms.p50, cpu_ms.p95 and jank_share."""
+    p50, p95 = np.percentile(frames, [50, 95], axis=1, method=PERCENTILE_METHOD)
+    jank = (frames > BUDGET_MS + ROUNDING_MS).mean(axis=1)
+    return [{"cpu_ms": {"p50": float(a), "p95": float(b)}, "gpu_ms": None, "gpu_source": None,
+             "jank_share": float(j)} for a, b, j in zip(p50, p95, jank)]
 
 
-def cell(family: str, n: int, shift: float, trials: int, frames: int, seed: int) -> dict:
+def check_summaries(frames: np.ndarray) -> None:
+    """The vectorised statistics are the product's: compare with stats.summarize_launch."""
+    for row, fast in zip(frames, summaries(frames)):
+        nan = np.full(row.size, np.nan)
+        product = summarize_launch(LaunchSamples(cpu_ms=row, gpu_ms=nan, gpu_source=None, interval_ms=row,
+                                                 warmup_cpu_ms=[], counters={}, mode="uncapped"), BUDGET_MS)
+        assert math.isclose(product.cpu_ms.p50, fast["cpu_ms"]["p50"]), "p50 differs from summarize_launch"
+        assert math.isclose(product.cpu_ms.p95, fast["cpu_ms"]["p95"]), "p95 differs from summarize_launch"
+        assert math.isclose(product.jank_share, fast["jank_share"]), "jank share differs from summarize_launch"
+
+
+def history_verdict(history: list[np.ndarray], candidate: np.ndarray, sessions: int, seed: int,
+                    pool: list[SessionPool] | None = None):
+    newest = history[-sessions:][::-1]  # newest first, as the history reads them
+    base = [summaries(s) for s in newest[:WINDOW]]
+    older = [summaries(s) for s in newest[WINDOW:]]
+    return judge(base, summaries(candidate), GateConfig(seed=seed), older=older, pool=pool or ())
+
+
+def cell(family: str, tau: float, n: int, frames: int, null_trials: int, trials: int, seed: int) -> dict:
+    """Every history size and A/B for one family and session spread, with common random numbers: each trial
+    simulates one history of max(HISTORY_SESSIONS) sessions and one candidate session, then scales it."""
     rng = np.random.default_rng(seed)
-    config = GateConfig(alpha=ALPHA, metrics=("cpu_ms.p50", "cpu_ms.p95"))
-    counts = {"mwu": 0, "gate_p50": 0, "gate_scene": 0, "pooled": 0}
-    floors = []
+    cells = [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]
+    counts = {c: {"fp": 0, "improved": 0, "cover": 0, "launch_fp": 0, **{s: 0 for s in SHIFTS}} for c in cells}
+    ab_config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS)
+    for trial in range(max(null_trials, trials)):
+        history = [session_frames(family, rng, n, frames, tau) for _ in range(max(HISTORY_SESSIONS))]
+        candidate = session_frames(family, rng, n, frames, tau)
+        ab_session = session_frames(family, rng, 2 * n, frames, tau)  # one session, both sides' launches
+        a_frames, b_frames = ab_session[:n], ab_session[n:]
+        if trial == 0:
+            check_summaries(candidate[:2])
+        shifts = ([0.0] if trial < null_trials else []) + (list(SHIFTS) if trial < trials else [])
+        for shift in shifts:
+            scaled = candidate * (1 + shift)
+            for sessions in HISTORY_SESSIONS:
+                key = f"S{sessions}"
+                scene = history_verdict(history, scaled, sessions, trial)
+                _count(counts[key], scene, shift)
+                if shift == 0.0 and sessions == 5:
+                    flat = [launch for s in history[-5:] for launch in summaries(s)]
+                    counts[key]["launch_fp"] += judge_interleaved(flat, summaries(scaled), GateConfig(seed=trial)
+                                                                  ).verdict == "regressed"
+            scene = judge_interleaved(summaries(a_frames), summaries(b_frames * (1 + shift)),
+                                      GateConfig(threshold=ab_config.threshold, metrics=ab_config.metrics,
+                                                 seed=trial))
+            _count(counts["AB"], scene, shift)
+    return {"family": family, "tau": tau, "counts": counts, "null_trials": null_trials, "trials": trials}
+
+
+def _count(counts: dict, scene, shift: float) -> None:
+    if shift == 0.0:
+        counts["fp"] += scene.verdict == "regressed"
+        counts["improved"] += scene.verdict == "improved"
+        return
+    counts[shift] += scene.verdict == "regressed"
+    if shift == COVER_SHIFT:
+        p50 = scene.by_metric().get("cpu_ms.p50")
+        if p50 is not None and p50.ci is not None:
+            counts["cover"] += p50.ci[0] <= 1 + shift <= p50.ci[1]
+
+
+def pooling_cell(tau: float, n: int, frames: int, trials: int, seed: int, scenes: int = 3) -> dict:
+    """What pooling the between-session spread over other scenes OF THE SAME SESSIONS does: the other scenes
+    share every session's offset, so their deviations are the same draws again. Pooled naively (as if
+    independent) they overstate the degrees of freedom; the product pools only sessions a scene has none in."""
+    rng = np.random.default_rng(seed)
+    out = {"own": {"fp": 0, 0.20: 0}, "pooled": {"fp": 0, 0.20: 0}}
     for trial in range(trials):
-        base_frames = frame_times(family, rng, n, frames)
-        cand_frames = frame_times(family, rng, n, frames) * (1 + shift)
-        base, cand = summarise(base_frames), summarise(cand_frames)
-        base_p50 = [launch.cpu_ms.p50 for launch in base]
-        cand_p50 = [launch.cpu_ms.p50 for launch in cand]
-        counts["mwu"] += sps.mannwhitneyu(cand_p50, base_p50, alternative="greater", method="exact").pvalue <= ALPHA
-        scene = judge(base, cand, GateConfig(**{**config.__dict__, "seed": trial}))
-        p50 = scene.by_metric()["cpu_ms.p50"]
-        counts["gate_p50"] += p50.verdict == "regressed"
-        floors.append(p50.noise_floor if p50.noise_floor is not None else np.nan)
-        counts["gate_scene"] += scene.verdict == "regressed"
-        counts["pooled"] += sps.mannwhitneyu(cand_frames.ravel(), base_frames.ravel(), alternative="greater",
-                                             method="asymptotic").pvalue <= ALPHA
-    return {"family": family, "n": n, "shift": shift, "floor": float(np.nanmedian(floors)),
-            **{k: v / trials for k, v in counts.items()}}
+        offsets = rng.normal(0.0, tau, WINDOW + 1)
+        scene_sessions = [[_with_offset(rng, n, frames, o) for o in offsets] for _ in range(scenes + 1)]
+        history, candidate = scene_sessions[0][:WINDOW], scene_sessions[0][WINDOW]
+        pool = [SessionPool(f"scene {k}", [summaries(s) for s in scene_sessions[k][:WINDOW]])
+                for k in range(1, scenes + 1)]
+        for shift in (0.0, 0.20):
+            for name, groups in (("own", None), ("pooled", pool)):
+                verdict = history_verdict(history, candidate * (1 + shift), WINDOW, trial, groups).verdict
+                out[name]["fp" if shift == 0 else shift] += verdict == "regressed"
+    return {"tau": tau, "trials": trials, "counts": out}
+
+
+def _with_offset(rng: np.random.Generator, n: int, frames: int, offset: float) -> np.ndarray:
+    return session_frames("lognormal", rng, n, frames, 0.0) * math.exp(offset)
+
+
+def upper(k: int, n: int) -> float:
+    """Clopper-Pearson 95 % upper bound of a rate seen k times in n."""
+    return 1.0 if k >= n else float(sps.beta.ppf(0.975, k + 1, n - k))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=400, help="simulated comparisons per cell (default: 400)")
+    parser.add_argument("--null-trials", type=int, default=1000,
+                        help="identical-build comparisons per cell, for the false-positive rate (default: 1000)")
+    parser.add_argument("--trials", type=int, default=300, help="comparisons per cell and shift (default: 300)")
+    parser.add_argument("--launches", type=int, default=10, help="launches per session and side (default: 10)")
     parser.add_argument("--frames", type=int, default=600, help="measured frames per launch (default: 600)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument("--pooling", action="store_true",
+                        help="also measure naive pooling over other scenes of the same sessions")
     args = parser.parse_args(argv)
 
-    cells = [(family, n, shift) for family in FAMILIES for n in LAUNCHES for shift in SHIFTS]
-    print(f"{len(cells)} cells x {args.trials} trials, {args.frames} frames per launch, alpha {ALPHA}, "
-          f"{args.jobs} process(es)", flush=True)
+    jobs = [(family, tau) for family in FAMILIES for tau in SESSION_SPREADS]
+    chunks = max(1, args.jobs)  # each (family, tau) split into chunks of trials, seeded apart
+    print(f"{len(jobs)} (family, session spread) cells x history sizes {HISTORY_SESSIONS} + A/B; "
+          f"{args.null_trials} identical-build trials and {args.trials} trials per shift; {args.launches} launches "
+          f"per session, {args.frames} frames per launch; default gate: alpha {GateConfig().alpha} for the scene, "
+          f"history {GateConfig().metrics[:2]} at {GateConfig().threshold}, A/B "
+          f"{tuple(m for m in AB_GATING_METRICS if not m.startswith('gpu'))} at {DEFAULT_AB_THRESHOLD}; "
+          f"{GateConfig().resamples} resamples; {args.jobs} process(es)", flush=True)
     started = time.perf_counter()
-    results = []
+    results: dict[tuple[str, float], list[dict]] = {}
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(cell, family, n, shift, args.trials, args.frames, seed)
-                   for seed, (family, n, shift) in enumerate(cells)]
+        futures = {}
+        for i, (family, tau) in enumerate(jobs):
+            for c in range(chunks):
+                null = args.null_trials // chunks + (c < args.null_trials % chunks)
+                power = args.trials // chunks + (c < args.trials % chunks)
+                futures[pool.submit(cell, family, tau, args.launches, args.frames, null, power,
+                                    1000 * i + c)] = (family, tau)
+        pooling = ([pool.submit(pooling_cell, tau, args.launches, args.frames, args.null_trials // 2, 90_000 + k)
+                    for k, tau in enumerate((0.05, 0.10, 0.20))] if args.pooling else [])
         for done, future in enumerate(as_completed(futures), 1):
-            results.append(future.result())
-            print(f"  {done}/{len(cells)} cells, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+            results.setdefault(futures[future], []).append(future.result())
+            print(f"  {done}/{len(futures)} chunks, {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+        pooled = [f.result() for f in pooling]
 
-    results.sort(key=lambda r: (FAMILIES.index(r["family"]), r["n"], r["shift"]))
-    margin = 1.96 * np.sqrt(ALPHA * (1 - ALPHA) / args.trials)
     print()
-    print("shift 0 % = false-positive rate (should be <= alpha); other shifts = power; noise floor = median of the")
-    print("gate's p50 noise floor estimate from the baseline launches (the bar is max(15 %, 3 x it))")
-    header = (f"{'family':<10} {'launches':>8} {'shift':>6} {'MWU p50':>8} {'gate p50':>9} {'gate scene':>11} "
-              f"{'pooled MWU':>11} {'noise floor':>12}")
+    print("FP = identical builds judged regressed (95 % upper bound in brackets); impr = judged improved;")
+    print("power at each slowdown; cover = 95 % CI of cpu_ms.p50 contains 1.20x at a 20 % slowdown")
+    header = (f"{'family':<10} {'session':>7} {'baseline':<12} {'FP':>14} {'impr':>6} "
+              + " ".join(f"{f'{s:.0%}':>6}" for s in SHIFTS) + f" {'cover':>6} {'launch-level FP':>16}")
     print(header)
     print("-" * len(header))
-    for r in results:
-        print(f"{r['family']:<10} {r['n']:>8} {r['shift']:>6.0%} {r['mwu']:>8.3f} {r['gate_p50']:>9.3f} "
-              f"{r['gate_scene']:>11.3f} {r['pooled']:>11.3f} {r['floor']:>12.1%}")
-    null = [r for r in results if r["shift"] == 0]
+    for family, tau in jobs:
+        parts = results[(family, tau)]
+        null, power = sum(p["null_trials"] for p in parts), sum(p["trials"] for p in parts)
+        for name in [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]:
+            c = {k: sum(p["counts"][name][k] for p in parts) for k in parts[0]["counts"][name]}
+            label = (f"{name[1:]} session" + ("s" if name != "S1" else "") if name != "AB"
+                     else f"A/B {args.launches}+{args.launches}")
+            fp = f"{c['fp'] / null:.3f} ({upper(c['fp'], null):.3f})"
+            cover = "-" if name == "S1" else f"{c['cover'] / power:.3f}"
+            launch = f"{c['launch_fp'] / null:.3f}" if name == "S5" else ""
+            print(f"{family:<10} {tau:>7.0%} {label:<12} {fp:>14} {c['improved'] / null:>6.3f} "
+                  + " ".join(f"{c[s] / power:>6.3f}" for s in SHIFTS) + f" {cover:>6} {launch:>16}")
+    margin = 1.96 * math.sqrt(0.01 * 0.99 / args.null_trials)
     print()
-    print(f"false positives at alpha {ALPHA} (binomial 95 % margin +-{margin:.3f} at {args.trials} trials):")
-    for r in null:
-        ratio = r["pooled"] / max(r["mwu"], 1 / args.trials)
-        print(f"  {r['family']:<10} {r['n']:>2} launches: launch-level MWU {r['mwu']:.3f}, gate {r['gate_scene']:.3f}, "
-              f"pooled frames {r['pooled']:.3f} ({ratio:.0f}x the launch-level rate)")
+    print(f"binomial uncertainty: at {args.null_trials} identical-build trials a true 1 % false-positive rate reads "
+          f"1 % +- {margin:.1%} (95 %); at {args.trials} trials a power of 80 % reads 80 % +- "
+          f"{1.96 * math.sqrt(0.16 / args.trials):.1%}")
+    if pooled:
+        print()
+        print(f"pooling the between-session spread over 3 other scenes of the SAME {WINDOW} sessions (lognormal):")
+        print(f"  {'session':>7}  {'own sessions: FP':>17} {'power 20%':>10}   {'pooled: FP':>11} {'power 20%':>10}")
+        for p in pooled:
+            n_t, own, pool_c = p["trials"], p["counts"]["own"], p["counts"]["pooled"]
+            print(f"  {p['tau']:>7.0%}  {own['fp'] / n_t:>17.3f} {own[0.2] / n_t:>10.3f}   "
+                  f"{pool_c['fp'] / n_t:>11.3f} {pool_c[0.2] / n_t:>10.3f}   ({n_t} trials)")
     print(f"elapsed {time.perf_counter() - started:.0f} s")
     return 0
 

@@ -4,12 +4,17 @@
 # the reference runner draws text with; shellcheck, which actionlint uses for the workflow's scripts) and the
 # package itself with every extra. Safe to run again. (A leg of the device matrix sets itself up with
 # ci/zbench-setup.sh instead.) debootstrap and qemu-user-static are for the emulated arm64 device, which
-# ci/arm64-device.sh builds.
+# ci/arm64-device.sh builds; chromium is the real browser the report's tests load report.html in.
+#
+# The package goes into a virtual environment, .venv at the checkout's root: Debian 12 and Ubuntu 24.04 mark
+# their Python as externally managed (PEP 668), so pip refuses to install into it. The environment is made
+# from the distribution's Python, /usr/bin/python3 (python3-venv gives it ensurepip), or from the interpreter
+# ZBENCH_PYTHON names. Use it as .venv/bin/pytest, .venv/bin/zbench, or after `. .venv/bin/activate`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
-          postgresql libpq5 git shellcheck debootstrap qemu-user-static)
+          postgresql libpq5 git shellcheck debootstrap qemu-user-static python3-venv chromium)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,6 +26,15 @@ if [ ${#missing[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-python3 -m pip install -q --upgrade pip
-python3 -m pip install -q -e ".[test]"
-python3 -m pytest --version
+python="${ZBENCH_PYTHON:-}"
+if [ -z "$python" ]; then
+    if [ -x /usr/bin/python3 ]; then python=/usr/bin/python3; else python=python3; fi
+fi
+if [ ! -x .venv/bin/python ]; then
+    "$python" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
+.venv/bin/python -m pytest --version
+echo "pytest-zbench is installed in .venv ($(.venv/bin/python -c 'import sys; print(sys.version.split()[0])')," \
+     "from $python): run .venv/bin/pytest, or '. .venv/bin/activate' first"

@@ -4,17 +4,23 @@ device's runner, run a device lab's CI.
     zbench history [--history PATH|URL] [--scene ID] [--device NAME] [--metric cpu_ms.p50]
     zbench history export FILE [--history PATH|URL]     copy the history into FILE (a new SQLite file)
     zbench history import FILE [--history PATH|URL]     copy FILE's runs into the history
-    zbench calibrate --device NAME [--history PATH|URL] [--runs N] [-k EXPR] [--from-history]
+    zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [--frames N] [--warmup N]
+                     [-k EXPR] [--results DIR] [--from-history]
+    zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
+    zbench compare A.json B.json                        B judged against A, scene by scene (exit 1: regressed)
+    zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
 
-The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else
-.zbench/history.sqlite.
+The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
+project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the
+plugin writes it (the project's root), so any subfolder of the project finds it.
 
-`calibrate` runs A/A launches through pytest itself (`pytest --zbench-device=NAME --zbench-runs=N
+`calibrate` runs A/A sessions through pytest itself (S times `pytest --zbench-device=NAME --zbench-runs=N
 --zbench-calibrate --zbench-history=PATH`), which records them as calibration runs, then computes each
-scene's noise floor from those runs (regression.calibrate.calibrate_from_runs) and stores it in the history,
-where the regression gate picks it up. `--from-history` skips the pytest step and uses A/A runs already there.
+scene's within- and between-session spread from those runs (regression.calibrate.calibrate_from_runs) and
+stores the figures in the history. The gate uses the A/A sessions themselves for its between-session spread.
+`--from-history` skips the pytest step and uses A/A runs already there.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .regression.calibrate import MIN_CALIBRATION_LAUNCHES
+from .regression.config import DEFAULT_ALPHA
 from .regression.gate import GATING_METRICS, GateConfig
 from .regression.location import HISTORY_ENV, HistoryLocation, parse_location
 
@@ -41,8 +49,8 @@ PYTEST_USAGE_ERROR = 4
 def _parser() -> argparse.ArgumentParser:
     from .regression.history import DEFAULT_HISTORY_PATH
 
-    default = os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY_PATH
-    shown = f"${HISTORY_ENV} if set, else {DEFAULT_HISTORY_PATH}"
+    default = os.environ.get(HISTORY_ENV) or project_history(Path.cwd())
+    shown = f"${HISTORY_ENV} if set, else the nearest {DEFAULT_HISTORY_PATH} here or above"
     history_help = f"history: a SQLite file or a postgresql://USER@HOST:PORT/DB URL (default: {shown})"
     parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration, runner checks and CI")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -58,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     history.add_argument("--scene", metavar="ID", help="only this scene id (default: all)")
     history.add_argument("--device", metavar="NAME", help="only this device (default: all)")
-    history.add_argument("--metric", default="cpu_ms.p50", metavar="METRIC",
+    history.add_argument("--metric", default="cpu_ms.p50", metavar="METRIC", type=_metric,
                          help="per-launch statistic whose per-run median is the series: "
                               f"{', '.join(GATING_METRICS)}, ... (default: cpu_ms.p50)")
     history.add_argument("--last", type=int, default=200, metavar="N",
@@ -66,20 +74,29 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--sig-level", type=float, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
 
-    calibrate = commands.add_parser("calibrate", help="run A/A launches on a device and store its noise floor")
+    calibrate = commands.add_parser("calibrate", help="run A/A sessions on a device and store its spreads")
     calibrate.add_argument("--device", required=True, metavar="NAME", help="device from devices.yaml (required)")
     calibrate.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     calibrate.add_argument("--runs", type=int, default=10, metavar="N",
-                           help="A/A launches per scene (default: 10)")
+                           help=f"A/A launches per scene and session, at least {MIN_CALIBRATION_LAUNCHES} over all sessions "
+                                "(default: 10)")
+    calibrate.add_argument("--frames", type=int, metavar="N", help="measured frames per launch (default: pytest's)")
+    calibrate.add_argument("--warmup", type=int, metavar="N", help="warmup frames per launch (default: pytest's)")
+    calibrate.add_argument("--results", metavar="DIR",
+                           help="artifact folder of the A/A session (default: zbench-results/calibrate-DEVICE, so "
+                                "the last run's results are kept)")
+    calibrate.add_argument("--sessions", type=int, default=3, metavar="S",
+                           help="A/A pytest sessions; two or more show the between-session spread (default: 3)")
     calibrate.add_argument("-k", dest="keyword", metavar="EXPR", help="pytest -k expression selecting scenes")
     calibrate.add_argument("--scene", action="append", metavar="ID",
                            help="calibrate only this scene id (repeatable; default: every scene with A/A runs)")
     calibrate.add_argument("--from-history", action="store_true",
                            help="do not run pytest; calibrate from A/A runs already in the history")
     calibrate.add_argument("--launches", default="5,10", metavar="N,N",
-                           help="launches per side to report the minimum detectable effect for (default: 5,10)")
+                           help="candidate launches to report the minimum detectable effect for (default: 5,10)")
     calibrate.add_argument("--power", type=float, default=0.8, help="power for the MDE (default: 0.8)")
-    calibrate.add_argument("--alpha", type=float, default=0.05, help="significance level (default: 0.05)")
+    calibrate.add_argument("--alpha", type=float, default=DEFAULT_ALPHA,
+                           help=f"the scene's false-alarm rate (default: {DEFAULT_ALPHA})")
 
     check = commands.add_parser("check-runner", help="run the conformance checks against a device's runner",
                                 description="Launch the device's runner through its transport with small jobs "
@@ -98,6 +115,28 @@ def _parser() -> argparse.ArgumentParser:
                        help="golden folder whose software goldens are the reference (default: goldens)")
     check.add_argument("--keep", metavar="DIR", help="keep every launch's job and output files in DIR (new or empty)")
 
+    report = commands.add_parser("report", help="re-render report.html and the Chrome traces of a run.json",
+                                 description="Write report.html (and each scene's <device>/<scene>.trace.json) "
+                                             "again from a results folder's run.json and its CSVs: after an "
+                                             "upgrade of pytest-zbench, or for a run.json copied from CI.")
+    report.add_argument("run", metavar="RUN.json", help="a run.json inside its results folder")
+    report.add_argument("--out", metavar="FILE", help="where the report goes (default: report.html beside RUN.json)")
+
+    compare = commands.add_parser("compare", help="two run.json side by side, B judged against A",
+                                  description="Every scene both runs measured, B (the candidate) judged against A "
+                                              "by the regression gate as --zbench-baseline=A.json would; exit 1 "
+                                              "when a scene regressed.")
+    compare.add_argument("a", metavar="A.json", help="the baseline run.json")
+    compare.add_argument("b", metavar="B.json", help="the candidate run.json")
+    compare.add_argument("--threshold", type=float, default=GateConfig().threshold, metavar="FRACTION",
+                         help=f"smallest slowdown that counts (default: {GateConfig().threshold:g})")
+    compare.add_argument("-v", "--verbose", action="store_true", help="each scene's full verdict message too")
+
+    devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
+    devices.add_argument("--devices", default="devices.yaml", metavar="PATH", help="the inventory (default: devices.yaml)")
+    devices.add_argument("--device", action="append", metavar="NAME", help="only this device (repeatable)")
+    devices.add_argument("--no-probe", action="store_true", help="list the inventory without reaching any device")
+
     from .lab.commands import add_commands
 
     add_commands(commands)  # matrix, summary, leg: each sets `run`
@@ -105,7 +144,24 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except BrokenPipeError:
+        # `zbench history | head`: the reader left. Quietly, and with no second error when Python flushes
+        # stdout at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "compare":
+        return _compare(args)
+    if args.command == "devices":
+        return _devices(args)
     if hasattr(args, "run"):
         return int(args.run(args))
     if args.command == "history":
@@ -113,6 +169,116 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check-runner":
         return _check_runner(args)
     return _calibrate(args)
+
+
+def project_history(start: Path) -> str:
+    """The nearest .zbench/history.sqlite in `start` or a folder above it; the one in `start` if none is."""
+    from .regression.history import DEFAULT_HISTORY_PATH
+
+    for folder in (start, *start.parents):
+        if (folder / DEFAULT_HISTORY_PATH).is_file():
+            return str(folder / DEFAULT_HISTORY_PATH)
+    return DEFAULT_HISTORY_PATH
+
+
+SERIES_STATS = ("p50", "p90", "p95", "p99", "p999", "max", "min", "mean", "stddev", "mad")
+LAUNCH_SCALARS = ("jank", "severe_jank", "jank_share", "longest_stall_ms", "first_frame_ms", "warmup_ms")
+
+
+def _metric(text: str) -> str:
+    """A per-launch statistic: SERIES.STAT (cpu_ms.p50) or a launch's scalar (jank_share); else a usage error."""
+    from .stats import METRICS
+
+    series, _, stat = text.partition(".")
+    if (series in METRICS and stat in SERIES_STATS) or (not stat and text in LAUNCH_SCALARS):
+        return text
+    known = f"{', '.join(f'{m}.STAT' for m in METRICS)} with STAT one of {', '.join(SERIES_STATS)}; or " \
+            f"{', '.join(LAUNCH_SCALARS)}"
+    raise argparse.ArgumentTypeError(f"unknown metric {text!r}: use {known}")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from .regression.baseline import BaselineFileError, read_run_file
+    from .regression.compare_runs import compare_runs, lines
+
+    try:
+        a, b = read_run_file(Path(args.a)), read_run_file(Path(args.b))
+    except BaselineFileError as exc:
+        print(f"zbench compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold))
+    print(f"A: {args.a} (run {str(a.get('run_id', '?'))[:8]})   B: {args.b} (run {str(b.get('run_id', '?'))[:8]})")
+    for line in lines(result):
+        print(line)
+    if args.verbose:
+        for scene in result.scenes:
+            print(f"\n{scene.device}/{scene.scene}:\n{scene.message}")
+    return EXIT_FAILED if result.regressed else EXIT_OK
+
+
+def _devices(args: argparse.Namespace) -> int:
+    from .errors import ZbenchError
+    from .host.device import Device
+    from .inventory import load_inventory
+    from .transports import make_transport
+
+    try:
+        inventory = load_inventory(args.devices)
+        specs = [inventory.get(name) for name in args.device] if args.device else list(inventory.devices.values())
+    except ZbenchError as exc:
+        print(f"zbench devices: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(f"{len(specs)} device(s) in {inventory.path}")
+    unreachable = 0
+    for spec in specs:
+        print(f"{spec.name}: {spec.transport}, backend {spec.backend}, runner {' '.join(spec.runner)}")
+        if args.no_probe:
+            continue
+        device = Device(spec, make_transport(spec))
+        try:
+            probe = device.probe()
+        except ZbenchError as exc:
+            unreachable += 1
+            print(f"  not reachable: {str(exc).splitlines()[0]}")
+            continue
+        finally:
+            device.close()
+        backend = probe.backends.get(spec.backend)
+        machine = f", on {probe.machine.arch}" if probe.machine else ""
+        print(f"  reachable: runner {probe.runner_name} {probe.runner_version}{machine}; backends "
+              f"{', '.join(sorted(probe.backends))}")
+        if backend is None:
+            unreachable += 1
+            print(f"  the runner does not offer backend {spec.backend}")
+        else:
+            renderer = backend.info.get("gl_renderer") or backend.info.get("renderer") or ""
+            print(f"  {spec.backend}: {len(backend.features)} feature(s), timer sources "
+                  f"{', '.join(backend.timer_sources) or 'none'}{'; ' + str(renderer) if renderer else ''}")
+    return EXIT_FAILED if unreachable else EXIT_OK
+
+
+def _report(args: argparse.Namespace) -> int:
+    import json
+
+    from .host.chrome_trace import write_traces
+    from .host.html_report import write_report
+    from .host.run_record import validate_run
+
+    run = Path(args.run)
+    try:
+        document = json.loads(run.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"zbench report: cannot read {run}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    errors = validate_run(document) if isinstance(document, dict) else ["not a JSON object"]
+    if errors:
+        print(f"zbench report: {run} is not a run.json of this version: " + "; ".join(errors[:3]), file=sys.stderr)
+        return EXIT_USAGE
+    results = run.resolve().parent  # run.json's paths are relative to its folder
+    traces = write_traces(document, results)
+    out = write_report(document, results, Path(args.out) if args.out else results / "report.html")
+    print(f"report: {out}; {len(traces)} trace(s) beside the frames CSVs")
+    return EXIT_OK
 
 
 def _check_runner(args: argparse.Namespace) -> int:
@@ -261,18 +427,32 @@ def _calibrate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"zbench calibrate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    if args.runs < 2:
-        print("zbench calibrate: --runs must be at least 2 (a spread needs two launches)", file=sys.stderr)
+    if not args.from_history and args.sessions * args.runs < MIN_CALIBRATION_LAUNCHES:
+        print(f"zbench calibrate: --sessions {args.sessions} x --runs {args.runs}: a noise floor needs at least "
+              f"{MIN_CALIBRATION_LAUNCHES} A/A launches per scene over all sessions (docs/regression.md)",
+              file=sys.stderr)
+        return EXIT_USAGE
+    for name in ("frames", "warmup"):
+        value = getattr(args, name)
+        if value is not None and value < (1 if name == "frames" else 0):
+            print(f"zbench calibrate: --{name} {value}: must be at least {1 if name == 'frames' else 0}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+    if _location("calibrate", args.history, must_exist=args.from_history) is None:
+        return EXIT_USAGE
+    if args.sessions < 1:
+        print("zbench calibrate: --sessions must be at least 1", file=sys.stderr)
         return EXIT_USAGE
     if not args.from_history:
-        status = _run_aa(args)
-        if status == PYTEST_USAGE_ERROR:
-            print("zbench calibrate: pytest rejected the calibration options; the installed plugin needs "
-                  "--zbench-calibrate and --zbench-history (or use --from-history)", file=sys.stderr)
-            return EXIT_FAILED
-        if status not in (0, 1):  # 1 = some tests failed, the A/A launches that ran are still recorded
-            print(f"zbench calibrate: pytest exited with {status}; calibrating from what was recorded",
-                  file=sys.stderr)
+        for session in range(args.sessions):
+            status = _run_aa(args, session)
+            if status == PYTEST_USAGE_ERROR:
+                print("zbench calibrate: pytest rejected the calibration options; the installed plugin needs "
+                      "--zbench-calibrate and --zbench-history (or use --from-history)", file=sys.stderr)
+                return EXIT_FAILED
+            if status not in (0, 1):  # 1 = some tests failed, the A/A launches that ran are still recorded
+                print(f"zbench calibrate: pytest exited with {status}; calibrating from what was recorded",
+                      file=sys.stderr)
     location = _location("calibrate", args.history)
     if location is None:
         return EXIT_FAILED
@@ -290,7 +470,7 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK if report.calibrations else EXIT_FAILED
 
 
-def _run_aa(args: argparse.Namespace) -> int:
+def _run_aa(args: argparse.Namespace, session: int) -> int:
     command = [sys.executable, "-m", "pytest", f"--zbench-device={args.device}", f"--zbench-runs={args.runs}",
                "--zbench-calibrate"]
     env = dict(os.environ)
@@ -302,9 +482,14 @@ def _run_aa(args: argparse.Namespace) -> int:
         env[HISTORY_ENV] = args.history  # a URL may carry a password: never on a command line
     else:
         command.append(f"--zbench-history={args.history}")
+    if args.frames is not None:
+        command.append(f"--zbench-frames={args.frames}")
+    if args.warmup is not None:
+        command.append(f"--zbench-warmup={args.warmup}")
+    command.append(f"--zbench-results={args.results or Path('zbench-results') / f'calibrate-{args.device}'}")
     if args.keyword:
         command += ["-k", args.keyword]
-    print("running A/A launches: " + " ".join(command), flush=True)
+    print(f"running A/A session {session + 1} of {args.sessions}: " + " ".join(command), flush=True)
     return subprocess.call(command, env=env)
 
 

@@ -17,12 +17,17 @@ from typing import Any, TypeGuard
 import yaml
 
 from .errors import InventoryError
+from .yaml_loader import DuplicateKeyError, load_yaml
 
 TRANSPORTS = ("local", "ssh", "adb", "command")
 PLATFORMS = ("linux", "raspberrypi", "android", "macos", "ios", "webos")
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+# An environment variable name a POSIX shell accepts (the ssh and adb transports pass `env` through one).
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Keys whose value is a positive number of seconds.
+SECONDS_KEYS = ("timeout_s", "connect_timeout_s", "keepalive_s")
 # An Android application id: two or more dot-separated segments, each starting with a letter.
-PACKAGE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+$")
+PACKAGE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
 
 COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "display", "workdir", "description",
                "env", "timeout_s", "ci"}
@@ -135,9 +140,12 @@ class Inventory:
 def load_inventory(path: str | Path) -> Inventory:
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise InventoryError(f"{path}: inventory not found; point --zbench-devices at a devices.yaml") from None
+    except DuplicateKeyError as exc:
+        raise InventoryError(f"{path}, line {exc.line}: {exc.key!r} is given twice in one mapping (first at line "
+                             f"{exc.first_line}); device names and keys must be unique: rename or remove one") from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise InventoryError(f"{path}: cannot read the inventory: {exc}") from exc
     if not isinstance(raw, dict) or not isinstance(raw.get("devices"), dict):
@@ -154,7 +162,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         where = f"{path}, device {name!r}" + (f", key {key!r}" if key else "")
         return InventoryError(f"{where}: {message}")
 
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
         raise fail(None, "device names use letters, digits, '.', '_' and '-' only")
     if not isinstance(entry, dict):
         raise fail(None, "each device is a mapping of keys")
@@ -190,14 +198,20 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
     env = entry.get("env", {})
     if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, (str, int, float)) for k, v in env.items()):
         raise fail("env", "expected a mapping of environment variable names to values")
+    for key in env:
+        if not ENV_NAME.fullmatch(key):
+            raise fail("env", f"{key!r} is not an environment variable name (letters, digits and '_', not "
+                              "starting with a digit)")
+    for key in SECONDS_KEYS:
+        value = entry.get(key)
+        if value is not None and (not _is_number(value) or not 0 < value < math.inf):
+            raise fail(key, f"expected a positive number of seconds, got {value!r}")
     timeout = entry.get("timeout_s")
-    if timeout is not None and (not _is_number(timeout) or not 0 < timeout < math.inf):
-        raise fail("timeout_s", "expected a positive number of seconds")
     options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
     for key in ("host", "user", "serial", "adb_host", "package", "layer"):
         if key in options:
             string(key)
-    if "package" in options and not PACKAGE_RE.match(options["package"]):
+    if "package" in options and not PACKAGE_RE.fullmatch(options["package"]):
         raise fail("package", f"{options['package']!r} is not an Android application id such as com.example.bench")
     if "package" in options and platform != "android":
         raise fail("package", "platform frames are read from Android: set platform: android")

@@ -15,11 +15,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import yaml
 
 from .errors import SceneError
+from .golden.tolerance import ToleranceError, validate_tolerances
 from .protocol import MODES, ops_features, walk_ops
 from .protocol.display_list import (
     ANIMATIONS,
@@ -29,19 +30,26 @@ from .protocol.display_list import (
     INTEGER_RANGES,
     KEY_KINDS,
     MAX_COUNT,
+    NON_NEGATIVE_KEYS,
     OPS,
+    POSITIVE_KEYS,
     TEXT_PLACEHOLDERS,
     ValueKind,
 )
+from .protocol.limits import MAX_OPS
+from .regression.config import GATE_METRIC
 from .units import Axis, Length, parse_length
+from .yaml_loader import load_yaml
 
-ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
-PARAM_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
+ID_RE = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+FAMILY_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+PARAM_RE = re.compile(r"[a-z_][a-z0-9_]*")
 PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-COLOR_RE = re.compile(r"^#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?$")
+COLOR_RE = re.compile(r"#[0-9A-Fa-f]{6}(?:[0-9A-Fa-f]{2})?")
 FILE_KEYS = ("family", "description", "defaults", "scenes")
-SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance")
+SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate", "sustained")
+# A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
+GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
 SCENE_KEYS = ("id", "description", "params", "sweep", "ops", "complexity", *SETTING_KEYS)
 # An adaptive scene's `complexity`: what one unit of complexity is, the complexity captures render at, and the
@@ -49,6 +57,20 @@ SCENE_KEYS = ("id", "description", "params", "sweep", "ops", "complexity", *SETT
 COMPLEXITY_KEYS = ("unit", "capture", "max")
 # `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
 MAX_UNROLL = 64
+# Scene cases of one corpus (every file of the scenes folder): each becomes a perf and a golden test per
+# device, and collection expands every one, deselected or not.
+MAX_CASES = 10_000
+
+
+@dataclass(frozen=True)
+class GateOverride:
+    """A scene file's `gate:` settings; None keeps the command line's (or the default) for that setting."""
+
+    threshold: float | None = None
+    metrics: tuple[str, ...] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "metrics": None if self.metrics is None else list(self.metrics)}
 
 
 @dataclass(frozen=True)
@@ -77,6 +99,11 @@ class SceneCase:
     # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
     ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
     complexity: ComplexitySpec | None = None  # set exactly when the scene is adaptive
+    gate: GateOverride | None = None
+    # Minutes of one sustained launch (docs/sustained.md); None: --zbench-sustained decides.
+    sustained_min: float | None = None
+    # The id template the case was expanded from ("fill.alpha.x{layers}"): the cases of one sweep share it.
+    sweep: str = ""
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -118,7 +145,7 @@ def load_scene_file(path: Path) -> list[SceneCase]:
                           "'family', 'description', 'defaults')")
     _check_keys(doc, FILE_KEYS, ("scenes",), where, "a scene file")
     family = doc.get("family", path.stem)
-    if not isinstance(family, str) or not FAMILY_RE.match(family):
+    if not isinstance(family, str) or not FAMILY_RE.fullmatch(family):
         raise where.at("family").error(f"family {family!r} must match {FAMILY_RE.pattern} (it starts every id); "
                                        "set 'family:' or rename the file")
     file_description = _string(doc.get("description", ""), where.at("description"))
@@ -140,54 +167,51 @@ def load_scene_file(path: Path) -> list[SceneCase]:
 def load_corpus(directory: Path) -> tuple[list[SceneCase], list[SceneError]]:
     """Every case of every *.yaml in `directory` (sorted by name), and the errors of the files that failed.
 
-    A bad file does not stop the others: the suite still runs what it can and reports the rest. A case whose
-    id another file already uses is an error and is dropped, since ids name golden images.
+    A bad file does not stop the others: the suite still runs what it can and reports the rest. A file with
+    a case whose id another file already uses is an error (CorpusIndex), since ids name golden images.
     """
     directory = Path(directory)
     if not directory.is_dir():
         return [], [SceneError(directory, "is not a directory of scene files")]
     cases: list[SceneCase] = []
     errors: list[SceneError] = []
-    owner: dict[str, Path] = {}
+    index = CorpusIndex()
     for path in sorted(directory.glob("*.yaml")):
         try:
-            file_cases = load_scene_file(path)
+            file_cases = index.add(path, load_scene_file(path))
         except SceneError as error:
             errors.append(error)
             continue
-        for case in file_cases:
-            if case.id in owner:
-                errors.append(SceneError(path, f"id {case.id!r} is already used in {owner[case.id]}; ids name "
-                                               "golden images, so they must be unique across files: rename one",
-                                         scene=case.id, key="id"))
-                continue
-            owner[case.id] = path
-            cases.append(case)
+        cases.extend(file_cases)
     return cases, errors
 
 
+class CorpusIndex:
+    """The scene files of one corpus, added one by one (the plugin collects them file by file): a scene id
+    belongs to one file only, and the corpus holds at most MAX_CASES cases."""
+
+    def __init__(self) -> None:
+        self.owner: dict[str, Path] = {}
+        self.count = 0
+
+    def add(self, path: Path, cases: list[SceneCase]) -> list[SceneCase]:
+        """The file's cases, once checked against the files added before; raises SceneError naming both
+        files of a shared id, or the cap. A refused file adds nothing."""
+        for case in cases:
+            first = self.owner.get(case.id)
+            if first is not None and first != path:
+                raise SceneError(path, f"id {case.id!r} is already used in {first}; ids name golden images and "
+                                       "results, so they must be unique across the scene files: rename one",
+                                 scene=case.id, key="id")
+        if self.count + len(cases) > MAX_CASES:
+            raise SceneError(path, f"the scene files hold more than {MAX_CASES} scene cases (the cap on one "
+                                   f"corpus; {self.count} before this file, {len(cases)} in it): shrink the sweeps")
+        self.owner.update({case.id: path for case in cases})
+        self.count += len(cases)
+        return cases
+
+
 # --- reading -------------------------------------------------------------------------------------------------
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """yaml.safe_load's loader, except that a key given twice is an error instead of silently the last one."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        if key_node.tag == "tag:yaml.org,2002:merge":
-            continue
-        key = loader.construct_object(key_node, deep=deep)
-        if not isinstance(key, (str, int, float, bool)):
-            continue  # unhashable keys are left to SafeLoader, which rejects them
-        if key in seen:
-            raise yaml.constructor.ConstructorError(None, None, f"key {key!r} is given twice", key_node.start_mark)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
 
 
 def _read_yaml(path: Path) -> Any:
@@ -196,9 +220,17 @@ def _read_yaml(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise SceneError(path, f"cannot read the file: {exc}") from exc
     try:
-        return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader: no arbitrary objects
+        return load_yaml(text)
     except yaml.YAMLError as exc:
-        raise SceneError(path, f"not valid YAML: {exc}") from exc
+        hint = ""
+        if _UNQUOTED_COLOR.search(text):
+            hint = ("\nAn unquoted # starts a YAML comment, which cuts a flow mapping such as "
+                    "{op: rect, color: #3366CC} short: quote colours, color: \"#3366CC\".")
+        raise SceneError(path, f"not valid YAML: {exc}{hint}") from exc
+
+
+# `color: #3366CC` (or `- #3366CC`) outside quotes: YAML reads everything from the # on as a comment.
+_UNQUOTED_COLOR = re.compile(r"[:\[,-]\s+#[0-9A-Fa-f]{6}")
 
 
 # --- errors --------------------------------------------------------------------------------------------------
@@ -240,6 +272,8 @@ class _Settings:
     mode: str | None = None
     capture: tuple[int, ...] | None = None  # None: chosen from the scene's animations (_auto_capture)
     tolerance: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    gate: GateOverride | None = None
+    sustained_min: float | None = None
 
 
 def _expand_scene(raw: Any, index: int, path: Path, family: str, file_description: str, defaults: _Settings,
@@ -282,6 +316,9 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             description=_substitute(description, values, case_where.at("description")),
             ops=ops,
             complexity=complexity,
+            gate=settings.gate,
+            sustained_min=settings.sustained_min,
+            sweep=template,
         ))
     return cases
 
@@ -323,8 +360,14 @@ def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:
             if not isinstance(values, list) or not values:
                 raise where.at(str(name)).error("a swept param needs a non-empty list of values, e.g. [1, 2, 4, 8]")
         names = list(sweep)
+        total = math.prod(len(sweep[n]) for n in names)
+        if total > MAX_CASES:
+            raise where.error(f"the sweep makes {total} cases, more than the {MAX_CASES} a corpus may hold: "
+                              "sweep fewer values")
         return [dict(zip(names, values)) for values in itertools.product(*(sweep[n] for n in names))]
     if isinstance(sweep, list) and sweep and all(isinstance(case, dict) and case for case in sweep):
+        if len(sweep) > MAX_CASES:
+            raise where.error(f"the sweep lists {len(sweep)} cases, more than the {MAX_CASES} a corpus may hold")
         case_names = set(sweep[0])
         for position, case in enumerate(sweep):
             if set(case) != case_names:
@@ -350,7 +393,7 @@ def _case_id(template: str, combination: Mapping[str, Any], family: str, where: 
     if "/" in case_id or "\\" in case_id or ".." in case_id:
         raise where.error(f"id {case_id!r} contains '/', '\\' or '..'; ids become file names and must stay "
                           "inside their folder")
-    if not ID_RE.match(case_id):
+    if not ID_RE.fullmatch(case_id):
         raise where.error(f"id {case_id!r} must match {ID_RE.pattern} (lower case, digits, '_', '.', '-')")
     if not case_id.startswith(family + "."):
         raise where.error(f"id {case_id!r} must start with the family name, '{family}.'")
@@ -382,6 +425,12 @@ def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settin
         settings = replace(settings, mode=raw["mode"])
     if "capture" in raw:
         settings = replace(settings, capture=_capture(raw["capture"], where.at("capture")))
+    if "sustained" in raw:
+        minutes = raw["sustained"]
+        if minutes is not None and not _positive_number(minutes):
+            raise where.at("sustained").error(f"sustained must be a positive number of minutes (one long launch "
+                                              f"of the scene, docs/sustained.md) or null, got {minutes!r}")
+        settings = replace(settings, sustained_min=None if minutes is None else float(minutes))
     if "tolerance" in raw:
         tolerance = dict(settings.tolerance)
         for backend, values in _mapping(raw["tolerance"], where.at("tolerance")).items():
@@ -389,8 +438,41 @@ def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settin
                 raise where.at("tolerance").at(str(backend)).error(
                     "tolerance maps a backend name to its settings, e.g. {software: {max_delta: 0}}")
             tolerance[backend] = {**tolerance.get(backend, {}), **values}
+        try:  # checked now, not when a golden first exists: --zbench-update-goldens must not write under a typo
+            validate_tolerances(tolerance)
+        except ToleranceError as exc:
+            raise where.at("tolerance").at(exc.key).error(str(exc)) from None
         settings = replace(settings, tolerance=tolerance)
+    if "gate" in raw:
+        settings = replace(settings, gate=_gate(raw["gate"], settings.gate, where.at("gate")))
     return settings
+
+
+def _gate(raw: Any, base: GateOverride | None, where: _Where) -> GateOverride:
+    """`gate: {threshold: 0.25, metrics: [cpu_ms.p50, jank_share]}`: a scene's own bar and gated metrics, over
+    the defaults' (a key left out keeps the defaults' value, then the command line's)."""
+    gate = _mapping(raw, where)
+    _check_keys(gate, GATE_KEYS, (), where, "gate")
+    out = base or GateOverride()
+    if "threshold" in gate:
+        threshold = gate["threshold"]
+        if not (_number(threshold) and 0 <= threshold < math.inf):
+            raise where.at("threshold").error(f"threshold must be a slowdown ratio >= 0 such as 0.25 (25 %), "
+                                              f"got {threshold!r}")
+        out = replace(out, threshold=float(threshold))
+    if "metrics" in gate:
+        metrics = gate["metrics"]
+        if not isinstance(metrics, list) or not metrics or not all(isinstance(m, str) for m in metrics):
+            raise where.at("metrics").error(f"metrics must be a non-empty list of gate metrics such as "
+                                            f"[cpu_ms.p50, jank_share], got {metrics!r}")
+        bad = [m for m in metrics if not GATE_METRIC.fullmatch(m)]
+        if bad:
+            raise where.at("metrics").error(f"{', '.join(map(repr, bad))} is not a gate metric: give statistics "
+                                            "such as cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share")
+        if len(set(metrics)) != len(metrics):
+            raise where.at("metrics").error(f"metrics names a metric twice: {metrics!r}")
+        out = replace(out, metrics=tuple(metrics))
+    return out
 
 
 def _capture(raw: Any, where: _Where) -> tuple[int, ...]:
@@ -422,7 +504,7 @@ def _params(raw: Any, where: _Where) -> dict[str, Any]:
 
 
 def _param_name(name: Any, where: _Where) -> None:
-    if not isinstance(name, str) or not PARAM_RE.match(name):
+    if not isinstance(name, str) or not PARAM_RE.fullmatch(name):
         raise where.error(f"param name {name!r} must match {PARAM_RE.pattern}")
     if name in TEXT_PLACEHOLDERS:
         raise where.error(f"{{{name}}} is filled in by the runner; choose another param name")
@@ -467,12 +549,26 @@ def _ops(raw: Any, where: _Where) -> list[dict[str, Any]]:
     if not isinstance(raw, list) or not raw:
         raise where.error("'ops' must be a non-empty list of ops")
     ops: list[dict[str, Any]] = []
+    count = 0
     for index, item in enumerate(raw):
         if isinstance(item, dict) and "unroll" in item:
-            ops.extend(_unroll(item, where.at(index)))
+            added = _unroll(item, where.at(index))
         else:
-            ops.append(_op(item, where.at(index)))
+            added = [_op(item, where.at(index))]
+        ops.extend(added)
+        count += _op_count(added)
+        if count > MAX_OPS:
+            raise where.error(_too_many_ops(count))
     return ops
+
+
+def _op_count(ops: list[dict[str, Any]]) -> int:
+    return sum(1 for _ in walk_ops(ops))
+
+
+def _too_many_ops(count: int) -> str:
+    return (f"{count} ops, more than the {MAX_OPS} a job may hold (nested and unrolled ops included): draw many "
+            "copies with `repeat`, which the runner loops, instead of `unroll`")
 
 
 def _unroll(raw: dict[str, Any], where: _Where) -> list[dict[str, Any]]:
@@ -481,6 +577,8 @@ def _unroll(raw: dict[str, Any], where: _Where) -> list[dict[str, Any]]:
     _check_keys(raw, ("unroll", "ops"), ("unroll", "ops"), where, "an unroll block")
     count = _integer(1, MAX_UNROLL)(raw["unroll"], where.at("unroll"))
     body = _ops(raw["ops"], where.at("ops"))
+    if count * _op_count(body) > MAX_OPS:  # refused before the copies are made: nested unrolls multiply
+        raise where.error(_too_many_ops(count * _op_count(body)))
     return [op for _ in range(count) for op in body]
 
 
@@ -510,11 +608,34 @@ def _shape(raw: Any, where: _Where) -> dict[str, Any]:
 Validator = Callable[[Any, _Where], Any]
 
 
-def _length(axis: Axis) -> Validator:
+def _length(axis: Axis, sign: Sign = None) -> Validator:
+    def plain(value: Any, at: _Where) -> Length:
+        return _static_length(value, at, axis)
+
+    def static(value: Any, at: _Where) -> Length:
+        return _signed(plain(value, at), value, at, sign)
+
+    def moving(value: Any, at: _Where) -> Length:  # an animated size may start from, or pass through, 0
+        return _signed(plain(value, at), value, at, "non_negative" if sign else None)
+
     def check(raw: Any, where: _Where) -> Any:
-        return _animated(raw, where, lambda value, at: _static_length(value, at, axis))
+        return _animated(raw, where, static, animated=moving, delta=plain)
 
     return check
+
+
+Sign = Literal["positive", "non_negative"] | None
+
+
+def _signed(length: Length, raw: Any, where: _Where, sign: Sign) -> Length:
+    """Refuse a length that is out of range on every surface (one with a relative term, "100% - 8", may
+    still be right on some surfaces, and is resolved per job)."""
+    coefficients = (length.px, length.width, length.height, length.vmin, length.vmax)
+    if sign == "positive" and max(coefficients) <= 0:
+        raise where.error(f"must be greater than 0, got {raw!r}: a size of 0 or less draws nothing")
+    if sign == "non_negative" and max(coefficients) <= 0 and min(coefficients) < 0:
+        raise where.error(f"must be 0 or more, got {raw!r}")
+    return length
 
 
 def _static_length(raw: Any, where: _Where, axis: Axis) -> Length:
@@ -524,8 +645,10 @@ def _static_length(raw: Any, where: _Where, axis: Axis) -> Length:
         raise where.error(str(exc)) from None
 
 
-def _animated(raw: Any, where: _Where, leaf: Validator) -> Any:
-    """A plain value checked by `leaf`, or an animation whose values are each checked by `leaf`."""
+def _animated(raw: Any, where: _Where, leaf: Validator, *, animated: Validator | None = None,
+              delta: Validator | None = None) -> Any:
+    """A plain value checked by `leaf`, or an animation whose values are each checked by `animated` (default
+    `leaf`), its amplitude (a difference, not a value) by `delta`."""
     if not isinstance(raw, dict):
         return leaf(raw, where)
     kind = raw.get("anim")
@@ -537,12 +660,13 @@ def _animated(raw: Any, where: _Where, leaf: Validator) -> Any:
     _check_keys(raw, keys, keys, where, f"anim {kind!r}")
     anim: dict[str, Any] = {"anim": kind}
     for key in value_keys:
+        check = (delta if key == "amplitude" else animated) or leaf
         if key == "values":
             if not isinstance(raw[key], list) or not raw[key]:
                 raise where.at(key).error("a step animation needs a non-empty list of values")
-            anim[key] = [leaf(item, where.at(key).at(i)) for i, item in enumerate(raw[key])]
+            anim[key] = [check(item, where.at(key).at(i)) for i, item in enumerate(raw[key])]
         else:
-            anim[key] = leaf(raw[key], where.at(key))
+            anim[key] = check(raw[key], where.at(key))
     frames = raw[frames_key]
     if frames_key == "every" and not (_whole(frames) and frames >= 1):
         raise where.at(frames_key).error(f"'every' is a whole number of frames >= 1, got {frames!r}")
@@ -564,7 +688,7 @@ def _opacity(raw: Any, where: _Where) -> Any:
 def _color(raw: Any, where: _Where) -> str:
     if raw is None:
         raise where.error("no colour: an unquoted # starts a YAML comment; quote it, e.g. color: \"#3366CC\"")
-    if not isinstance(raw, str) or not COLOR_RE.match(raw):
+    if not isinstance(raw, str) or not COLOR_RE.fullmatch(raw):
         raise where.error(f"colour must be \"#RRGGBB\" or \"#RRGGBBAA\", got {raw!r}")
     # One spelling in jobs, so identical scenes produce identical job files.
     return (raw if len(raw) == 9 else raw + "FF").upper()
@@ -633,11 +757,12 @@ def _boolean(raw: Any, where: _Where) -> bool:
 
 def _validator(key: str, kind: ValueKind) -> Validator:
     """The check of one display-list key, from the kind the protocol gives it."""
+    sign: Sign = "positive" if key in POSITIVE_KEYS else "non_negative" if key in NON_NEGATIVE_KEYS else None
     if kind in ("x", "y"):
-        return _length(kind)
+        return _length(kind, sign)
     if kind == "length":
         # Neither horizontal nor vertical: "%" is refused, vw / vh / vmin / vmax say what is meant.
-        return _length(None)
+        return _length(None, sign)
     if kind == "integer":
         return _integer(*INTEGER_RANGES[key])
     if kind == "choice":

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
 from .errors import UsageError
 from .protocol import MODES
+from .regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
-from .regression.config import DEFAULT_THRESHOLD, GATE_METRIC
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 from .regression.location import HISTORY_ENV, HistoryLocation, parse_location, postgres_driver_missing
 
@@ -26,6 +27,9 @@ DEFAULT_MODE = "paced"
 QUICK = {"runs": 2, "warmup": 5, "frames": 30}
 
 BASELINE_KEYWORDS = ("history", "none")
+
+# Sustained mode (docs/sustained.md): conditions every 5 s resolve a thermal time constant of tens of seconds.
+DEFAULT_SUSTAINED_INTERVAL_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -72,16 +76,26 @@ OPTIONS: tuple[Option, ...] = (
            "what perf tests are judged against: history (the recent comparable runs in --zbench-history), "
            "none (no gate), or the path of an earlier run.json (default: history)", "history"),
     Option("threshold", "--zbench-threshold", "zbench_threshold",
-           f"smallest slowdown the gate calls a regression, whatever the noise (default: {DEFAULT_THRESHOLD})",
-           DEFAULT_THRESHOLD, float),
+           "smallest slowdown the gate calls a regression, whatever the noise; a scene file's gate: threshold "
+           f"wins (default: {DEFAULT_THRESHOLD} against a history or run.json, {DEFAULT_AB_THRESHOLD} in A/B, "
+           "where interleaving cancels session offsets)", None, float),
     Option("gate_metrics", "--zbench-gate-metrics", "zbench_gate_metrics",
-           "per-launch statistics the gate judges, comma separated; a tail metric (p95) varies between sessions "
-           f"on a shared host, gate p50 there (default: {','.join(DEFAULT_GATE_METRICS)})",
-           ",".join(DEFAULT_GATE_METRICS)),
+           "per-launch statistics the gate judges, comma separated, tested together as one family (the scene's "
+           "false-alarm rate is what alpha 0.01 controls); a scene file's gate: metrics wins "
+           f"(default: {','.join(DEFAULT_GATE_METRICS)} against a history or run.json; A/B adds "
+           f"{','.join(m for m in AB_GATING_METRICS if m not in DEFAULT_GATE_METRICS)})", None),
     Option("ab", "--zbench-ab", "zbench_ab",
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
            "(default: off)", None),
+    Option("sustained_min", "--zbench-sustained", "zbench_sustained",
+           "sustained mode: one launch per scene running this many minutes (fractions allowed), with the "
+           "device's conditions sampled during it; burst vs sustained speed, time to steady state and the "
+           "thermal trajectory in run.json (docs/sustained.md; default: off, or the scene's `sustained` key)",
+           None, float),
+    Option("sustained_interval_s", "--zbench-sustained-interval", "zbench_sustained_interval",
+           f"seconds between condition samples during a sustained launch (default: {DEFAULT_SUSTAINED_INTERVAL_S:g})",
+           DEFAULT_SUSTAINED_INTERVAL_S, float),
     Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
            "folder of the remote devices' lease files, shared by every session that may use them "
            "(default: zbench-leases-<uid> in the temporary folder)", None),
@@ -106,12 +120,15 @@ class Settings:
     history: HistoryLocation = HistoryLocation.file(DEFAULT_HISTORY)  # str() has no password
     baseline: str = "history"  # history | none | file
     baseline_file: Path | None = None  # the run.json when baseline == "file"
-    threshold: float = DEFAULT_THRESHOLD
-    gate_metrics: tuple[str, ...] = DEFAULT_GATE_METRICS
+    threshold: float | None = None  # None: the mode's default (regression/config.py)
+    gate_metrics: tuple[str, ...] | None = None  # None: the mode's default (regression/config.py)
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.health.default_lease_dir()
+    sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
+    sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
+    ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -121,15 +138,27 @@ class Settings:
             return device_timeout
         return 60.0 + 20.0 * (self.warmup + self.frames) / refresh_hz
 
+    def probe_timeout(self, device_timeout: float | None, default: float) -> float:
+        """The deadline of a runner's probe: the one a launch is given explicitly, else `default`."""
+        if self.timeout_s is not None:
+            return self.timeout_s
+        return device_timeout if device_timeout is not None else default
+
 
 # --zbench-update-goldens: which goldens may be written from trusted captures (golden/store.decide_update).
 UpdatePolicy = Literal["missing", "failed", "all"]
 UPDATE_MODES: tuple[UpdatePolicy, ...] = get_args(UpdatePolicy)
 
 
+def running_in_ci(environ: Mapping[str, str]) -> bool:
+    """CI=true, as GitHub Actions, GitLab CI and ci/test.sh's `.ci/run` set it: a session whose devices a CI
+    run is meant to exercise, where a scene test a device cannot run fails instead of skipping."""
+    return environ.get("CI", "").strip().lower() == "true"
+
+
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                    update_goldens: str | None = None, calibrate: bool = False,
-                   check_runner: bool = False) -> Settings:
+                   check_runner: bool = False, ci: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -162,7 +191,15 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         p = Path(str(value)).expanduser()
         return p if p.is_absolute() else rootdir / p
 
-    if not 0 <= values["threshold"] < math.inf:
+    results = path(values["results"])
+    _check_results_folder(results)
+    scenes_dir = path(values["scenes_dir"])
+    if get(_option("scenes_dir")) not in (None, "") and not scenes_dir.is_dir():
+        # The default folder may be missing (a project that only uses the fixtures); a named one may not.
+        raise UsageError(f"--zbench-scenes (ini zbench_scenes): {scenes_dir} is not a folder; give the folder "
+                         "that holds the scene files (*.yaml)")
+
+    if values["threshold"] is not None and not 0 <= values["threshold"] < math.inf:
         raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
     baseline = str(values["baseline"])
     baseline_file = None
@@ -172,9 +209,10 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
             raise UsageError(f"--zbench-baseline: {baseline_file} is not a file; give history, none, or the "
                              "path of an earlier run.json")
         baseline = "file"
-    gate_metrics = tuple(m.strip() for m in str(values["gate_metrics"]).split(",") if m.strip())
-    bad = [m for m in gate_metrics if not GATE_METRIC.fullmatch(m)]
-    if bad or not gate_metrics:
+    gate_metrics = (None if values["gate_metrics"] is None else
+                    tuple(m.strip() for m in str(values["gate_metrics"]).split(",") if m.strip()))
+    bad = [m for m in gate_metrics or () if not GATE_METRIC.fullmatch(m)]
+    if bad or gate_metrics == ():
         raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
                          "cpu_ms.p50, gpu_ms.p95, frame_ms.p99, jank_share or adaptive.score, comma separated")
     try:
@@ -186,6 +224,16 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     ab = values["ab"].strip() if isinstance(values["ab"], str) and values["ab"].strip() else None
     if values["ab"] is not None and ab is None:
         raise UsageError("--zbench-ab: give the B runner, a device name or an argv string")
+    sustained = values["sustained_min"]
+    if sustained is not None and not 0 < sustained < math.inf:
+        raise UsageError(f"--zbench-sustained: {sustained!r}; give the launch's duration in minutes, such as 10 "
+                         "or 0.5")
+    if not 0 < values["sustained_interval_s"] < math.inf:
+        raise UsageError(f"--zbench-sustained-interval: {values['sustained_interval_s']!r}; give a positive "
+                         "number of seconds")
+    if sustained is not None and (ab or calibrate):
+        raise UsageError("--zbench-sustained runs one long launch per scene; it cannot be combined with "
+                         f"{'--zbench-ab' if ab else '--zbench-calibrate'}")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")
@@ -193,9 +241,9 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     return Settings(
         devices=devices,
         inventory=path(values["inventory"]),
-        scenes_dir=path(values["scenes_dir"]),
+        scenes_dir=scenes_dir,
         goldens_dir=path(values["goldens_dir"]),
-        results=path(values["results"]),
+        results=results,
         runs=values["runs"],
         frames=values["frames"],
         warmup=values["warmup"],
@@ -213,7 +261,31 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         calibrate=calibrate,
         check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
+        sustained_min=sustained,
+        sustained_interval_s=values["sustained_interval_s"],
+        ci=ci,
     )
+
+
+def _check_results_folder(results: Path) -> None:
+    """A results folder that is a file, or that cannot be written, is one usage error now instead of a
+    traceback in every test. Nothing is created here: a session that measures nothing writes nothing."""
+    flag = "--zbench-results (ini zbench_results)"
+    existing = results
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        what = "is a file" if existing == results else f"cannot be created: {existing} is a file"
+        raise UsageError(f"{flag}: {results} {what}, not a folder; give a folder for run.json and the other "
+                         "artifacts")
+    if existing != results:
+        return  # created by the first artifact; a parent that refuses it fails that artifact, named
+    try:  # os.access is not enough: root passes it on a read-only (immutable) folder
+        with tempfile.TemporaryFile(dir=results, prefix=".zbench-write-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{flag}: cannot write into {results}: {exc.strerror or exc}; give a writable "
+                         "folder") from None
 
 
 def _option(name: str) -> Option:

@@ -10,16 +10,22 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .protocol import MODES, Mode
+from .protocol import MODES, PREEMPTIONS_COLUMN, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
 PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p999", 99.9))
+# How a percentile is computed: numpy's "linear" method (Hyndman & Fan type 7, the default of numpy, R and
+# Excel's PERCENTILE.INC): the value at rank (n - 1) q / 100, interpolated linearly between the two nearest.
+PERCENTILE_METHOD: Literal["linear"] = "linear"
+# A tail percentile from fewer values than this is mostly one or two frames: it is flagged `unreliable`
+# (run.json) and shown with `~` (terminal), never hidden. p99 needs 100 frames for one frame past it, p99.9 1,000.
+RELIABLE_FROM: Mapping[str, int] = {"p99": 100, "p999": 1000}
 METRICS: tuple[str, ...] = ("cpu_ms", "gpu_ms", "interval_ms", "frame_ms")
 MAD_TO_SIGMA = 1.4826  # makes the MAD a consistent estimator of a normal sigma
 MS_DIGITS = 4
@@ -66,12 +72,22 @@ class Distribution:
     mad: float
     hist: tuple[int, ...]
 
+    @property
+    def unreliable(self) -> list[str]:
+        """The percentiles computed from too few values to trust (RELIABLE_FROM)."""
+        return unreliable_percentiles(self.n)
+
     def to_dict(self) -> dict[str, Any]:
         return _rounded(
             {"n": self.n, **{name: getattr(self, name) for name, _ in PERCENTILES},
              "max": self.max, "min": self.min, "mean": self.mean, "stddev": self.stddev, "mad": self.mad,
-             "hist": self.hist}
+             "hist": self.hist, "unreliable": self.unreliable}
         )
+
+
+def unreliable_percentiles(n: int) -> list[str]:
+    """The percentiles of PERCENTILES that n values cannot give reliably, in PERCENTILES order."""
+    return [name for name, _ in PERCENTILES if n < RELIABLE_FROM.get(name, 0)]
 
 
 def histogram(values: np.ndarray) -> tuple[int, ...]:
@@ -86,7 +102,7 @@ def distribution(values: ArrayLike) -> Distribution | None:
     x = _finite(values)
     if x.size == 0:
         return None
-    pct = np.percentile(x, [q for _, q in PERCENTILES], method="linear")
+    pct = np.percentile(x, [q for _, q in PERCENTILES], method=PERCENTILE_METHOD)
     median = float(np.median(x))
     return Distribution(
         n=int(x.size),
@@ -136,15 +152,25 @@ class LaunchSamples:
 
 
 def frame_times(samples: LaunchSamples) -> np.ndarray:
-    """The series jank is judged on.
+    """The series jank and frame_ms are judged on: the frame-to-frame interval, in both modes.
 
-    Paced: the present interval, which is what the user sees. Uncapped: the present interval only shows
-    how fast frames were pushed, so the frame's cost is its slower side, max(cpu_ms, gpu_ms), with
-    cpu_ms alone where the GPU time is unknown (docs/methodology.md §4: use GPU and CPU time when vsync hides headroom).
+    Paced: the present interval on the simulated vsync, which is what the user sees. Uncapped: the time from
+    one frame's end to the next's, which is the real cost of a frame, whatever the backend: it contains the
+    CPU work, the GPU work the backend waits for (its frames-in-flight limit) and the loop's own overhead. Not
+    max(cpu_ms, gpu_ms): a GPU backend's cpu_ms ends at the submit and a timer query may see one tile, so on
+    llvmpipe that read 0.13 ms for frames that took 2.49 ms (docs/methodology.md §4).
     """
-    if samples.mode == "paced":
-        return samples.interval_ms.copy()
-    return np.fmax(samples.cpu_ms, samples.gpu_ms)  # fmax ignores a NaN on either side
+    return samples.interval_ms.copy()
+
+
+def throughput_fps(samples: LaunchSamples) -> float | None:
+    """Uncapped: measured frames per second of wall time (frames / the sum of their intervals). Paced: None,
+    the display's refresh decides it."""
+    if samples.mode != "uncapped":
+        return None
+    known = _finite(samples.interval_ms)
+    total = float(known.sum())
+    return known.size * 1000.0 / total if known.size and total > 0 else None
 
 
 @dataclass(frozen=True)
@@ -167,6 +193,10 @@ class LaunchSummary:
     partial: bool
     mode: Mode
     budget_ms: float
+    fps: float | None = None  # uncapped: throughput_fps
+    # Measured frames the kernel preempted (the runner's `preemptions` counter > 0), over those where it is
+    # known; None when the runner does not count them (docs/regression.md, "A busy host").
+    preempted_share: float | None = None
     # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
     # regression gate reads as the per-launch metric `adaptive.score`.
     adaptive: Mapping[str, Any] | None = None
@@ -180,12 +210,18 @@ class LaunchSummary:
             "gpu_source": self.gpu_source, "jank": self.jank, "severe_jank": self.severe_jank,
             "longest_stall_ms": self.longest_stall_ms, "first_frame_ms": self.first_frame_ms,
             "warmup_ms": self.warmup_ms, "counters": self.counters, "partial": self.partial,
-            "mode": self.mode, "budget_ms": self.budget_ms,
+            "mode": self.mode, "budget_ms": self.budget_ms, "fps": self.fps,
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
+        out["preempted_share"] = _rounded(self.preempted_share, SHARE_DIGITS)
         if self.adaptive is not None:
             out["adaptive"] = _rounded(self.adaptive, SHARE_DIGITS)
         return out
+
+
+def preempted_share(samples: LaunchSamples) -> float | None:
+    known = _finite(samples.counters.get(PREEMPTIONS_COLUMN, np.empty(0)))
+    return float(np.count_nonzero(known > 0)) / known.size if known.size else None
 
 
 def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None, float | None]:
@@ -238,6 +274,8 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
         partial=samples.partial,
         mode=samples.mode,
         budget_ms=float(budget_ms),
+        fps=throughput_fps(samples),
+        preempted_share=preempted_share(samples),
     )
 
 
@@ -277,6 +315,7 @@ class SceneSummary:
     gpu_source: str | None
     notes: list[str] = field(default_factory=list)
     mode: str | None = None
+    fps: float | None = None  # uncapped: the median over launches of their throughput (frames per second)
 
     def to_dict(self) -> dict[str, Any]:
         out = _rounded({
@@ -284,7 +323,7 @@ class SceneSummary:
             "mode": self.mode, "metrics": self.metrics, "jank": self.jank, "severe_jank": self.severe_jank,
             "longest_stall_ms": self.longest_stall_ms, "per_run_medians": self.per_run_medians,
             "per_run": self.per_run, "cold": self.cold, "counters": self.counters,
-            "gpu_source": self.gpu_source, "notes": self.notes,
+            "gpu_source": self.gpu_source, "notes": self.notes, "fps": self.fps,
         })
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
         return out
@@ -305,6 +344,8 @@ def _across(dists: Sequence[Distribution | None]) -> dict[str, Any] | None:
         **{name: float(np.median(col[name])) for name in ("mean", "stddev", "mad")},
         "hist": [int(c) for c in np.sum([d.hist for d in present], axis=0)],
         "noise_floor": _noise_or_none(medians),
+        # A launch's percentile comes from its own frames: the scene's is unreliable if any launch's is.
+        "unreliable": unreliable_percentiles(int(col["n"].min())),
     }
 
 
@@ -357,11 +398,6 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
         which = "; ".join(f"{src} in runs {', '.join(map(str, runs))}" for src, runs in sorted(sources.items()))
         notes.append(f"gpu_ms omitted: runs disagree on gpu_source ({which}); never compared across sources")
         dropped.add("gpu_ms")
-        if modes == ["uncapped"]:
-            # Uncapped frame_ms is max(cpu_ms, gpu_ms), so it carries the same mix of timers.
-            notes.append("frame_ms omitted: uncapped frame times include gpu_ms from different sources; "
-                         "jank counts are per run and still summed")
-            dropped.add("frame_ms")
 
     metrics: dict[str, dict[str, Any]] = {}
     per_run_medians: dict[str, list[float | None]] = {}
@@ -396,4 +432,5 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
         gpu_source=gpu_source,
         notes=notes,
         mode=modes[0] if modes else None,
+        fps=_median_max([launch.fps for launch in launches])["median"],
     )

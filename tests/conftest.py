@@ -23,7 +23,8 @@ scenes:
     ops:
       - unroll: "{layers}"
         ops:
-          - {op: rect, x: 0, y: 0, w: "100%", h: "100%", color: "#3366CC80"}
+          # Inset by 1 px: a capture of one colour would be a vacuous golden (docs/goldens.md).
+          - {op: rect, x: 1, y: 1, w: "100% - 2", h: "100% - 2", color: "#3366CC80"}
 """
 
 SCENES_ROUNDED = """\
@@ -99,6 +100,9 @@ def _no_history_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Project:
     # The subprocess must import this checkout's package even when it is not installed.
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
+    # A project's sessions are the plugin's own tests, not a CI run of their devices, even when these tests run
+    # in CI: a test about CI's rule (a scene a device cannot run fails) sets CI=true itself.
+    monkeypatch.delenv("CI", raising=False)
     return Project(pytester)
 
 

@@ -1,7 +1,8 @@
 """Adaptive scenes end to end: real launches of the reference runner planned by the host, the score and its
 interval recomputed from the per-frame CSV by a fit written separately here, the properties, the table and
-the report; a runner that burns a known time in every frame scores lower in proportion, and the gate calls
-that a regression, against the history and in A/B.
+the report; a runner that burns a known time in every frame scores lower in proportion, and the gate judges
+it on the score alone: a regression in A/B, inconclusive against a history of one session (its
+between-session spread cannot be estimated, as for any metric).
 
 The scene draws tiny rects on a 64x48 surface of a 20 Hz display (a 50 ms budget), on a runner that
 busy-waits a known 1 ms per draw call: the score is then about 40 rects on any machine. The busy-wait runs on
@@ -108,7 +109,7 @@ def predicted_score(adaptive: dict, burn_ms: float) -> float:
     return adaptive["score"] - burn_ms / slope
 
 
-def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces_and_a_burn_regresses(
+def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces_and_a_burn_lowers_it(
         project, tmp_path):
     adaptive_project(project)
     write_inventory(project, local=0.0)
@@ -116,7 +117,7 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
     junit = tmp_path / "junit.xml"
     result = project.run("--zbench-device=local", *PLAN, f"--junitxml={junit}", f"--zbench-history={history}",
                          "--zbench-update-goldens=missing", goldens=True)
-    result.assert_outcomes(passed=2, warnings=1)  # perf (no baseline yet) and golden: captures equal throughout
+    result.assert_outcomes(passed=2)  # perf (no baseline yet) and golden: captures equal throughout
     document = project.run_json()
     assert validate_run(document) == []
     scene = scene_entry(document)
@@ -159,25 +160,23 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
     assert float(props["adaptive_score"]) == score and props["adaptive_unit"] == "rects"
     assert float(props["adaptive_ci_low"]) == ci[0] and float(props["adaptive_ci_high"]) == ci[1]
     assert props["mode"] == "uncapped" and "frame_ms_p50" not in props  # per-frame stats mix complexities
-    result.stdout.fnmatch_lines([f"local*{SCENE_ID}*{scene['runs']}/{scene['runs']}*{score:.4g}±*%*-*-*passed*passed",
-                                 "adaptive scenes: 'frame p50' is the score*"])
+    result.stdout.fnmatch_lines([f"{SCENE_ID}*{score:.4g}±*%*new*pass*",
+                                 "adaptive scenes: the score is the largest complexity within the frame budget*"])
     report = (project.results / "report.html").read_text()
     assert f"score {score:.4g}" in report and "frame cost (uncapped interval, ms) against complexity" in report
     assert len(list((project.root / "goldens" / "software").glob(f"*/{SCENE_ID}/frame-0.png"))) == 1
 
     # A new build of the runner on the same device, burning BURN_MS more in every frame: judged against the
-    # history by the same rules as any metric, higher being better.
+    # history by the same rules as any metric, higher being better. One baseline session cannot give the
+    # between-session spread, so the verdict is inconclusive with its advice; the effect is measured all the same.
     write_inventory(project, local=BURN_MS)
     result = project.run("--zbench-device=local", *PLAN, f"--zbench-history={history}")
-    result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines([
-        f"*scene {SCENE_ID} on device local: scene verdict: regressed*",
-        "*adaptive.score REGRESSED: candidate * vs baseline *: effect 0.*x (-*%); 95% CI 0.*x..0.*x; "
-        "Mann-Whitney p=0.0* (one-sided, candidate lower; *; 3 vs 3 launches; alpha 0.05); "
-        f"bar +*% = max(threshold 15%, *); baseline: 1 run(s) of {SCENE_ID} on local/software*",
-    ])
+    result.assert_outcomes(passed=1)
     candidate = scene_entry(project.run_json())
     section = candidate["regression"]
+    assert section["verdict"] == "inconclusive", section["message"]
+    assert "adaptive.score INCONCLUSIVE: candidate " in section["message"]
+    assert "one baseline session" in section["message"] and "--zbench-ab" in section["message"]
     assert [m["metric"] for m in section["metrics"]] == ["adaptive.score"]  # per-frame stats not judged
     effect = section["metrics"][0]["effect"]
     assert effect == pytest.approx(candidate["adaptive"]["score"] / score, rel=1e-3)
@@ -188,9 +187,10 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
 def test_ab_of_an_adaptive_scene_ramps_both_runners_through_one_plan(project):
     adaptive_project(project)
     write_inventory(project, local=0.0, burn=BURN_MS)
-    result = project.run("--zbench-device=local", *PLAN, "--zbench-ab=burn")
+    # Five launches per side: the fewest for which the permutation test can reach the scene's alpha of 1 %.
+    result = project.run("--zbench-device=local", *PLAN, "--zbench-runs=5", "--zbench-ab=burn")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*adaptive.score REGRESSED*(one-sided, candidate lower;*3 vs 3 launches*"])
+    result.stdout.fnmatch_lines(["*adaptive.score REGRESSED*for candidate lower*5 vs 5 launches*"])
     document = project.run_json()
     assert validate_run(document) == []
     scene = scene_entry(document)
@@ -200,8 +200,8 @@ def test_ab_of_an_adaptive_scene_ramps_both_runners_through_one_plan(project):
     assert searches and not [p for p in b["plan"]["launches"] if p["role"] == "search"]
     ramp_a = [p["steps"] for p in a["plan"]["launches"] if p["role"] == "ramp"]
     ramp_b = [p["steps"] for p in b["plan"]["launches"] if p["role"] == "ramp"]
-    assert len(ramp_a) == len(ramp_b) == 3 and all(steps == ramp_a[0] for steps in ramp_a + ramp_b)
-    assert ab["order"] == ["A", "B"] * 3
+    assert len(ramp_a) == len(ramp_b) == 5 and all(steps == ramp_a[0] for steps in ramp_a + ramp_b)
+    assert ab["order"] == ["A", "B"] * 5
     expected = predicted_score(a, BURN_MS) / a["score"]
     ratio = b["score"] / a["score"]
     assert 0.6 * expected < ratio < 1.5 * expected, (ratio, expected)

@@ -165,3 +165,55 @@ def test_cross_architecture_difference_fails_naming_the_reference_set(project, t
     assert golden_cases(junit)["golden[mini.fill.x1-rectonly]"]["frame0_cross_arch_status"] == "failed"
     report = (project.results / "report.html").read_text()
     assert "a cross-architecture difference" in report and "cross-architecture diff (reference set" in report
+
+
+SCENES_VACUOUS = """\
+family: broken
+scenes:
+  # A scene whose ops are drawn off the surface: the capture is the background alone.
+  - id: broken.offsurface.x{layers}
+    sweep: {layers: [1, 2]}
+    ops:
+      - unroll: "{layers}"
+        ops:
+          - {op: rect, x: "100% + 10", y: 1, w: 20, h: 20, color: "#3366CC80"}
+  # The swept rect is off the surface: every case draws the same visible pixels.
+  - id: broken.hidden.x{x}
+    sweep: {x: [200, 300]}
+    ops:
+      - {op: rect, x: 1, y: 1, w: 20, h: 20, color: "#3366CC"}
+      - {op: rect, x: "{x}", y: 1, w: 20, h: 20, color: "#CC3366"}
+  # An opaque overdraw stack looks like one layer by design: not vacuous.
+  - id: broken.stack.x{layers}
+    sweep: {layers: [1, 2]}
+    ops:
+      - unroll: "{layers}"
+        ops:
+          - {op: rect, x: 1, y: 1, w: 20, h: 20, color: "#3366CC"}
+"""
+
+
+def test_vacuous_captures_fail_their_golden_tests_and_never_become_goldens(project):
+    project.write_scene("broken.yaml", SCENES_VACUOUS)
+    result = project.run("--zbench-device=local", "-k", "golden and broken", "--zbench-update-goldens=missing",
+                         goldens=True)
+    out = result.stdout.str()
+    scenes = {s["id"]: s for s in project.run_json()["scenes"]}
+    issues = {scene: [i["kind"] for i in s["correctness"]["issues"]] for scene, s in scenes.items()}
+    assert issues["broken.offsurface.x1"] == issues["broken.offsurface.x2"] == ["vacuous_capture"]
+    assert "vacuous_capture at frame 0: every pixel is #FFFFFFFF" in out
+    # Each case of the hidden sweep is judged against the other's capture, whichever is checked first.
+    assert issues["broken.hidden.x200"] == issues["broken.hidden.x300"] == ["vacuous_capture"]
+    assert "the pixels equal those of broken.hidden.x300 of the same sweep, whose ops differ" in out
+    assert "the pixels equal those of broken.hidden.x200 of the same sweep" in out
+    assert issues["broken.stack.x1"] == issues["broken.stack.x2"] == []
+    result.assert_outcomes(passed=2, failed=4)
+    assert {p.parent.name for p in (project.root / "goldens").rglob("*.png")} == {"broken.stack.x1",
+                                                                                    "broken.stack.x2"}
+    assert validate_run(project.run_json()) == []
+    # The runner's peak resident memory per launch (result.json peak_rss_kb, from /proc on Linux): a Python
+    # process with Skia and numpy loaded holds tens of MiB.
+    for scene in scenes.values():
+        peaks = [launch["peak_rss_kb"] for launch in scene["launches"]]
+        assert len(peaks) == 2 and all(20_000 < peak < 2_000_000 for peak in peaks), peaks
+        assert scene["peak_rss_kb"] == max(peaks)

@@ -67,7 +67,7 @@ def test_a_source_failing_the_timer_check_is_not_shown_charted_or_gated(project,
     props = junit_cases(junit)["perf[mini.fill.x1-rectonly]"]
     assert not any(k.startswith("gpu_ms") for k in props) and props["gpu_valid"] == "False"
     report = (project.results / "report.html").read_text()
-    assert "not trusted" in report and "untrusted" in report and "gpu_ms per frame" not in report
+    assert "not trusted" in report and "untrusted" in report and "GPU time per frame" not in report
     # The gate never compares gpu_ms of an untrusted source, even against itself.
     reason = gpu_incomparable(scene["per_run"], scene["per_run"])
     assert reason is not None and "timer check" in reason

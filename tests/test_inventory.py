@@ -261,6 +261,18 @@ def test_inventory_is_plain_data():
     ({**LOCAL, "timeout_s": float("nan")}, "timeout_s"),
     ({**LOCAL, "timeout_s": float("inf")}, "timeout_s"),
     ({**LOCAL, "display": {"width": 800, "height": 480, "refresh_hz": float("nan")}}, "display"),
+    # environment names a shell would refuse, known now rather than when the device first opens
+    ({**LOCAL, "env": {"A-B": "1"}}, "env"),
+    ({**LOCAL, "env": {"1A": "1"}}, "env"),
+    ({**LOCAL, "env": {"A\n": "1"}}, "env"),
+    ({**LOCAL, "env": {"A B": "1"}}, "env"),
+    # ssh seconds
+    ({**SSH, "connect_timeout_s": "abc"}, "connect_timeout_s"),
+    ({**SSH, "connect_timeout_s": -1}, "connect_timeout_s"),
+    ({**SSH, "connect_timeout_s": 0}, "connect_timeout_s"),
+    ({**SSH, "keepalive_s": -15}, "keepalive_s"),
+    ({**SSH, "keepalive_s": "15"}, "keepalive_s"),
+    ({**SSH, "keepalive_s": float("inf")}, "keepalive_s"),
     # ci: the device's leg of the CI matrix
     ({**LOCAL, "ci": ["ubuntu-latest"]}, "ci"),
     ({**LOCAL, "ci": {}}, "ci.labels"),
@@ -314,7 +326,24 @@ def test_device_entry_must_be_a_mapping(tmp_path, entry):
     assert "mapping" in str(exc.value)
 
 
-@pytest.mark.parametrize("name", ["pi 3b", "-pi", "pi/3b", "pi;rm", ""])
+def test_a_device_name_given_twice_is_refused_naming_both_lines(tmp_path):
+    # PyYAML keeps the last of two equal keys: the first device would silently vanish.
+    path = write(tmp_path, "devices:\n  pi:\n    transport: local\n  other: {transport: local}\n"
+                           "  pi:\n    transport: ssh\n    host: pi.lan\n    user: pi\n")
+    with pytest.raises(InventoryError) as exc:
+        load_inventory(path)
+    message = str(exc.value)
+    assert str(path) in message and "'pi'" in message
+    assert "line 5" in message and "first at line 2" in message
+
+
+def test_a_key_given_twice_in_one_device_is_refused(tmp_path):
+    path = write(tmp_path, "devices:\n  pi: {transport: local, backend: software, backend: gles2}\n")
+    with pytest.raises(InventoryError, match="'backend' is given twice"):
+        load_inventory(path)
+
+
+@pytest.mark.parametrize("name", ["pi 3b", "-pi", "pi/3b", "pi;rm", "", "pi\n"])
 def test_bad_device_name(tmp_path, name):
     path = write(tmp_path, {"devices": {name: LOCAL}})
     with pytest.raises(InventoryError) as exc:

@@ -49,7 +49,7 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
     report = (project.results / "report.html").read_text()
-    assert report.count("<section") == 3 and report.count("<svg") == 6  # histogram + timeline per scene
+    assert report.count("<section") == 3 and report.count("<svg") == 9  # CDF, timeline, vsync buckets per scene
     assert "src='http" not in report and "<script" not in report  # self-contained
     # Twice the overdraw is more pixels blended: the measurement must see it.
     draw_calls = {s["id"]: s["metrics"]["counters"]["draw_calls"] for s in document["scenes"]}
@@ -72,6 +72,18 @@ def test_third_party_runner_runs_what_it_supports_and_skips_the_rest(project):
     assert "rrect" in skipped[0]["skipped"]
     measured = [s for s in document["scenes"] if s["outcome"] == "passed"]
     assert all(s["metrics"]["counters"]["overdraw_px"] > 0 for s in measured)  # extra columns kept as counters
+
+
+def test_under_ci_a_scene_the_device_cannot_run_fails_instead_of_skipping(project, monkeypatch):
+    # CI=true (as CI sets it): the device is one the run exists to exercise; a skip would let a backend that
+    # went missing (EGL gone from the image) pass as "N skipped", exit 0.
+    monkeypatch.setenv("CI", "true")
+    result = project.run("--zbench-device=rectonly", "-k", "round", goldens=True)
+    result.assert_outcomes(failed=2)  # its perf and golden test
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(["*round.one needs feature(s) rrect*", "*CI=true: device rectonly is one this CI run "
+                                 "exercises, so a scene it cannot run fails instead of skipping*"])
+    assert [s["outcome"] for s in project.run_json()["scenes"]] == ["failed"]
 
 
 def test_two_devices_in_one_session(project):

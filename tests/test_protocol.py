@@ -856,6 +856,104 @@ def test_every_issue_kind_the_code_emits_is_in_the_vocabulary():
     assert emitted and emitted <= set(ISSUE_KINDS), emitted - set(ISSUE_KINDS)
 
 
+# ------------------------------------------------------------------ hostile output: bounds (README, Reliability)
+
+
+def test_rows_beyond_the_job_are_not_read_and_reading_stops(tmp_path):
+    path = write_csv(tmp_path, *(row(f) for f in range(4)), *(row(f) for f in range(4, 50_000)))
+    table = read_frames_csv(path, max_rows=4)
+    assert [r["frame"] for r in table.rows] == [0, 1, 2, 3]
+    assert kinds(table) == ["protocol"] and "more rows than the 4 frames" in details(table)
+    assert "line 6" in details(table)  # stopped at the first extra row, not at the end of the file
+
+
+def test_a_frame_index_beyond_the_job_is_dropped(tmp_path):
+    table = read_frames_csv(write_csv(tmp_path, row(0), row(1), row(9)), max_rows=4)
+    assert [r["frame"] for r in table.rows] == [0, 1]
+    assert "frame 9 is beyond the job's 4 frames" in details(table)
+
+
+def test_without_a_frame_count_every_row_is_read(tmp_path):
+    table = read_frames_csv(write_csv(tmp_path, *(row(f) for f in range(10))))
+    assert len(table.rows) == 10 and table.issues == []
+
+
+def test_non_finite_numbers_in_result_json_are_dropped_with_an_issue_naming_the_key(tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text('{"protocol": 1, "backend": "software", "timer_source": "none", "present_source": "frame_delta", '
+                    '"issues": [], "wall_ms": NaN, "gpu": {"clock": Infinity}, '
+                    '"power": -Infinity, "big": 1e999, "deep": {"list": [1, NaN]}, "fine": 2.5}')
+    result = read_result_json(path)
+    assert result.extra == {"wall_ms": None, "power": None, "big": None, "deep": {"list": [1, None]}, "fine": 2.5}
+    assert result.gpu == {"clock": None}
+    assert [i.kind for i in result.issues] == ["nan"] * 5
+    text = " ".join(i.detail for i in result.issues)
+    for key in ("result.json wall_ms: nan", "gpu.clock: inf", "power: -inf", "big: inf", "deep.list[1]"):
+        assert key in text
+    json.dumps(result.extra, allow_nan=False)  # what run.json is written with
+
+
+def test_result_json_over_its_cap_is_not_read(tmp_path, monkeypatch):
+    import pytest_zbench.protocol as protocol
+
+    monkeypatch.setattr(protocol, "MAX_RESULT_JSON_BYTES", 100)
+    result = read_result_json(write_raw(tmp_path, backend="software", pad="x" * 200))
+    assert result.backend is None
+    assert [i.kind for i in result.issues] == ["protocol"] and "MAX_RESULT_JSON_BYTES" in result.issues[0].detail
+
+
+def test_runner_issues_beyond_the_cap_are_counted_not_kept(tmp_path):
+    from pytest_zbench.protocol import cap_issues
+    from pytest_zbench.protocol.limits import MAX_ISSUES
+
+    entries = [{"frame": i, "kind": "gl_error", "detail": "x"} for i in range(MAX_ISSUES + 7)]
+    entries[-1]["kind"] = "shader"
+    result = read_result_json(write_raw(tmp_path, issues=entries))
+    assert len(result.issues) == MAX_ISSUES and result.issues_not_kept == {"gl_error": 6, "shader": 1}
+    host = [Issue("exit", "runner exited with 1")]
+    capped = cap_issues(host + result.issues, result.issues_not_kept)
+    assert len(capped) == MAX_ISSUES + 1 and capped[0].kind == "exit"
+    assert capped[-1].kind == "issues_capped"
+    assert "8 more issues" in capped[-1].detail and "gl_error x 7" in capped[-1].detail
+    assert cap_issues(host) == host
+
+
+def png_bytes(width: int, height: int, *, depth: int = 8, colour: int = 6, header_only: bool = False) -> bytes:
+    """A PNG of zeros, written by hand (Pillow cannot write 16-bit RGBA); `header_only`: no image data."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    header = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, depth, colour, 0, 0, 0))
+    if header_only:
+        return header
+    channels = {0: 1, 2: 3, 4: 2, 6: 4}[colour]
+    raw = (b"\0" + b"\0" * (width * channels * depth // 8)) * height
+    return header + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("content, problem", [
+    (png_bytes(16, 12), None),
+    (png_bytes(17, 12), "is 17x12, the scene is 16x12"),
+    (png_bytes(16, 12, depth=16), "16-bit PNG"),
+    (png_bytes(16, 12, colour=2), "RGB without alpha"),
+    (png_bytes(16, 12, colour=0), "greyscale"),
+    (png_bytes(60000, 60000, header_only=True), "is 60000x60000"),  # a bomb's header: nothing is decoded
+    (b"GIF89a" + b"\0" * 40, "not a PNG"),
+    (b"\x89PNG\r\n\x1a\n", "no IHDR"),
+    (b"", "not a PNG"),
+])
+def test_a_capture_is_checked_from_its_header(tmp_path, content, problem):
+    from pytest_zbench.protocol import capture_problem
+
+    path = tmp_path / "capture-0.png"
+    path.write_bytes(content)
+    found = capture_problem(path, 16, 12)
+    assert found == problem if problem is None else problem in found
+
+
 # -- probe: machine ------------------------------------------------------------------------------------------
 
 

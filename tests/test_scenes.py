@@ -58,13 +58,14 @@ def corpus():
 def test_corpus_has_every_family_and_the_expected_ids(corpus):
     families = {case.family for case in corpus.values()}
     assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
-                        "texture", "image", "scroll", "idle", "backdrop"}
+                        "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll"}
     for layers in (1, 2, 4, 8):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
             "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
-    assert 35 <= len(corpus) <= 50
+    assert 35 <= sum(not case.adaptive for case in corpus.values()) <= 50  # and the adaptive variants
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
+    assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by
 
 
 def test_adaptive_variants_sit_beside_the_fixed_ones_with_a_unit_a_capture_and_a_max(corpus):
@@ -208,7 +209,7 @@ def test_settings_merge_defaults_with_the_scene(tmp_path):
         defaults:
           mode: uncapped
           capture: [0, 5]
-          tolerance: {gles2: {max_delta: 2, fraction: 0.01}, software: {max_delta: 0}}
+          tolerance: {gles2: {max_delta: 2, max_pixels: "0.5%"}, software: {max_delta: 0}}
         scenes:
           - id: demo.a
             mode: null
@@ -220,7 +221,7 @@ def test_settings_merge_defaults_with_the_scene(tmp_path):
     """)
     a, b = load_scene_file(path)
     assert (a.mode, a.capture) == (None, (3, 7))
-    assert a.tolerance == {"gles2": {"max_delta": 4, "fraction": 0.01}, "software": {"max_delta": 0}}
+    assert a.tolerance == {"gles2": {"max_delta": 4, "max_pixels": "0.5%"}, "software": {"max_delta": 0}}
     assert (b.mode, b.capture, b.budget_ms) == ("uncapped", (0, 5), None)
 
 
@@ -266,6 +267,7 @@ MISTAKES = {
     "id outside the family": (scene_file(RECT, scene_id="other.a"), "other.a", "id", "must start with"),
     "key given twice": (scene_file("{op: rect, x: 0, x: 1, y: 0, w: 1, h: 1, color: '#000000'}"), None, None,
                         "given twice"),
+    # Checked at load time, not on the device (README, Reliability):
     "adaptive without complexity": (scene_file(ADAPTIVE), "demo.bad", "complexity", "needs 'complexity:"),
     "complexity without adaptive": (scene_file(RECT, "    complexity: {unit: rects, capture: 1}\n"), "demo.bad",
                                     "complexity", "belongs to adaptive scenes"),
@@ -277,6 +279,33 @@ MISTAKES = {
                          "complexity.capture", "from 0 to 10"),
     "unknown complexity key": (scene_file(ADAPTIVE, "    complexity: {unit: rects, capture: 1, min: 3}\n"),
                                "demo.bad", "complexity.min", "unknown key"),
+    "id ending in a newline": (scene_file(RECT, scene_id='"demo.a\\n"'), "demo.a\n", "id", "must match"),
+    "colour ending in a newline": (scene_file('{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000\\n"}'),
+                                   "demo.bad", "ops[0].color", "#RRGGBB"),
+    "unquoted colour in a flow mapping": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: 1, color: #3366CC}"), None,
+                                          None, "quote colours"),
+    "zero width": (scene_file("{op: rect, x: 0, y: 0, w: 0, h: 1, color: '#000000'}"), "demo.bad", "ops[0].w",
+                   "greater than 0"),
+    "negative height": (scene_file("{op: rect, x: 0, y: 0, w: 1, h: -4, color: '#000000'}"), "demo.bad",
+                        "ops[0].h", "greater than 0"),
+    "negative relative width": (scene_file("{op: rect, x: 0, y: 0, w: -50%, h: 1, color: '#000000'}"), "demo.bad",
+                                "ops[0].w", "greater than 0"),
+    "negative radius": (scene_file("{op: rrect, x: 0, y: 0, w: 1, h: 1, radius: -2, color: '#000000'}"),
+                        "demo.bad", "ops[0].radius", "0 or more"),
+    "negative blur": (scene_file("{op: backdrop_blur, x: 0, y: 0, w: 1, h: 1, blur: -8}"), "demo.bad",
+                      "ops[0].blur", "0 or more"),
+    "zero text size": (scene_file("{op: text, x: 0, y: 0, size: 0, color: '#000000', text: hi}"), "demo.bad",
+                       "ops[0].size", "greater than 0"),
+    "animated size below zero": (scene_file("{op: rect, x: 0, y: 0, w: {anim: linear, from: -5, to: 10, period: 4},"
+                                            " h: 1, color: '#000000'}"), "demo.bad", "ops[0].w.from", "0 or more"),
+    "tolerance typo": (scene_file(RECT, "    tolerance: {gles2: {max_detla: 3}}\n"), "demo.bad",
+                       "tolerance.gles2.max_detla", "unknown key"),
+    "tolerance bad value": (scene_file(RECT, "    tolerance: {software: {max_delta: -1}}\n"), "demo.bad",
+                            "tolerance.software.max_delta", "tolerance key"),
+    "sweep too large": (scene_file(RECT, "    sweep: {a: " + str(list(range(100))) + ", b: " + str(list(range(101)))
+                                   + "}\n", scene_id="demo.x{a}.{b}"), "demo.x{a}.{b}", "sweep", "10000"),
+    "nested unrolls": (scene_file("{unroll: 64, ops: [{unroll: 64, ops: [{unroll: 64, ops: [" + RECT + "]}]}]}"),
+                       "demo.bad", "ops[0]", "more than the 10000 a job may hold"),
 }
 
 
@@ -320,6 +349,33 @@ def test_load_corpus_reports_a_bad_file_and_loads_the_others(tmp_path):
     assert "already used" in str(errors[2]) and errors[2].scene == "a.one"
 
 
+def test_animated_sizes_may_pass_through_zero_and_relative_sums_are_kept(tmp_path):
+    path = write(tmp_path, scene_file("{op: rect, x: 0, y: 0, w: {anim: linear, from: 0, to: 50%, period: 8}, "
+                                      "h: '100% - 2', color: '#000000'}, {op: rrect, x: 0, y: 0, w: 1, h: 1, "
+                                      "radius: 0, color: '#000000'}, {op: rect, x: -5, y: -5, w: 1, h: 1, "
+                                      "color: '#000000'}"))
+    (case,) = load_scene_file(path)
+    ops = case.job_scene(40, 20)["ops"]
+    assert ops[0]["w"] == {"anim": "linear", "from": 0, "to": 20, "period": 8} and ops[0]["h"] == 18
+    assert ops[1]["radius"] == 0 and ops[2]["x"] == -5
+
+
+def test_corpus_index_names_both_files_of_a_shared_id_and_caps_the_corpus(tmp_path, monkeypatch):
+    import pytest_zbench.scenes as scenes
+
+    first = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.a"), "a.yaml"))
+    second = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.a"), "b.yaml"))
+    index = scenes.CorpusIndex()
+    index.add(tmp_path / "a.yaml", first)
+    with pytest.raises(SceneError) as caught:
+        index.add(tmp_path / "b.yaml", second)
+    assert str(tmp_path / "a.yaml") in str(caught.value) and str(tmp_path / "b.yaml") in str(caught.value)
+    monkeypatch.setattr(scenes, "MAX_CASES", 1)
+    with pytest.raises(SceneError, match="more than 1 scene cases"):
+        scenes.CorpusIndex().add(tmp_path / "a.yaml", first + [first[0].__class__(**{**first[0].__dict__,
+                                                                                      "id": "demo.b"})])
+
+
 def test_load_corpus_of_a_missing_directory_is_an_error(tmp_path):
     cases, errors = load_corpus(tmp_path / "nowhere")
     assert cases == [] and len(errors) == 1 and "nowhere" in str(errors[0])
@@ -332,3 +388,46 @@ def test_corpus_tolerances_are_accepted_by_the_golden_module(corpus):
         validate_tolerances(case.tolerance)
     assert corpus["shadow.blur8"].tolerance == {
         "gles2": {"max_delta": 4, "cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2%"}}}}
+
+
+# --- a scene's own gate settings -------------------------------------------------------------------------------
+
+def test_gate_settings_merge_defaults_with_the_scene(tmp_path):
+    path = write(tmp_path, """\
+        family: demo
+        defaults:
+          gate: {threshold: 0.3}
+        scenes:
+          - id: demo.a
+            gate: {metrics: [cpu_ms.p50, jank_share]}
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+          - id: demo.b
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+          - id: demo.c
+            gate: {threshold: 0}
+            ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}]
+    """)
+    a, b, c = load_scene_file(path)
+    assert (a.gate.threshold, a.gate.metrics) == (0.3, ("cpu_ms.p50", "jank_share"))
+    assert (b.gate.threshold, b.gate.metrics) == (0.3, None)
+    assert c.gate.threshold == 0.0 and c.gate.to_json() == {"threshold": 0.0, "metrics": None}
+    (plain,) = load_scene_file(write(tmp_path, scene_file(RECT, scene_id="demo.plain"), "plain.yaml"))
+    assert plain.gate is None
+
+
+@pytest.mark.parametrize("gate, key, phrase", [
+    ("{threshold: -0.1}", "gate.threshold", "slowdown ratio >= 0"),
+    ("{threshold: fast}", "gate.threshold", "slowdown ratio >= 0"),
+    ("{metrics: cpu_ms.p50}", "gate.metrics", "non-empty list"),
+    ("{metrics: []}", "gate.metrics", "non-empty list"),
+    ("{metrics: [cpu_ms.p51]}", "gate.metrics", "'cpu_ms.p51' is not a gate metric"),
+    ("{metrics: [jank_share, jank_share]}", "gate.metrics", "names a metric twice"),
+    ("{bar: 0.2}", "gate.bar", "unknown key 'bar' in gate"),
+    ("0.2", "gate", "mapping"),
+])
+def test_gate_mistakes_name_the_file_scene_and_key(tmp_path, gate, key, phrase):
+    path = write(tmp_path, scene_file(RECT, f"    gate: {gate}\n"))
+    with pytest.raises(SceneError) as caught:
+        load_scene_file(path)
+    assert (caught.value.scene, caught.value.key) == ("demo.bad", key)
+    assert phrase in str(caught.value) and str(path) in str(caught.value)

@@ -48,6 +48,7 @@ EXPECTED_ENUMS = {
     ("probe", ("$defs", "backend", "properties", "timer_sources", "items")): list(GPU_SOURCES),
     ("job", ("properties", "protocol")): [protocol.PROTOCOL_VERSION],
     ("job", ("properties", "mode")): list(MODES),
+    ("job", ("properties", "gpu_timer")): list(GPU_SOURCES),
     ("result", ("properties", "protocol")): [protocol.PROTOCOL_VERSION],
     ("result", ("properties", "timer_source")): list(GPU_SOURCES),
     ("result", ("properties", "issues", "items", "properties", "kind")): list(RUNNER_ISSUE_KINDS),

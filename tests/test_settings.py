@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_zbench.errors import UsageError
-from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings
+from pytest_zbench.settings import OPTIONS, Option, Settings, build_settings, running_in_ci
 
 ROOT = Path("/project/root")
 
@@ -173,6 +173,7 @@ def test_duplicate_device_message_lists_the_devices():
 
 @pytest.mark.parametrize("name", ["inventory", "scenes_dir", "results"])
 def test_relative_paths_resolve_against_the_root(name, tmp_path):
+    (tmp_path / "sub" / "dir").mkdir(parents=True)  # a named scenes folder must exist
     s = build(ini={name: "sub/dir"}, root=tmp_path)
     assert getattr(s, name) == tmp_path / "sub" / "dir"
     assert getattr(s, name).is_absolute()
@@ -181,6 +182,7 @@ def test_relative_paths_resolve_against_the_root(name, tmp_path):
 @pytest.mark.parametrize("name", ["inventory", "scenes_dir", "results"])
 def test_absolute_paths_are_kept(name, tmp_path):
     target = tmp_path / "elsewhere" / "x"
+    target.mkdir(parents=True)
     s = build(cli={name: str(target)}, root=Path("/other/root"))
     assert getattr(s, name) == target
 
@@ -217,3 +219,43 @@ def test_launch_timeout_is_finite_and_positive():
     for hz in (1.0, 24.0, 60.0, 144.0):
         t = s.launch_timeout(hz, None)
         assert math.isfinite(t) and t > 60.0
+
+
+# ------------------------------------------------------------------- folders known to be wrong at configure time
+
+
+def test_a_results_folder_that_is_a_file_is_a_usage_error(tmp_path):
+    (tmp_path / "results").write_text("not a folder")
+    with pytest.raises(UsageError, match=r"--zbench-results.*is a file"):
+        build({"results": "results"}, root=tmp_path)
+    with pytest.raises(UsageError, match=r"cannot be created: .*results is a file"):
+        build({"results": "results/inner"}, root=tmp_path)
+
+
+def test_a_results_folder_that_does_not_exist_yet_is_fine_and_not_created(tmp_path):
+    assert build({"results": "new/results"}, root=tmp_path).results == tmp_path / "new" / "results"
+    assert not (tmp_path / "new").exists()
+
+
+def test_a_named_scenes_folder_must_exist(tmp_path):
+    with pytest.raises(UsageError, match=r"--zbench-scenes.*missing-scenes is not a folder"):
+        build({"scenes_dir": "missing-scenes"}, root=tmp_path)
+    with pytest.raises(UsageError, match="zbench_scenes"):
+        build(ini={"scenes_dir": "missing-scenes"}, root=tmp_path)
+    assert build(root=tmp_path).scenes_dir == tmp_path / "scenes"  # the default may be missing
+
+
+def test_the_probe_deadline_follows_an_explicit_launch_deadline():
+    assert build().probe_timeout(None, 120.0) == 120.0
+    assert build().probe_timeout(30.0, 120.0) == 30.0
+    assert build({"timeout_s": "2"}).probe_timeout(30.0, 120.0) == 2.0
+
+
+# -------------------------------------------------------------------------------------- CI
+
+
+def test_ci_is_the_ci_variable_set_to_true():
+    assert running_in_ci({"CI": "true"}) and running_in_ci({"CI": "TRUE "})
+    assert not running_in_ci({}) and not running_in_ci({"CI": "false"}) and not running_in_ci({"CI": ""})
+    assert build().ci is False
+    assert build_settings(getter(), ROOT, quick=False, ci=True).ci is True

@@ -15,6 +15,7 @@ from pytest_zbench.stats import (
     LaunchSamples,
     distribution,
     frame_times,
+    jank_counts,
     noise_floor,
     summarize_launch,
     summarize_scene,
@@ -101,7 +102,7 @@ def test_single_value_has_zero_spread():
 def test_distribution_to_dict_rounds_and_is_json_safe():
     out = distribution(lognormal(5)).to_dict()
     assert_json_safe(out)
-    assert set(out) == set(Distribution.__dataclass_fields__)
+    assert set(out) == set(Distribution.__dataclass_fields__) | {"unreliable"}
     assert all(v == round(v, 4) for k, v in out.items() if isinstance(v, float))
     assert isinstance(out["hist"], list) and len(out["hist"]) == len(HIST_EDGES_MS) - 1
 
@@ -125,13 +126,42 @@ def test_paced_frame_times_are_present_intervals():
     assert summarize_launch(s, BUDGET).jank == 1
 
 
-def test_uncapped_frame_times_take_the_slower_side():
-    s = samples(cpu=[5.0, 20.0, 7.0, np.nan, np.nan], gpu=[9.0, 3.0, np.nan, 40.0, np.nan],
-                interval=[1.0] * 5, mode="uncapped")
-    np.testing.assert_array_equal(frame_times(s), [9.0, 20.0, 7.0, 40.0, np.nan])
+def test_uncapped_frame_times_are_the_frame_to_frame_interval():
+    """Not max(cpu_ms, gpu_ms): a GPU backend's cpu_ms ends at the submit and its timer may see one tile, so
+    the frame's real cost is the interval between frame ends (2.49 ms where max(cpu, gpu) read 0.13 ms)."""
+    s = samples(cpu=[0.13, 0.12, 0.14, np.nan, 0.13], gpu=[0.01, 0.02, np.nan, 0.01, np.nan],
+                interval=[2.49, 2.51, 20.0, 40.0, np.nan], mode="uncapped")
+    np.testing.assert_array_equal(frame_times(s), [2.49, 2.51, 20.0, 40.0, np.nan])
     summary = summarize_launch(s, BUDGET)
     assert (summary.jank, summary.severe_jank, summary.longest_stall_ms) == (2, 1, 40.0)
     assert summary.jank_share == pytest.approx(2 / 4)
+    assert summary.frame_ms.p50 == pytest.approx(np.median([2.49, 2.51, 20.0, 40.0]))
+    assert summary.fps == pytest.approx(4 * 1000 / (2.49 + 2.51 + 20.0 + 40.0))
+
+
+def test_throughput_is_only_for_uncapped_launches():
+    paced = summarize_launch(samples(np.ones(3), interval=[16.67] * 3), BUDGET)
+    assert paced.fps is None and paced.to_dict()["fps"] is None
+    unknown = summarize_launch(samples(np.ones(2), interval=[np.nan, np.nan], mode="uncapped"), BUDGET)
+    assert unknown.fps is None
+    runs = [summarize_launch(samples(np.ones(4), interval=[i] * 4, mode="uncapped"), BUDGET) for i in (1.0, 2.0, 4.0)]
+    assert summarize_scene(runs, BUDGET).fps == pytest.approx(500.0)  # the median launch: 2 ms a frame
+
+
+def test_tail_percentiles_from_too_few_frames_are_flagged_unreliable():
+    assert distribution(lognormal(1, 99)).unreliable == ["p99", "p999"]
+    assert distribution(lognormal(1, 100)).unreliable == ["p999"]
+    assert distribution(lognormal(1, 1000)).unreliable == []
+    assert distribution(lognormal(1, 60)).to_dict()["unreliable"] == ["p99", "p999"]
+    runs = [summarize_launch(samples(lognormal(s, n), interval=bimodal(s, n)), BUDGET) for s, n in ((1, 1200), (2, 150))]
+    assert summarize_scene(runs, BUDGET).metrics["cpu_ms"]["unreliable"] == ["p999"]  # any launch's counts
+
+
+def test_percentiles_are_numpys_linear_interpolation():
+    values = [1.0, 2.0, 3.0, 4.0, 10.0]
+    d = distribution(values)
+    assert d.p50 == 3.0 and d.p90 == pytest.approx(4.0 + 0.6 * 6.0)  # rank (n - 1) q = 3.6
+    assert d.p95 == pytest.approx(np.percentile(values, 95, method="linear"))
 
 
 def test_launch_distributions_use_measured_frames_only():
@@ -245,9 +275,10 @@ def test_gpu_sources_disagreeing_drop_gpu_metrics():
     assert [r["gpu_source"] for r in scene.per_run] == sources  # each run keeps its own, labelled
 
 
-def test_gpu_sources_disagreeing_in_uncapped_mode_also_drop_frame_ms():
+def test_gpu_sources_disagreeing_in_uncapped_mode_keep_frame_ms():
+    # frame_ms is the interval in both modes: no GPU source is in it.
     scene = summarize_scene(launches(2, mode="uncapped", sources=["timer_query", "cmdbuf_time"]), BUDGET)
-    assert set(scene.metrics) == {"cpu_ms", "interval_ms"}
+    assert set(scene.metrics) == {"cpu_ms", "interval_ms", "frame_ms"}
     assert scene.jank == sum(r.jank for r in launches(2, mode="uncapped", sources=["timer_query", "cmdbuf_time"]))
 
 
@@ -299,3 +330,12 @@ def test_scene_to_dict_is_json_safe_and_rounded():
     assert out["metrics"]["cpu_ms"]["p50"] == round(out["metrics"]["cpu_ms"]["p50"], 4)
     assert out["per_run"][-1]["cpu_ms"] is None and out["per_run_medians"]["cpu_ms"][-1] is None
     assert out["partial_runs"] == 2 and out["runs"] == 6
+
+
+def test_a_frame_of_one_whole_period_written_to_six_decimals_is_not_jank():
+    # frames.csv carries milliseconds to 6 decimals: one 60 Hz period reads 16.666667 against a budget of
+    # 16.666666...; that frame made its deadline. A frame a tenth of a millisecond later did not.
+    budget = 1000.0 / 60.0
+    jank, severe, share, longest = jank_counts([16.666667] * 9 + [16.77], budget)
+    assert (jank, severe) == (1, 0) and share == pytest.approx(0.1) and longest == 16.77
+    assert jank_counts([33.333334], budget)[:2] == (1, 0)  # two whole periods: janky, not severely

@@ -3,7 +3,7 @@
 #
 #   ios-device.sh push LOCAL REMOTE
 #   ios-device.sh pull REMOTE_DIR LOCAL_DIR
-#   ios-device.sh exec --run-id ID [--env NAME=VALUE]... -- ARGV...
+#   ios-device.sh exec --run-id ID [--env NAME]... -- ARGV...
 #   ios-device.sh kill ID
 #
 # Runs on macOS with Xcode and ios-deploy (`brew install ios-deploy`); the device is paired and in developer
@@ -37,6 +37,13 @@ dev() {
 }
 
 valid_id() { case "$1" in ''|*[!A-Za-z0-9-]*) die "bad run id: $1";; esac; }
+# `--env NAME`: the value is NAME's in this script's environment (the host never puts values on a command
+# line); sets pair=NAME=VALUE.
+env_pair() {
+  case "$1" in ''|[0-9]*|*[!A-Za-z0-9_]*) die "--env: $1 is not a variable name";; esac
+  printenv "$1" >/dev/null || die "--env $1: not set in the environment"
+  pair="$1=$(printenv "$1")"
+}
 plain() { case "$1" in *[[:space:]\'\"\\]*) die "argument '$1' contains whitespace or quotes, which ios-deploy --args cannot pass";; esac; }
 
 [ $# -ge 1 ] || die "usage: $0 push|pull|exec|kill ..."
@@ -66,11 +73,11 @@ case "$verb" in
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do
       case "$1" in
         --run-id) [ $# -ge 2 ] || die "--run-id needs a value"; run_id=$2; shift 2 ;;
-        --env) [ $# -ge 2 ] || die "--env needs NAME=VALUE"; plain "$2"; envs="${envs:+$envs }$2"; shift 2 ;;
+        --env) [ $# -ge 2 ] || die "--env needs NAME"; env_pair "$2"; plain "$pair"; envs="${envs:+$envs }$pair"; shift 2 ;;
         *) die "exec: unknown option $1" ;;
       esac
     done
-    [ "${1:-}" = "--" ] && [ $# -ge 2 ] || die "usage: exec --run-id ID [--env NAME=VALUE]... -- ARGV..."
+    [ "${1:-}" = "--" ] && [ $# -ge 2 ] || die "usage: exec --run-id ID [--env NAME]... -- ARGV..."
     shift
     # housekeeping the host sends through exec (there is no shell on the device)
     if [ "$1" = mkdir ] && [ "${2:-}" = -p ] && [ $# -eq 3 ]; then

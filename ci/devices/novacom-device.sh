@@ -3,7 +3,7 @@
 #
 #   novacom-device.sh push LOCAL REMOTE
 #   novacom-device.sh pull REMOTE_DIR LOCAL_DIR
-#   novacom-device.sh exec --run-id ID [--env NAME=VALUE]... -- ARGV...
+#   novacom-device.sh exec --run-id ID [--env NAME]... -- ARGV...
 #   novacom-device.sh kill ID
 #
 # Needs `novacom` (Palm/HP webOS SDK) on PATH and the device in developer mode, connected by USB.
@@ -27,6 +27,13 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 dev_sh() { nova run file:///bin/sh -- -c "$1"; }
 
 valid_id() { case "$1" in ''|*[!A-Za-z0-9-]*) die "bad run id: $1";; esac; }
+# `--env NAME`: the value is NAME's in this script's environment (the host never puts values on a command
+# line); sets pair=NAME=VALUE.
+env_pair() {
+  case "$1" in ''|[0-9]*|*[!A-Za-z0-9_]*) die "--env: $1 is not a variable name";; esac
+  printenv "$1" >/dev/null || die "--env $1: not set in the environment"
+  pair="$1=$(printenv "$1")"
+}
 
 [ $# -ge 1 ] || die "usage: $0 push|pull|exec|kill ..."
 verb=$1; shift
@@ -54,11 +61,11 @@ case "$verb" in
     while [ $# -gt 0 ] && [ "$1" != "--" ]; do
       case "$1" in
         --run-id) [ $# -ge 2 ] || die "--run-id needs a value"; run_id=$2; shift 2 ;;
-        --env) [ $# -ge 2 ] || die "--env needs NAME=VALUE"; envs="$envs $(q "$2")"; shift 2 ;;
+        --env) [ $# -ge 2 ] || die "--env needs NAME"; env_pair "$2"; envs="$envs $(q "$pair")"; shift 2 ;;
         *) die "exec: unknown option $1" ;;
       esac
     done
-    [ "${1:-}" = "--" ] && [ $# -ge 2 ] || die "usage: exec --run-id ID [--env NAME=VALUE]... -- ARGV..."
+    [ "${1:-}" = "--" ] && [ $# -ge 2 ] || die "usage: exec --run-id ID [--env NAME]... -- ARGV..."
     shift
     cmd=""
     for arg in "$@"; do cmd="$cmd $(q "$arg")"; done

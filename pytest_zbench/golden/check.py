@@ -68,6 +68,7 @@ def check_capture(
     driver: Mapping[str, Any] | None = None,
     build_hash: str | None = None,
     runner_issues: Iterable[Any] = (),
+    capture_problem: str | None = None,
 ) -> FrameCheck:
     """Check one capture against its golden.
 
@@ -75,11 +76,13 @@ def check_capture(
     wrap as a SceneError. update: None or 'missing' | 'failed' | 'all'. capture_trusted: False when the
     launch exited non-zero, was partial, or reported GL/shader/NaN issues; then nothing is ever written.
     artifacts_dir: where expected/actual/diff/FLIP PNGs go on failure (nothing written if None).
+    capture_problem: why there is no capture to check (it was refused at the protocol boundary).
     arch: the CPU architecture family the runner reported; it selects the software set (golden_set)."""
     key = store.key(backend, golden_set(backend, device_class, arch), scene_id, frame)
     own_path = store.path(key)
     if capture is None:
-        return FrameCheck(key, "error", f"frame {frame}: the runner wrote no capture; golden {own_path} not checked")
+        why = f"capture unusable: {capture_problem}" if capture_problem else "the runner wrote no capture"
+        return FrameCheck(key, "error", f"frame {frame}: {why}; golden {own_path} not checked")
     try:
         pixels = load_png(capture) if isinstance(capture, (str, Path)) else as_rgba8(capture)
     except GoldenError as exc:
@@ -89,16 +92,24 @@ def check_capture(
     comparison: Comparison | None = None
     ref_key: GoldenKey | None = None
     ref_path: Path | None = None
+    unusable: str | None = None  # why the golden there cannot be compared with (corrupt, linked out of the store)
     if reference is not None:
         ref_key, ref_path = reference
         tol = resolve_tolerance(tolerance, backend, golden_backend=ref_key.backend)
-        comparison = compare(load_png(ref_path), pixels, tol, perceptual=perceptual)
+        try:
+            golden = store.load(ref_key)
+        except GoldenError as exc:
+            unusable = str(exc)
+        else:
+            if golden is not None:
+                comparison = compare(golden, pixels, tol, perceptual=perceptual)
 
     own_exists = ref_key == key
     decision = decide_update(
         update,
         exists=own_exists,
-        passed=None if comparison is None else comparison.passed,
+        # An unusable golden of its own counts as failed: =failed and =all replace it from a trusted capture.
+        passed=False if unusable is not None and own_exists else None if comparison is None else comparison.passed,
         identical=own_exists and comparison is not None and comparison.identical,
         capture_trusted=capture_trusted,
         untrusted_reason=untrusted_reason,
@@ -109,6 +120,13 @@ def check_capture(
     if decision.write:
         result.written = store.write(key, pixels)
         result.status = "written"
+    elif unusable is not None:
+        result.status = "error"
+        result.message = (f"frame {frame}: golden {ref_path} cannot be compared with: {unusable}"
+                          + ("" if update in ("failed", "all") else
+                             "\n  replace it from this capture, once checked by eye: --zbench-update-goldens=failed")
+                          + ("" if update is None else f"\n  not updated: {decision.reason}"))
+        return result
     elif comparison is None:
         result.status = "missing"
     elif not comparison.passed:
@@ -189,13 +207,15 @@ def check_cross_reference(store: GoldenStore, *, kind: CrossKind, backend: str, 
     base: dict[str, Any] = {"kind": kind, "golden": str(shared), "reference_set": reference_set}
     if own.golden_backend == SOFTWARE and own.golden_set == reference_set and own.comparison is not None:
         comparison = own.comparison  # a GPU device's own golden is missing: the frame check already was this
-    elif not shared.is_file():
+    elif not store.exists(reference):
         return {**base, "status": "missing", "metrics": None, "tightness": None,
                 "message": f"frame {frame}: no reference golden at {shared} to compare {across}"}
     else:
         resolved = resolve_tolerance(tolerance, backend, golden_backend=SOFTWARE, cross_arch=kind == CROSS_ARCH)
         try:
-            comparison = compare(load_png(shared), load_png(capture), resolved)
+            golden = store.load(reference)
+            assert golden is not None
+            comparison = compare(golden, load_png(capture), resolved)
         except GoldenError as exc:
             return {**base, "status": "error", "metrics": None, "tightness": None,
                     "message": f"frame {frame}: comparison {across} not possible: {exc}"}

@@ -21,6 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ZbenchError
+from ..files import give_default_mode
+from ..protocol import read_png_header
 from ..settings import UPDATE_MODES
 from .tolerance import SOFTWARE
 
@@ -31,9 +33,9 @@ REFERENCE_ARCH = "x86_64"
 LEGACY_SOFTWARE_SET = "any"
 TEMP_SUFFIX = ".tmp"
 
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # Scene ids may carry sweep parameters (fill.alpha[x=4], text,size=12); never separators or reserved chars.
-_SCENE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._\-+=,@\[\]()]{0,199}$")
+_SCENE_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._\-+=,@\[\]()]{0,199}")
 
 
 class GoldenError(ZbenchError):
@@ -59,20 +61,31 @@ def as_rgba8(pixels: np.ndarray) -> np.ndarray:
     return arr
 
 
+# A golden or capture is a screen: 16384 x 16384 is the largest surface a runner accepts. A PNG claiming more
+# is refused from its header, before Pillow decodes (and allocates) anything.
+MAX_PIXELS = 16384 * 16384
+
+
 def load_png(path: str | Path) -> np.ndarray:
-    """Decode a PNG into HxWx4 uint8 RGBA, unpremultiplied, as the runner protocol writes captures."""
+    """Decode a PNG into HxWx4 uint8 RGBA, unpremultiplied, as the runner protocol writes captures. Anything
+    that is not an 8-bit PNG of at most MAX_PIXELS pixels is a GoldenError naming the file."""
     from PIL import Image
 
+    header = read_png_header(path)
+    if isinstance(header, str):
+        raise GoldenError(f"{path}: {header}")
+    if header.bit_depth != 8:
+        raise GoldenError(f"{path}: a {header.bit_depth}-bit PNG; goldens and captures are 8-bit")
+    if header.width * header.height > MAX_PIXELS:
+        raise GoldenError(f"{path}: {header.width}x{header.height} pixels, more than any screen; not decoded")
     try:
         with Image.open(path) as image:
             image.load()
-            if image.mode in ("I;16", "I;16B", "I", "F"):
-                raise GoldenError(f"{path}: {image.mode} PNG; goldens and captures are 8-bit RGBA")
             rgba = image.convert("RGBA")
     except GoldenError:
         raise
-    except (OSError, ValueError) as exc:
-        raise GoldenError(f"{path}: cannot decode as PNG ({exc}); delete it or re-run with --zbench-update-goldens") from exc
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        raise GoldenError(f"{path}: cannot be decoded as a PNG ({exc})") from exc
     return np.asarray(rgba, dtype=np.uint8).copy()
 
 
@@ -93,6 +106,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
+        give_default_mode(fd)  # mkstemp's 0600 would make a golden unreadable to the group
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
@@ -144,11 +158,11 @@ def golden_set(backend: str, device_class: str | None, arch: str | None) -> str 
 
 def make_key(backend: str, device_class: str | None, scene_id: str, frame: int) -> GoldenKey:
     """Validate the parts. `device_class` is the set folder: see golden_set()."""
-    if not isinstance(backend, str) or not _NAME_RE.match(backend):
+    if not isinstance(backend, str) or not _NAME_RE.fullmatch(backend):
         raise GoldenError(f"backend {backend!r} is not a valid golden folder name (letters, digits, . _ -)")
-    if not isinstance(device_class, str) or not _NAME_RE.match(device_class):
+    if not isinstance(device_class, str) or not _NAME_RE.fullmatch(device_class):
         raise GoldenError(f"device_class {device_class!r} is not a valid golden folder name (letters, digits, . _ -); set it in devices.yaml")
-    if not isinstance(scene_id, str) or not _SCENE_RE.match(scene_id) or scene_id in (".", ".."):
+    if not isinstance(scene_id, str) or not _SCENE_RE.fullmatch(scene_id) or scene_id in (".", ".."):
         raise GoldenError(f"scene id {scene_id!r} cannot name a golden folder: no path separators, no leading '.', at most 200 characters")
     if not isinstance(frame, int) or isinstance(frame, bool) or frame < 0:
         raise GoldenError(f"frame {frame!r} must be a non-negative integer")
@@ -165,21 +179,39 @@ class GoldenStore:
         return make_key(backend, device_class, scene_id, frame)
 
     def path(self, key: GoldenKey) -> Path:
-        """The golden's path; resolved and checked to lie inside the root (symlinks included)."""
+        """The golden's path inside the root. Its folder must resolve inside the root (a folder linked out of
+        the store is refused); the file itself may be a link, which `load` refuses when it leads outside and
+        `write` replaces rather than follows."""
         root = self.root.resolve()
-        path = (root / key.relpath()).resolve()
-        if not path.is_relative_to(root):
-            raise GoldenError(f"golden path for {key} resolves to {path}, outside the store {root}")
+        path = root / key.relpath()
+        folder = path.parent.resolve()
+        if not folder.is_relative_to(root):
+            raise GoldenError(f"golden folder {path.parent} of {key.scene_id} resolves to {folder}, outside the "
+                              f"store {root}; goldens are only read and written inside it: replace the link "
+                              "with a folder")
         return path
 
     def path_for(self, backend: str, device_class: str | None, scene_id: str, frame: int) -> Path:
         return self.path(self.key(backend, device_class, scene_id, frame))
 
     def exists(self, key: GoldenKey) -> bool:
-        return self.path(key).is_file()
+        """A golden is there, readable or not (a link counts, even one that leads nowhere)."""
+        path = self.path(key)
+        return path.is_file() or path.is_symlink()
 
     def load(self, key: GoldenKey) -> np.ndarray | None:
+        """The golden's pixels; None when there is none. GoldenError for one that cannot be used (a link out
+        of the store, a file that is not a PNG): the message says how to replace it."""
         path = self.path(key)
+        if path.is_symlink():
+            target = path.resolve()
+            if not target.is_relative_to(self.root.resolve()):
+                raise GoldenError(f"{path} is a link to {target}, outside the golden store; goldens are only "
+                                  "read inside it: replace the link with the image (--zbench-update-goldens="
+                                  "failed does so from a trusted capture)")
+            if not target.is_file():
+                raise GoldenError(f"{path} is a link to {target}, which does not exist; delete the link or "
+                                  "replace it with --zbench-update-goldens=failed")
         if not path.is_file():
             return None
         return load_png(path)
@@ -189,7 +221,8 @@ class GoldenStore:
         return None if pixels is None else pixel_digest(pixels)
 
     def write(self, key: GoldenKey, pixels: np.ndarray) -> Path:
-        """Atomically (re)write a golden. Callers decide first with `decide_update`."""
+        """Atomically (re)write a golden: a link in its place is replaced, never written through. Callers
+        decide first with `decide_update`."""
         path = self.path(key)
         atomic_write_bytes(path, encode_png(pixels))
         return path

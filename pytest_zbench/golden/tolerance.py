@@ -156,7 +156,7 @@ EXACT = Tolerance(exact=True, gate=("exact",))
 
 # ------------------------------------------------------------------------------------------- parsing
 
-_BACKEND_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_BACKEND_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PERCENT_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
 _WPT_RE = re.compile(r"^\s*(?:maxDifference\s*=\s*)?(\d+)(?:\s*-\s*(\d+))?\s*;\s*(?:totalPixels\s*=\s*)?(\d+)(?:\s*-\s*(\d+))?\s*$")
 
@@ -402,7 +402,7 @@ def validate_tolerances(raw: Mapping[str, Any] | None) -> None:
     if not isinstance(raw, Mapping):
         raise ToleranceError("tolerance", f"{raw!r} must be a mapping keyed by backend name (e.g. software, gles2)")
     for backend, block in raw.items():
-        if not isinstance(backend, str) or not _BACKEND_RE.match(backend):
+        if not isinstance(backend, str) or not _BACKEND_RE.fullmatch(backend):
             raise ToleranceError(str(backend), "a backend name such as 'software' or 'gles2' is expected here")
         if block is None:
             continue

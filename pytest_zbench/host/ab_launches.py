@@ -20,7 +20,7 @@ from ..regression.ab import Arm, interleave
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import summarize_scene
-from .device import Device, safe_component
+from .device import Device, empty_folder, safe_component
 from .health import DeviceHealth
 from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
 
@@ -61,6 +61,7 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
     scene_dir = device_dir / safe_component(case.id)
     a.samples_file = device_dir / f"{case.id}.frames.csv"
     b.samples_file = device_dir / f"{case.id}.b.frames.csv"
+    empty_folder(scene_dir)  # a previous session's launches of this scene are not ours
     order = interleave(settings.runs)
     a.ab = ABRun(b_runner, tuple(device.spec.runner), order, b)
     timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
@@ -82,6 +83,8 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
     finally:
         for writer in writers.values():
             writer.close()
+            if writer.failure:
+                a.artifact_failures.append(writer.failure)
         a.wall_s = b.wall_s = time.monotonic() - started
     for side in (a, b):
         if side.summaries:

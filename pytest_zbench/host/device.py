@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+import shutil
 import signal
 import tempfile
 from collections.abc import Callable, Sequence
@@ -24,30 +25,34 @@ from ..protocol import (
     Probe,
     ProtocolError,
     RunResult,
+    cap_issues,
     capture_name,
+    capture_problem,
     parse_probe_output,
     parse_progress,
     read_frames_csv,
     read_result_json,
 )
+from ..protocol.limits import MAX_ARTIFACT_BYTES
 from ..transports import Transport, device_join, make_transport
 from .display_refresh import RefreshRate, measure_refresh
+from .platform_frames import PLATFORM_DUMPS
 
 if TYPE_CHECKING:
     from .platform_frames import PlatformLaunch
 
-PROBE_TIMEOUT_S = 120.0
+PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
 # has its own fallbacks: host/display_refresh.py).
 DEFAULT_SIZE = (800, 480)
-SAFE_COMPONENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+SAFE_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 ProgressCallback = Callable[[int, int], None]
 
 
 def safe_component(name: str) -> str:
     """A scene id or run id used as a folder name, on the host or the device: never a path of its own."""
-    if not SAFE_COMPONENT.match(name) or ".." in name:
+    if not SAFE_COMPONENT.fullmatch(name) or ".." in name:
         raise DeviceError(f"{name!r} cannot be used as a folder name (letters, digits, '.', '_', '-' only)")
     return name
 
@@ -88,13 +93,20 @@ class LaunchOutcome:
         value = self.result.extra.get("wall_ms")
         return float(value) if isinstance(value, (int, float)) else None
 
+    @property
+    def runner_peak_rss_kb(self) -> int | None:
+        """The runner's peak resident set over the launch, as it reported it (result.json peak_rss_kb)."""
+        value = self.result.extra.get("peak_rss_kb")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
 
 class Device:
     """An open device: `probe()` once, then `launch(job)` as often as needed; `close()` at session end."""
 
-    def __init__(self, spec: DeviceSpec, transport: Transport) -> None:
+    def __init__(self, spec: DeviceSpec, transport: Transport, *, probe_timeout_s: float = PROBE_TIMEOUT_S) -> None:
         self.spec = spec
         self.transport = transport
+        self.probe_timeout_s = probe_timeout_s
         self._probe: Probe | None = None
         self._refresh: RefreshRate | None = None
         self._side: Transport | None = None
@@ -129,10 +141,11 @@ class Device:
     def probe(self) -> Probe:
         if self._probe is None:
             self.open()
-            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=PROBE_TIMEOUT_S)
+            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=self.probe_timeout_s)
             runner = " ".join(self.spec.runner)
             if not result.ok:
-                why = "timed out" if result.timed_out else f"exited with {result.exit_code}"
+                why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
+                       else f"exited with {result.exit_code}")
                 raise DeviceError(
                     f"device {self.name}: runner probe `{runner} probe` {why}: {_tail(result.stderr)}\n"
                     f"Check the 'runner' entry of device {self.name} in {self.spec.source}."
@@ -176,7 +189,11 @@ class Device:
         scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
         outdir = device_join(scene_dir, f"launch-{index}")
         remote_job = device_join(scene_dir, f"launch-{index}.job.json")
-        local_dir.mkdir(parents=True, exist_ok=True)
+        # Both folders start empty, so that nothing an earlier session (or a killed one, in a fixed device
+        # workdir) left there is read as this launch's output; the host's own platform frame dumps of this
+        # launch, taken just before it (host/platform_frames.py), stay.
+        empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
+        self.transport.remove_tree(outdir)
         self.transport.mkdir(outdir)
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
             job_file = Path(tmp) / "job.json"
@@ -192,15 +209,23 @@ class Device:
         argv = [*(runner or self.spec.runner), "run", remote_job, outdir]
         result = self.transport.run(argv, timeout_s=timeout_s, on_line=on_line)
         issues: list[Issue] = []
+        too_large: dict[str, int] = {}
         try:
-            self.transport.pull_dir(outdir, local_dir)
+            too_large = self.transport.pull_dir(outdir, local_dir, max_bytes=MAX_ARTIFACT_BYTES).too_large
         except (OSError, DeviceError) as exc:
-            issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}"))
-        finally:
+            # What was measured stays on the device (the next launch in this folder empties it first); what
+            # was pulled before the failure is read below.
+            issues.append(Issue("protocol", f"could not pull {outdir} from device {self.name}: {exc}; what the "
+                                            f"runner wrote is left on the device in {outdir}"))
+        else:
             self.transport.remove_tree(scene_dir)
-        frames = read_frames_csv(local_dir / "frames.csv")
-        run_result = read_result_json(local_dir / "result.json")
-        captures = {f: local_dir / capture_name(f) for f in job.capture if (local_dir / capture_name(f)).is_file()}
+        for name, size in sorted(too_large.items()):
+            if not name.startswith("capture-"):
+                issues.append(Issue("protocol", _too_large(name, size)))
+        frames = (FrameTable() if "frames.csv" in too_large
+                  else read_frames_csv(local_dir / "frames.csv", max_rows=job.total_frames))
+        run_result = RunResult() if "result.json" in too_large else read_result_json(local_dir / "result.json")
+        captures, invalid = self._captures(job, local_dir, too_large)
         if result.timed_out:
             issues.append(Issue("timeout", f"runner killed at its {timeout_s:.0f} s deadline on device {self.name}"))
         elif result.exit_code is None:
@@ -209,13 +234,20 @@ class Device:
         elif result.exit_code != 0:
             issues.append(Issue("exit", f"runner {describe_exit(result.exit_code, self.spec.transport)}: "
                                         f"{_tail(result.stderr)}"))
+        if result.leftover:
+            issues.append(Issue("leftover", f"the runner left {result.leftover} process(es) running when it "
+                                            f"exited on device {self.name}; they were stopped"))
         rendered = len(frames.rows)
-        if rendered < job.total_frames:
+        # A sustained job ends at its duration, before its frame cap: short of the cap is not partial then.
+        ended_at_duration = job.duration_s is not None and result.ok and rendered > job.warmup_frames
+        if rendered < job.total_frames and not ended_at_duration:
             issues.append(Issue("partial", f"{rendered} of {job.total_frames} frames rendered; the rows are kept"))
         if result.ok:
-            missing = sorted(set(job.capture) - set(captures))
+            missing = sorted(set(job.capture) - set(captures) - set(invalid))
             if missing:
                 issues.append(Issue("capture_missing", f"runner wrote no capture for frames {missing}"))
+        issues += [Issue("capture_invalid", f"{why}; frame {frame} is not compared and never becomes a golden",
+                         frame) for frame, why in sorted(invalid.items())]
         return LaunchOutcome(
             index=index,
             exit_code=result.exit_code,
@@ -225,11 +257,51 @@ class Device:
             result=run_result,
             captures=captures,
             local_dir=local_dir,
-            issues=issues + frames.issues + run_result.issues,
+            issues=cap_issues(issues + frames.issues + run_result.issues, run_result.issues_not_kept),
             stderr_tail=_tail(result.stderr),
             started_utc=started_utc,
             ended_utc=utc_now(),
         )
+
+
+    def _captures(self, job: Job, local_dir: Path, too_large: dict[str, int]) -> tuple[dict[int, Path],
+                                                                                       dict[int, str]]:
+        """The launch's captures that are 8-bit RGBA PNGs of the scene's size, and why the others are not."""
+        captures: dict[int, Path] = {}
+        invalid: dict[int, str] = {}
+        width, height = job.scene["width"], job.scene["height"]
+        for frame in job.capture:
+            name = capture_name(frame)
+            if name in too_large:
+                invalid[frame] = _too_large(name, too_large[name])
+            elif (local_dir / name).is_file():
+                problem = capture_problem(local_dir / name, width, height)
+                if problem is None:
+                    captures[frame] = local_dir / name
+                else:
+                    invalid[frame] = problem
+        return captures, invalid
+
+
+def _too_large(name: str, size: int) -> str:
+    return (f"{name} is {size} bytes, more than the {MAX_ARTIFACT_BYTES} bytes a launch's file may be "
+            "(MAX_ARTIFACT_BYTES); it was left on the device and not read")
+
+
+def empty_folder(path: Path, keep: Sequence[str] = ()) -> None:
+    """`path` as an empty folder but for the entries named in `keep`: whatever else was there (a file, a
+    folder, a link) is removed first."""
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.is_dir():
+        for entry in path.iterdir():
+            if entry.name in keep and entry.is_dir() and not entry.is_symlink():
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def utc_now() -> str:

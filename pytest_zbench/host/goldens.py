@@ -3,17 +3,19 @@ are not pixels (GL errors, shader failures, NaNs, skipped features, non-determin
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import SceneError
+from ..golden import vacuous as vacuity
 from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
-from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, pixel_digest
+from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
 from ..inventory import Inventory
-from ..scenes import load_corpus
+from ..scenes import SceneCase, load_corpus
 from ..settings import Settings
 from .device import LaunchOutcome, safe_component
 from .measure import SceneMeasurement
@@ -21,13 +23,16 @@ from .measure import SceneMeasurement
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
 INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
 # Issues that make a capture unfit to become a golden.
-UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "font_fallback")
+UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "capture_invalid",
+                                     "font_fallback")
 
 
 @dataclass
 class GoldenOutcome:
     checks: list[FrameCheck] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)  # invariant violations, beside the frame checks
+    # Issues of the golden test itself ({frame, kind, detail}): vacuous captures (golden/vacuous.py)
+    issues: list[dict[str, Any]] = field(default_factory=list)
     # Per captured frame of a non-software backend, or of the software backend on another CPU architecture
     # than the reference one: the capture against the reference software golden (goldens/software/x86_64),
     # under the scene's cross_backend or cross_arch tolerance ({kind, status, metrics, tightness, golden,
@@ -59,19 +64,20 @@ class GoldenOutcome:
             frames.append({
                 "frame": check.key.frame,
                 "status": check.status,
-                "golden": _rel(check.golden, None),
+                "golden": _rel(check.golden, results_dir),
                 "golden_backend": check.golden_backend,
                 "golden_set": check.golden_set,
                 "set": f"{check.key.backend}/{check.key.device_class}",
-                "written": _rel(check.written, None),
+                "written": _rel(check.written, results_dir),
                 "metrics": comparison.metrics if comparison else None,
                 "tightness": comparison.tightness if comparison else None,
-                "artifacts": {k: _rel(Path(v), results_dir) for k, v in check.artifacts.items()},
-                "defect": check.record if check.status == "failed" else None,
+                "artifacts": _rel_paths(check.artifacts, results_dir),
+                "defect": _rel_record(check.record, results_dir) if check.status == "failed" else None,
                 "message": check.message,
-                **_cross_entries(self.cross.get(check.key.frame)),
+                **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
-        return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures}
+        return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures,
+                "issues": self.issues}
 
 
 def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
@@ -82,8 +88,11 @@ def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
 
 def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
                   results_dir: Path, driver: dict[str, Any], build_hash: str | None,
-                  arch: str | None = None) -> GoldenOutcome:
-    """`arch`: the CPU architecture family the device's runner reported; it picks the software set."""
+                  arch: str | None = None, siblings: Sequence[SceneCase] = (),
+                  sibling_captures: Mapping[str, Mapping[int, Path]] | None = None) -> GoldenOutcome:
+    """`arch`: the CPU architecture family the device's runner reported; it picks the software set.
+    `siblings`: the other cases of the scene's sweep; `sibling_captures`: their captures measured in this
+    process (else their goldens stand for them), for the vacuous-capture check."""
     outcome = GoldenOutcome()
     job = m.job
     if job is None:
@@ -93,7 +102,7 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
     except GoldenError as exc:
         outcome.failures.append(f"no golden set for device {m.device}: {exc}")
         return outcome
-    launch = _capture_launch(m.launches)
+    launch = capture_launch(m.launches)
     issues = m.issues
     invariants = [i for i in issues if i.kind in INVARIANT_KINDS]
     for issue in invariants:
@@ -110,13 +119,22 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
     artifacts_dir = results_dir / safe_component(m.device) / safe_component(m.case.id) / "golden"
     for frame in job.capture:
         capture = launch.captures.get(frame) if launch is not None else None
+        vacuous = _vacuous(store, m, device_class, arch, frame, capture, siblings, sibling_captures or {})
+        if vacuous is not None:
+            outcome.failures.append(vacuous)
+            outcome.issues.append({"frame": frame, "kind": vacuity.KIND, "detail": vacuous})
         try:
             check = check_capture(
                 store, backend=m.backend, device_class=device_class, arch=arch, scene_id=m.case.id, frame=frame,
-                capture=capture, tolerance=m.case.tolerance, update=update, capture_trusted=trusted,
-                untrusted_reason="" if trusted else reason, artifacts_dir=artifacts_dir, device=m.device,
+                capture=capture, tolerance=m.case.tolerance, update=update,
+                capture_trusted=trusted and vacuous is None,
+                untrusted_reason=reason if not trusted else "" if vacuous is None else "the capture is vacuous", artifacts_dir=artifacts_dir, device=m.device,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
+                capture_problem=_capture_problem(launch or (m.launches[0] if m.launches else None), frame),
             )
+            if check.status in ("missing", "written") and capture is not None and not check.artifacts:
+                # The capture itself, for review in the report before it is recorded (docs/report.md).
+                check.artifacts = {"actual": str(capture)}
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:
@@ -130,7 +148,47 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                     check.message += f"\n  meanwhile, {cross['status']}: {cross['message']}"
         except ToleranceError as exc:
             raise SceneError(m.case.source, str(exc), scene=m.case.id, key=f"tolerance.{exc.key}") from exc
+        except GoldenError as exc:  # the golden's place itself is unusable (its folder links out of the store)
+            key = make_key(m.backend, golden_set(m.backend, device_class, arch), m.case.id, frame)
+            outcome.checks.append(FrameCheck(key, "error", f"frame {frame}: {exc}"))
     return outcome
+
+
+def _capture_problem(launch: LaunchOutcome | None, frame: int) -> str | None:
+    """Why the launch has no usable capture of `frame` (a capture_invalid issue), or None."""
+    if launch is None:
+        return None
+    return next((i.detail for i in launch.issues if i.kind == "capture_invalid" and i.frame == frame), None)
+def _vacuous(store: GoldenStore, m: SceneMeasurement, device_class: str, arch: str | None, frame: int,
+             capture: Path | None, siblings: Sequence[SceneCase],
+             sibling_captures: Mapping[str, Mapping[int, Path]]) -> str | None:
+    """Why the frame's capture is vacuous (golden/vacuous.py), or None. A sibling's capture from this process
+    stands for it, else its golden in the device's own set; siblings whose ops differ only by overdraw of one
+    op are not compared."""
+    if capture is None:
+        return None
+    try:
+        pixels = load_png(capture)
+    except GoldenError:
+        return None  # check_capture reports an unusable capture
+    colour = vacuity.single_colour(pixels)
+    if colour is not None:
+        return vacuity.single_colour_message(frame, colour)
+    digests: dict[str, str] = {}
+    for sibling in siblings:
+        if sibling.id == m.case.id or not vacuity.ops_differ_visibly(m.case.ops, sibling.ops, frame):
+            continue
+        path = sibling_captures.get(sibling.id, {}).get(frame)
+        if path is None:
+            golden = store.path_for(m.backend, golden_set(m.backend, device_class, arch), sibling.id, frame)
+            path = golden if golden.is_file() else None
+        if path is not None:
+            try:
+                digests[sibling.id] = pixel_digest(load_png(path))
+            except GoldenError:
+                continue
+    same = vacuity.identical_siblings(pixel_digest(pixels), digests)
+    return vacuity.identical_message(frame, same) if same else None
 
 
 def written_goldens(scenes: Iterable[dict[str, Any]]) -> list[str]:
@@ -167,7 +225,7 @@ def unused_goldens(settings: Settings, inventory: Inventory,
     return store.unused(expected, within=sorted(sets))
 
 
-def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
+def capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
     """The launch whose captures are judged: the first complete one, else the first with any capture."""
     for launch in launches:
         if launch.complete and launch.captures:
@@ -176,21 +234,44 @@ def _capture_launch(launches: list[LaunchOutcome]) -> LaunchOutcome | None:
 
 
 def _nondeterministic_frames(launches: list[LaunchOutcome], frames: tuple[int, ...]) -> list[int]:
-    """Frames whose decoded pixels differ between complete launches (docs/methodology.md §7, §9)."""
+    """Frames whose decoded pixels differ between complete launches (docs/methodology.md §7, §9). A capture
+    that cannot be decoded counts as differing from one that can (the frame check reports why)."""
     differing = []
     for frame in frames:
-        digests = {pixel_digest(load_png(l.captures[frame])) for l in launches if frame in l.captures}
+        digests = set()
+        for launch in launches:
+            if frame in launch.captures:
+                try:
+                    digests.add(pixel_digest(load_png(launch.captures[frame])))
+                except GoldenError as exc:
+                    digests.add(f"undecodable: {exc}")
         if len(digests) > 1:
             differing.append(frame)
     return differing
 
 
-def _rel(path: Path | None, base: Path | None) -> str | None:
+def _rel(path: str | Path | None, base: Path) -> str | None:
+    """A path of run.json, relative to the results folder (`../../goldens/...` for a golden), so that a
+    results folder moved or unpacked elsewhere beside its checkout still points at its files."""
     if path is None:
         return None
-    if base is not None:
-        try:
-            return str(Path(path).relative_to(base))
-        except ValueError:
-            pass
-    return str(path)
+    try:
+        return os.path.relpath(Path(path).absolute(), Path(base).absolute())
+    except ValueError:  # another drive (Windows): no relative path exists
+        return str(path)
+
+
+def _rel_paths(paths: dict[str, Any], base: Path) -> dict[str, Any]:
+    return {k: _rel(v, base) for k, v in paths.items()}
+
+
+def _rel_record(record: dict[str, Any] | None, base: Path) -> dict[str, Any] | None:
+    """A defect record or cross-reference entry with its golden and artifact paths relative to `base`."""
+    if record is None:
+        return None
+    out = dict(record)
+    if out.get("golden"):
+        out["golden"] = _rel(out["golden"], base)
+    if isinstance(out.get("artifacts"), dict):
+        out["artifacts"] = _rel_paths(out["artifacts"], base)
+    return out

@@ -1,38 +1,91 @@
-"""A self-contained HTML report of a run: a table, then per scene a frame-time histogram, a timeline of
-every launch, and the golden images. No scripts, no external files: images are inlined, plots are SVG."""
+"""report.html: one self-contained, offline page of a run (docs/report.md). A summary that sorts what needs
+attention first (failed, regressed, goldens to review), then per scene: the regression verdict against its
+baseline, the frame-time distribution at full resolution with the budget, per-launch timelines robust to cold
+frames, the vsync buckets, the golden triage view and the issues grouped by launch. Charts come from
+host/report_charts.py; images are inlined; the only interaction (zoom, blink) is CSS."""
 
 from __future__ import annotations
 
 import base64
 import csv
 import html
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..stats import HIST_EDGES_MS
+from . import report_charts as charts
+from .counters_report import counters_line
+from .sustained_report import report_section as sustained_section
 
-PLOT_W, PLOT_H = 520, 160
-LAUNCH_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 CSS = """
-body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
+h1{margin:0 0 4px}h2{margin:0 0 6px;font-size:18px}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
-td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}
-.passed{color:#2a7a2a}.failed,.error,.missing{color:#b22}.skipped{color:#888}
-section{margin:28px 0;padding-top:8px;border-top:2px solid #eee}
-.plots{display:flex;flex-wrap:wrap;gap:18px}.imgs{display:flex;flex-wrap:wrap;gap:12px}
-figure{margin:0}figcaption{font-size:12px;color:#555}img{max-width:360px;image-rendering:pixelated;border:1px solid #ccc}
-.issues{color:#b22;font-size:13px}code{background:#f4f4f4;padding:0 3px}
+td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}th{background:#f6f6f6}
+.passed,.unchanged,.improved{color:#2a7a2a}.failed,.error,.regressed{color:#b22;font-weight:600}
+.missing,.written,.inconclusive{color:#c77700}.skipped,.no_baseline,.not_judged{color:#777}
+.badge{display:inline-block;padding:0 6px;margin-right:6px;border:1px solid currentColor;border-radius:3px;font-size:12px}
+section{margin:28px 0;padding-top:10px;border-top:2px solid #eee}
+.plots,.imgs{display:flex;flex-wrap:wrap;gap:18px;align-items:flex-start}
+figure{margin:0}figcaption{font-size:12px;color:#555;max-width:560px}
+.chart svg{background:#fcfcfc;border:1px solid #eee;font-size:11px}.chart .tick{fill:#555;font-size:10px}
+.chart .axis-label{fill:#333;font-size:11px}.chart .legend-entry text{font-size:11px}
+.imgs img,.zoom svg{image-rendering:pixelated;border:1px solid #ccc;background:repeating-conic-gradient(#ddd 0 25%,#fff 0 50%) 0 0/12px 12px}
+.imgs img{width:300px}.zoom svg{width:300px;height:auto}
+.blink-figure label{display:block;font-size:12px;margin-bottom:2px}
+.blink{position:relative;display:inline-block}.blink img{display:block}
+.blink img.actual{position:absolute;left:0;top:0;opacity:0}
+.blink-toggle:checked+label+.blink img.actual{animation:blink 1s steps(1) infinite}
+@keyframes blink{50%{opacity:1}}
+.issues{font-size:13px}.issues li{color:#922}.words{font-size:13px;margin:4px 0 10px}
+code{background:#f4f4f4;padding:0 3px}.note{color:#555;font-size:13px}
 """
+
+# What needs attention first: the summary and the page order (an unknown word sorts last).
+ATTENTION = ("error", "failed", "regressed", "missing", "inconclusive", "written", "passed", "unchanged",
+             "improved", "no_baseline", "skipped")
 
 
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
-    parts = [f"<!doctype html><meta charset=utf-8><title>zbench run {html.escape(document['run_id'][:8])}</title>",
-             f"<style>{CSS}</style>", _header(document), _timer_checks(document), _table(document["scenes"])]
-    for scene in document["scenes"]:
-        parts.append(_scene_section(scene, results_dir))
+    scenes = sorted(document["scenes"], key=_attention_key)
+    parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>zbench run "
+             f"{html.escape(document['run_id'][:8])}</title>",
+             f"<style>{CSS}</style><body>", _header(document), _timer_checks(document), _summary(scenes),
+             _table(scenes)]
+    parts += [_scene_section(scene, results_dir) for scene in scenes]
+    parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
+
+
+def overall(scene: dict[str, Any]) -> str:
+    """The scene's result in one word: the worst of its perf outcome and its golden, or `regressed` (an
+    inconclusive verdict does not hide a pass; it sorts before the passes that were judged)."""
+    words = [str(scene.get("outcome") or ""), _golden_word(scene), "regressed" if _verdict(scene) == "regressed" else ""]
+    return min((w for w in words if w), key=_rank, default="")
+
+
+def _attention_key(scene: dict[str, Any]) -> tuple[int, int, str, str]:
+    return _rank(overall(scene)), _rank(_verdict(scene)), scene["device"], scene["id"]
+
+
+def _rank(word: str) -> int:
+    return ATTENTION.index(word) if word in ATTENTION else len(ATTENTION)
+
+
+def _verdict(scene: dict[str, Any]) -> str:
+    return str((scene.get("regression") or {}).get("verdict") or "")
+
+
+def _golden_word(scene: dict[str, Any]) -> str:
+    correctness = scene.get("correctness") or {}
+    statuses = [str(f.get("status")) for f in correctness.get("frames", [])]
+    worst = min(statuses, key=_rank, default="")
+    if correctness.get("outcome") == "failed" and _rank(worst) > _rank("failed") and worst != "missing":
+        return "failed"  # an invariant or a cross-reference failed, not a frame of its own set
+    return worst or str(correctness.get("outcome") or "")
 
 
 def _header(doc: dict[str, Any]) -> str:
@@ -64,133 +117,170 @@ def _timer_checks(doc: dict[str, Any]) -> str:
             "translucent fill must read clearly different GPU times):</p><ul>" + "".join(items) + "</ul>")
 
 
+def _summary(scenes: Sequence[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for scene in scenes:
+        word = overall(scene)
+        counts[word] = counts.get(word, 0) + 1
+    review = sum(1 for s in scenes for f in (s.get("correctness") or {}).get("frames", [])
+                 if f.get("status") in ("missing", "written"))
+    parts = [f"<b class='{html.escape(w)}'>{n} {html.escape(w.replace('_', ' '))}</b>"
+             for w, n in sorted(counts.items(), key=lambda item: _rank(item[0]))]
+    goldens = f"; {review} golden(s) to review (new or missing)" if review else ""
+    return (f"<p id=summary>{len(scenes)} scene(s): {', '.join(parts)}{goldens}. Scenes that need attention "
+            "come first.</p>")
+
+
 def _table(scenes: Sequence[dict[str, Any]]) -> str:
-    rows = ["<table><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50</th><th>p95</th><th>p99</th>"
-            "<th>cpu p50</th><th>gpu p50</th><th>jank</th><th>golden</th><th>outcome</th></tr>"]
+    rows = ["<table id=scenes><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50 ms</th><th>p95</th>"
+            "<th>p99</th><th>cpu p50 ms</th><th>gpu p50 ms</th><th>jank</th><th>verdict</th><th>golden</th>"
+            "<th>result</th></tr>"]
     for s in scenes:
         metrics = s.get("metrics") or {}
         frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
-        gpu_p50 = None if s.get("gpu_valid") is False else gpu.get("p50")
-        golden = (s.get("correctness") or {}).get("outcome", "")
-        anchor = _anchor(s)
+        gpu_cell = ("<td title='the GPU time source failed the timer check'>untrusted</td>"
+                    if s.get("gpu_valid") is False else f"<td>{_ms(gpu.get('p50'))}</td>")
+        verdict, golden, result = _verdict(s), _golden_word(s), overall(s)
         if s.get("adaptive") is not None:
-            rows.append(_adaptive_row(s, anchor, golden))
+            rows.append(_adaptive_row(s, (verdict, golden, result)))
             continue
         rows.append(
-            f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
+            f"<tr data-result='{html.escape(result)}'><td>{html.escape(s['device'])}</td>"
+            f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
             + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                     cpu.get("p50")))
-            + ("<td title='the GPU time source failed the timer check'>untrusted</td>" if s.get("gpu_valid") is False
-               else f"<td>{_ms(gpu_p50)}</td>")
-            + f"<td>{metrics.get('jank', '')}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
-            f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>"
-        )
+            + gpu_cell + f"<td>{metrics.get('jank', '')}</td>"
+            + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>"
+                      for w in (verdict, golden, result))
+            + "</tr>")
     rows.append("</table>")
     return "\n".join(rows)
 
 
 def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
-    out = [f"<section id='{_anchor(scene)}'><h2>{html.escape(scene['id'])} on {html.escape(scene['device'])}</h2>"]
+    result = overall(scene)
+    out = [f"<section id='{_anchor(scene)}' data-result='{html.escape(result)}'><h2>{html.escape(scene['id'])} on "
+           f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
-    metrics = scene.get("metrics") or {}
-    budget = scene.get("budget_ms")
-    plots = []
-    if scene.get("adaptive") is not None:
-        plots.append(_adaptive_svg(scene["adaptive"]))
-    elif (metrics.get("frame_ms") or {}).get("hist"):
-        plots.append(_histogram_svg(metrics["frame_ms"]["hist"], "frame time histogram (all launches)"))
-    series = _launch_series(results_dir, scene.get("samples_file"))
-    if series:
-        plots.append(_timeline_svg(series, budget, "cpu_ms per frame, by launch (warmup shaded)"))
-    if scene.get("gpu_valid") is True:
-        gpu_series = _launch_series(results_dir, scene.get("samples_file"), column="gpu_ms")
-        if gpu_series:
-            plots.append(_timeline_svg(gpu_series, None, f"gpu_ms per frame ({scene.get('gpu_source')}), by launch"))
-    if plots:
-        out.append("<div class=plots>" + "".join(plots) + "</div>")
+    out.append(_regression(scene.get("regression")))
+    out.append(_plots(scene, results_dir))
+    out.append(counters_line(scene))
+    out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
         out.append(f"<p class=issues>gpu_ms ({html.escape(str(scene.get('gpu_source')))}) not shown: the device's "
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "
                    "report).</p>")
-    platform = _platform_frames(scene.get("platform_frames"))
-    if platform:
-        out.append(platform)
-    correctness = scene.get("correctness") or {}
-    notes = _golden_notes(correctness)
-    if notes:
-        out.append(notes)
-    images = _golden_images(correctness, results_dir)
-    if images:
-        out.append("<div class=imgs>" + images + "</div>")
-    issues = scene.get("issues") or []
-    if issues:
-        out.append("<ul class=issues>" + "".join(
-            f"<li>[{html.escape(i['kind'])}] {html.escape(i['detail'])}</li>" for i in issues[:20]) + "</ul>")
+    out.append(_platform_frames(scene.get("platform_frames")))
+    out.append(_goldens(scene.get("correctness") or {}, results_dir))
+    out.append(_issues(scene.get("issues") or []))
     out.append("</section>")
-    return "\n".join(out)
+    return "\n".join(part for part in out if part)
 
 
-def _adaptive_row(s: dict[str, Any], anchor: str, golden: str) -> str:
-    """An adaptive scene's row: its score and interval across the frame-time columns."""
+def _regression(section: dict[str, Any] | None) -> str:
+    """The verdict, the baseline in words, and each judged metric's effect with its interval."""
+    if not section:
+        return ""
+    verdict = str(section.get("verdict") or "")
+    head = (f"<p class=regression>regression verdict: <b class='{html.escape(verdict)}'>"
+            f"{html.escape(verdict.replace('_', ' '))}</b> ({html.escape(str(section.get('source') or ''))})")
+    if verdict == "no_baseline" or not section.get("metrics"):
+        message = str(section.get("message") or section.get("baseline") or "")
+        return head + f": {html.escape(message)}</p>"
+    head += f"; baseline: {html.escape(str(section.get('baseline') or ''))}</p>"
+    rows, words = [], []
+    for m in section.get("metrics") or []:
+        ci = m.get("ci") or [None, None]
+        if all(isinstance(v, (int, float)) for v in (m.get("effect"), ci[0], ci[1], m.get("bar"))):
+            rows.append(charts.Effect(str(m["metric"]), str(m.get("verdict")), float(m["effect"]),
+                                      (float(ci[0]), float(ci[1])), float(m["bar"])))
+            words.append(f"<li><b>{html.escape(str(m['metric']))}</b> <span class='{html.escape(str(m.get('verdict')))}'>"
+                         f"{html.escape(str(m.get('verdict')))}</span>: candidate {_ms(m.get('candidate_median'))} vs "
+                         f"baseline {_ms(m.get('baseline_median'))} (median of launches), effect {m['effect']:.3f}x, "
+                         f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x, "
+                         f"bar ±{100 * m['bar']:.1f}%, {m.get('n_candidate')} vs {m.get('n_baseline')} launches"
+                         + (f". {html.escape(str(m['reason']))}" if m.get("reason") else "") + "</li>")
+    for item in section.get("not_judged") or []:
+        text = f"{item.get('metric')} not judged: {item.get('reason')}" if isinstance(item, dict) else str(item)
+        words.append(f"<li class=not_judged>{html.escape(text)}</li>")
+    chart = charts.effects(rows, caption="effect of each judged metric: point = candidate / baseline, line = its "
+                                         "confidence interval, shaded = the bar")
+    return head + chart + ("<ul class=words>" + "".join(words) + "</ul>" if words else "")
+
+
+def _plots(scene: dict[str, Any], results_dir: Path) -> str:
+    budget = scene.get("budget_ms")
+    frames = _read_frames(results_dir, scene.get("samples_file"))
+    plots = []
+    adaptive = scene.get("adaptive")
+    if adaptive is not None:
+        plots.append(charts.adaptive_fit(adaptive))
+    gpu_shown = scene.get("gpu_valid") is True
+    if frames:
+        launches = sorted(frames)
+        warmup = max((sum(1 for row in rows if row["phase"] == "warmup") for rows in frames.values()), default=0)
+        measured = [charts.Series(f"launch {k} cpu_ms", [row["cpu_ms"] for row in frames[k] if row["phase"] != "warmup"],
+                                  _colour(k)) for k in launches]
+        if gpu_shown:
+            measured += [charts.Series(f"launch {k} gpu_ms", [row["gpu_ms"] for row in frames[k]
+                                                              if row["phase"] != "warmup"], _colour(k), dashed=True)
+                         for k in launches]
+        plots.append(charts.cdf(measured, budget=budget, x_label="ms per frame",
+                                caption="distribution of measured frames' CPU time" + (" and GPU time" if gpu_shown
+                                                                                      else "")
+                                + " per launch (every sample, warmup excluded), with the frame budget"))
+        plots.append(charts.timeline([charts.Series(f"launch {k}", [row["cpu_ms"] for row in frames[k]], _colour(k))
+                                      for k in launches], budget=budget, warmup=warmup, y_label="cpu_ms",
+                                     caption="CPU time per frame by launch (warmup shaded)"))
+        if gpu_shown:
+            plots.append(charts.timeline([charts.Series(f"launch {k}", [row["gpu_ms"] for row in frames[k]],
+                                                        _colour(k)) for k in launches],
+                                         budget=budget, warmup=warmup, y_label="gpu_ms",
+                                         caption=f"GPU time per frame ({scene.get('gpu_source')}) by launch"))
+    # An adaptive scene's frames are of every complexity of its plan: their vsync buckets say nothing.
+    hist = None if adaptive is not None else ((scene.get("metrics") or {}).get("frame_ms") or {}).get("hist")
+    if hist:
+        labels = [f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}" for a, b in zip(HIST_EDGES_MS, HIST_EDGES_MS[1:])]
+        plots.append(charts.bars(labels, hist, x_label="frame time bucket (ms), vsync multiples",
+                                 caption="frame time in vsync buckets (all launches): what a viewer sees"))
+    plots = [p for p in plots if p]
+    return "<div class=plots>" + "".join(plots) + "</div>" if plots else ""
+
+
+def _colour(launch: int) -> str:
+    return charts.COLOURS[launch % len(charts.COLOURS)]
+
+
+def _read_frames(results_dir: Path, samples_file: str | None) -> dict[int, list[dict[str, Any]]]:
+    if not samples_file:
+        return {}
+    out: dict[int, list[dict[str, Any]]] = {}
+    try:
+        with open(results_dir / samples_file, newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle):
+                out.setdefault(int(row["launch"]), []).append(
+                    {"phase": row.get("phase") or "measure", "cpu_ms": _float(row.get("cpu_ms")),
+                     "gpu_ms": _float(row.get("gpu_ms"))})
+    except (OSError, ValueError, KeyError):
+        return {}
+    return out
+
+
+def _adaptive_row(s: dict[str, Any], words: tuple[str, str, str]) -> str:
+    """An adaptive scene's row: its score and interval across the frame-time columns (its per-frame statistics
+    mix the complexities of its plan); verdict, golden and result as every row has them."""
     a = s["adaptive"]
     ci = f" (95% CI {a['ci'][0]:.4g}..{a['ci'][1]:.4g})" if a.get("ci") else ""
     score = "no score" if a.get("score") is None else (
         f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(a['unit'])}{ci}")
-    return (f"<tr><td>{html.escape(s['device'])}</td><td><a href='#{anchor}'>{html.escape(s['id'])}</a></td>"
+    return (f"<tr data-result='{html.escape(words[2])}'><td>{html.escape(s['device'])}</td>"
+            f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=6 style='text-align:left'>"
-            f"score {score}</td><td class='{html.escape(golden)}'>{html.escape(golden)}</td>"
-            f"<td class='{html.escape(s['outcome'])}'>{html.escape(s['outcome'])}</td></tr>")
-
-
-def _adaptive_svg(a: dict[str, Any]) -> str:
-    """Frame cost against complexity: each scored launch's step medians and fitted hinge, the budget, the
-    score and its interval. Everything drawn comes from run.json's `adaptive` section."""
-    fits = a.get("fit", {}).get("launches", [])
-    budget = float(a["budget_ms"])
-    points = [(p[0], p[1]) for fit in fits for p in fit["points"]]
-    title = (f"frame cost (uncapped interval, ms) against complexity ({a['unit']}); budget {budget:.2f} ms; "
-             + ("no score" if a.get("score") is None else f"score {a['score']:.4g}"))
-    if not points:
-        return _figure("<text x='30' y='40' font-size='11'>no scored launch</text>", title)
-    x_max = float(max(x for x, _ in points)) * 1.05 or 1.0
-    y_max = float(max(max(y for _, y in points), 2 * budget)) * 1.1
-    left, bottom = 40, PLOT_H - 20
-
-    def sx(x: float) -> float:
-        return left + x / x_max * (PLOT_W - left - 10)
-
-    def sy(y: float) -> float:
-        return bottom - y / y_max * (bottom - 10)
-
-    parts = [f"<line x1='{left}' y1='{bottom}' x2='{PLOT_W - 10}' y2='{bottom}' stroke='#999'/>",
-             f"<line x1='{left}' y1='{sy(budget):.1f}' x2='{PLOT_W - 10}' y2='{sy(budget):.1f}' stroke='#b22' "
-             f"stroke-dasharray='4 3'><title>budget {budget:.2f} ms</title></line>"]
-    if a.get("ci"):
-        lo, hi = a["ci"]
-        parts.append(f"<rect x='{sx(lo):.1f}' y='10' width='{max(sx(hi) - sx(lo), 1):.1f}' height='{bottom - 10}' "
-                     f"fill='#4a78b5' opacity='0.15'><title>95% CI {lo:.4g}..{hi:.4g}</title></rect>")
-    if a.get("score") is not None:
-        x = sx(a["score"])
-        parts.append(f"<line x1='{x:.1f}' y1='10' x2='{x:.1f}' y2='{bottom}' stroke='#4a78b5'>"
-                     f"<title>score {a['score']:.4g}</title></line>")
-    for n, fit in enumerate(fits):
-        colour = LAUNCH_COLOURS[n % len(LAUNCH_COLOURS)]
-        xs = [p[0] for p in fit["points"]]
-        knee = min(max(fit["score"], 0.0), max(xs))
-        line = [(min(xs), budget), (knee, budget), (max(xs), budget + fit["slope_ms"] * max(0.0, max(xs) - knee))]
-        parts.append(f"<polyline fill='none' stroke='{colour}' points='"
-                     + " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in line)
-                     + f"'><title>launch {fit['launch']}: score {fit['score']:.4g}</title></polyline>")
-        parts += [f"<circle cx='{sx(x):.1f}' cy='{sy(y):.1f}' r='2.5' fill='{colour}'><title>launch "
-                  f"{fit['launch']}: {x:g} {html.escape(a['unit'])}, {y:.2f} ms ({frames} frames)</title></circle>"
-                  for x, y, frames in fit["points"]]
-    parts.append(f"<text x='2' y='14' font-size='9'>{y_max:.0f} ms</text>"
-                 f"<text x='{PLOT_W - 10}' y='{PLOT_H - 6}' font-size='9' text-anchor='end'>{x_max:.4g}</text>"
-                 f"<text x='{left}' y='{PLOT_H - 6}' font-size='9'>0</text>")
-    return _figure("".join(parts), title)
-
+            f"score {score}</td>"
+            + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>" for w in words)
+            + "</tr>")
 
 def _platform_frames(section: dict[str, Any] | None) -> str:
     """Android's own frame timing of the scene, in one table: a series of its own, beside the runner's."""
@@ -215,121 +305,135 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
             + presents + "</table>")
 
 
-def _histogram_svg(counts: Sequence[int], title: str) -> str:
-    labels = [f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}" for a, b in zip(HIST_EDGES_MS, HIST_EDGES_MS[1:])]
-    top = max(counts) or 1
-    bar_w = (PLOT_W - 40) / len(counts)
-    bars = []
-    for i, (count, label) in enumerate(zip(counts, labels)):
-        h = (PLOT_H - 40) * count / top
-        x = 30 + i * bar_w
-        bars.append(f"<rect x='{x:.1f}' y='{PLOT_H - 25 - h:.1f}' width='{bar_w - 4:.1f}' height='{h:.1f}' fill='#4a78b5'>"
-                    f"<title>{label} ms: {count}</title></rect>"
-                    f"<text x='{x + bar_w / 2 - 2:.1f}' y='{PLOT_H - 10}' font-size='9' text-anchor='middle'>{label}</text>"
-                    f"<text x='{x + bar_w / 2 - 2:.1f}' y='{PLOT_H - 28 - h:.1f}' font-size='9' text-anchor='middle'>{count}</text>")
-    return _figure("".join(bars), title)
-
-
-def _timeline_svg(series: dict[int, list[tuple[float | None, bool]]], budget: float | None, title: str) -> str:
-    values = [v for points in series.values() for v, _ in points if v is not None]
-    if not values:
-        return ""
-    top = max(max(values), budget or 0) * 1.1 or 1.0
-    longest = max(len(points) for points in series.values())
-    sx = (PLOT_W - 40) / max(longest - 1, 1)
-    sy = (PLOT_H - 30) / top
-    parts = [f"<line x1='30' y1='{PLOT_H - 20}' x2='{PLOT_W - 10}' y2='{PLOT_H - 20}' stroke='#999'/>"]
-    warm = next((i for i, (_, is_warm) in enumerate(next(iter(series.values()))) if not is_warm), 0)
-    if warm:
-        parts.append(f"<rect x='30' y='10' width='{warm * sx:.1f}' height='{PLOT_H - 30}' fill='#eee'/>")
-    if budget:
-        y = PLOT_H - 20 - budget * sy
-        parts.append(f"<line x1='30' y1='{y:.1f}' x2='{PLOT_W - 10}' y2='{y:.1f}' stroke='#b22' stroke-dasharray='4 3'>"
-                     f"<title>budget {budget:.2f} ms</title></line>")
-    for launch, points in sorted(series.items()):
-        coords = " ".join(f"{30 + i * sx:.1f},{PLOT_H - 20 - v * sy:.1f}" for i, (v, _) in enumerate(points) if v is not None)
-        colour = LAUNCH_COLOURS[launch % len(LAUNCH_COLOURS)]
-        parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='1' points='{coords}'><title>launch {launch}</title></polyline>")
-    parts.append(f"<text x='2' y='14' font-size='9'>{top:.1f} ms</text><text x='2' y='{PLOT_H - 20}' font-size='9'>0</text>")
-    return _figure("".join(parts), title)
-
-
-def _figure(svg_body: str, title: str) -> str:
-    return (f"<figure><svg xmlns='http://www.w3.org/2000/svg' width='{PLOT_W}' height='{PLOT_H}' "
-            f"style='background:#fafafa'>{svg_body}</svg><figcaption>{html.escape(title)}</figcaption></figure>")
-
-
-def _launch_series(results_dir: Path, samples_file: str | None,
-                   column: str = "cpu_ms") -> dict[int, list[tuple[float | None, bool]]]:
-    if not samples_file:
-        return {}
-    path = results_dir / samples_file
-    series: dict[int, list[tuple[float | None, bool]]] = {}
-    try:
-        with open(path, newline="", encoding="utf-8") as handle:
-            for row in csv.DictReader(handle):
-                value = row.get(column) or ""
-                series.setdefault(int(row["launch"]), []).append(
-                    (float(value) if value else None, row.get("phase") == "warmup"))
-    except (OSError, ValueError, KeyError):
-        return {}
-    return series
-
-
 # What each comparison with the reference software set is, in words (run.json frames[].cross_backend / cross_arch).
 CROSS_KINDS = {"cross_backend": "cross-backend", "cross_arch": "cross-architecture"}
+IMAGE_KINDS = ("expected", "actual", "diff", "flip")
 
 
-def _golden_notes(correctness: dict[str, Any]) -> str:
-    """Per frame: which set it was compared with and how it went, and the comparison with the reference set
-    (a cross-architecture difference is named as one)."""
-    items = []
+def _goldens(correctness: dict[str, Any], results_dir: Path) -> str:
+    out = [f"<p class=issues>{html.escape(str(text))}</p>" for text in correctness.get("invariants") or []]
     for frame in correctness.get("frames", []):
-        status = str(frame.get("status", ""))
-        against = frame.get("golden_set") or frame.get("set") or ""
-        line = f"frame {frame.get('frame')}: <b class='{html.escape(status)}'>{html.escape(status)}</b>"
-        if against:
-            line += f" against set {html.escape(str(against))}"
-        if frame.get("set") and frame.get("golden_set") and frame["set"] != frame["golden_set"]:
-            line += f" (no {html.escape(str(frame['set']))} golden yet)"
-        elif status == "missing" and frame.get("set"):
-            line += f" (no golden in set {html.escape(str(frame['set']))} yet)"
-        for key, words in CROSS_KINDS.items():
-            cross = frame.get(key)
-            if cross:
-                cross_status = str(cross.get("status", ""))
-                difference = " &mdash; a cross-architecture difference" if (
-                    key == "cross_arch" and cross_status == "failed") else ""
-                line += (f"; {words} vs reference set {html.escape(str(cross.get('reference_set', '')))}: "
-                         f"<b class='{html.escape(cross_status)}'>{html.escape(cross_status)}</b>{difference}")
-        items.append(f"<li>{line}</li>")
-    return "<ul class=goldens>" + "".join(items) + "</ul>" if items else ""
+        out.append(_golden_frame(frame, results_dir))
+    return "<div class=goldens>" + "".join(out) + "</div>" if out else ""
 
 
-def _golden_images(correctness: dict[str, Any], results_dir: Path) -> str:
-    figures = []
-    for frame in correctness.get("frames", []):
-        for label, rel in _image_paths(frame):
-            data = _inline_png(results_dir, rel)
-            if data:
-                figures.append(f"<figure><img src='{data}' alt='{html.escape(label)}'>"
-                               f"<figcaption>frame {frame.get('frame')}: {html.escape(label)}</figcaption></figure>")
-    return "".join(figures)
-
-
-def _image_paths(frame: dict[str, Any]) -> Iterable[tuple[str, str]]:
-    artifacts = frame.get("artifacts") or {}
-    for label in ("expected", "actual", "diff", "flip"):
-        if artifacts.get(label):
-            yield label, artifacts[label]
+def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
+    """One captured frame: its status against which set, and for a failure the triage view (the four images,
+    the failing region zoomed, expected and actual blinking, the metrics against their bounds in words); for a
+    missing or newly written golden the capture to review."""
+    status = str(frame.get("status", ""))
+    n = frame.get("frame")
+    against = frame.get("golden_set") or frame.get("set") or ""
+    line = f"frame {n}: <b class='{html.escape(status)}'>{html.escape(status)}</b>"
+    if against:
+        line += f" against set {html.escape(str(against))}"
+    if frame.get("set") and frame.get("golden_set") and frame["set"] != frame["golden_set"]:
+        line += f" (no {html.escape(str(frame['set']))} golden yet)"
+    elif status == "missing" and frame.get("set"):
+        line += f" (no golden in set {html.escape(str(frame['set']))} yet)"
     for key, words in CROSS_KINDS.items():
-        cross_artifacts = (frame.get(key) or {}).get("artifacts") or {}
-        for label in ("expected", "actual", "diff", "flip"):
-            if cross_artifacts.get(label):
-                yield f"{words} {label} (reference set {frame[key].get('reference_set', '')})", cross_artifacts[label]
+        cross = frame.get(key)
+        if cross:
+            cross_status = str(cross.get("status", ""))
+            difference = " &mdash; a cross-architecture difference" if (
+                key == "cross_arch" and cross_status == "failed") else ""
+            line += (f"; {words} vs reference set {html.escape(str(cross.get('reference_set', '')))}: "
+                     f"<b class='{html.escape(cross_status)}'>{html.escape(cross_status)}</b>{difference}")
+    out = [f"<div class=golden-frame data-status='{html.escape(status)}'><p>{line}</p>"]
+    artifacts = frame.get("artifacts") or {}
+    if status in ("missing", "written"):
+        capture = _inline_png(results_dir, artifacts.get("actual"))
+        words = ("no golden yet: check this capture by eye, then record it with --zbench-update-goldens=missing"
+                 if status == "missing" else f"new golden written to {frame.get('written')}: check it by eye "
+                 "before committing it")
+        if capture:
+            out.append(f"<div class='imgs review'><figure><img src='{capture}' alt='capture of frame {n}'>"
+                       f"<figcaption>{html.escape(words)}</figcaption></figure></div>")
+        else:
+            out.append(f"<p class=note>{html.escape(words)} (capture not found)</p>")
+    elif status == "failed" or any((frame.get(k) or {}).get("status") == "failed" for k in CROSS_KINDS):
+        out.append(_bounds_in_words(frame))
+        out.append(_triage(n, artifacts, (frame.get("metrics") or {}).get("bbox"), results_dir))
+        for key, words in CROSS_KINDS.items():
+            cross = frame.get(key) or {}
+            if cross.get("status") == "failed" and cross.get("artifacts"):
+                out.append(_triage(n, cross["artifacts"], (cross.get("metrics") or {}).get("bbox"), results_dir,
+                                   f"{words} ", f" (reference set {cross.get('reference_set', '')})"))
+    out.append("</div>")
+    return "".join(out)
 
 
-def _inline_png(results_dir: Path, rel: str) -> str | None:
+def _bounds_in_words(frame: dict[str, Any]) -> str:
+    metrics, tightness = frame.get("metrics") or {}, frame.get("tightness") or {}
+    items = []
+    for name, t in tightness.items():
+        observed, bound, ratio = t.get("observed"), t.get("bound"), t.get("ratio")
+        if bound is None:
+            items.append(f"{html.escape(name)} {_value(observed)} (not gated)")
+            continue
+        over = isinstance(ratio, (int, float)) and ratio > 1 or (ratio is None and observed)
+        items.append(f"<span class='{'failed' if over else 'passed'}'>{html.escape(name)} {_value(observed)}"
+                     f" {'over' if over else 'within'} the bound {_value(bound)}</span>")
+    bbox = metrics.get("bbox")
+    if bbox:
+        items.append(f"differing region x={bbox[0]} y={bbox[1]}, {bbox[2]}×{bbox[3]} px")
+    if metrics.get("pixels_over") is not None:
+        items.append(f"{metrics['pixels_over']} pixel(s) over the per-pixel tolerance")
+    return "<p class=words>" + "; ".join(items) + "</p>" if items else ""
+
+
+def _triage(frame: Any, artifacts: dict[str, Any], bbox: Sequence[int] | None, results_dir: Path, prefix: str = "",
+            suffix: str = "") -> str:
+    images = {k: _inline_png(results_dir, artifacts.get(k)) for k in IMAGE_KINDS}
+    figures = [f"<figure><img src='{data}' alt='{html.escape(prefix + kind)} of frame {frame}' class=triage-{kind}>"
+               f"<figcaption>frame {frame}: {html.escape(prefix + kind + suffix)}</figcaption></figure>"
+               for kind, data in images.items() if data]
+    expected, actual = images["expected"], images["actual"]
+    if expected and actual:
+        toggle = f"blink-{zlib.crc32(str(artifacts.get('actual')).encode()):08x}"
+        figures.append(f"<figure class=blink-figure><input type=checkbox class=blink-toggle id={toggle}><label "
+                       f"for={toggle}>blink expected and actual (tick the box)</label><div class=blink><img src='{expected}' alt='expected' "
+                       f"class=expected><img src='{actual}' alt='actual' class=actual></div></figure>")
+    zoom = []
+    size = _png_size(results_dir, artifacts.get("actual"))
+    # The failing region zoomed, when it is a small part of the frame (a whole-frame difference is seen above).
+    if bbox and size and bbox[2] * bbox[3] <= 0.5 * size[0] * size[1]:
+        pad = 6
+        x, y = max(0, bbox[0] - pad), max(0, bbox[1] - pad)
+        w, h = min(size[0] - x, bbox[2] + 2 * pad), min(size[1] - y, bbox[3] + 2 * pad)
+        for kind in ("expected", "actual", "diff"):
+            if images[kind]:
+                zoom.append(f"<figure class=zoom><svg xmlns='http://www.w3.org/2000/svg' viewBox='{x} {y} {w} {h}' "
+                            f"preserveAspectRatio='xMidYMid meet'><image href='{images[kind]}' width='{size[0]}' "
+                            f"height='{size[1]}' style='image-rendering:pixelated'/></svg><figcaption>{kind}, the "
+                            f"differing region zoomed (x={bbox[0]} y={bbox[1]}, {bbox[2]}×{bbox[3]} px)</figcaption>"
+                            "</figure>")
+    return ("<div class='imgs triage'>" + "".join(figures) + "</div>"
+            + ("<div class='imgs zoomed'>" + "".join(zoom) + "</div>" if zoom else ""))
+
+
+def _issues(issues: Sequence[dict[str, Any]]) -> str:
+    """Issues grouped by launch, a repeated one counted instead of listed again."""
+    groups: dict[str, dict[tuple[str, str], int]] = {}
+    for issue in issues:
+        launch = issue.get("launch")
+        where = "the scene" if launch is None else f"launch {launch}"
+        key = (str(issue.get("kind", "")), str(issue.get("detail", "")))
+        group = groups.setdefault(where, {})
+        group[key] = group.get(key, 0) + 1
+    if not groups:
+        return ""
+    items = []
+    for where, found in groups.items():
+        lines = "".join(f"<li>[{html.escape(kind)}] {html.escape(detail)}{f' (×{count})' if count > 1 else ''}</li>"
+                        for (kind, detail), count in found.items())
+        items.append(f"<li>{html.escape(where)}<ul>{lines}</ul></li>")
+    return "<p>Issues:</p><ul class=issues>" + "".join(items) + "</ul>"
+
+
+def _inline_png(results_dir: Path, rel: str | None) -> str | None:
+    if not rel:
+        return None
     path = Path(rel) if Path(rel).is_absolute() else results_dir / rel
     try:
         return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
@@ -337,9 +441,37 @@ def _inline_png(results_dir: Path, rel: str) -> str | None:
         return None
 
 
+def _png_size(results_dir: Path, rel: str | None) -> tuple[int, int] | None:
+    """Width and height from a PNG's IHDR chunk (bytes 16..24)."""
+    if not rel:
+        return None
+    path = Path(rel) if Path(rel).is_absolute() else results_dir / rel
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(24)
+    except OSError:
+        return None
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
+        return None
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
 def _anchor(scene: dict[str, Any]) -> str:
     return html.escape(f"{scene['device']}--{scene['id']}")
 
 
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:.2f}"
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+
+
+def _ms(value: Any) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+
+
+def _value(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return html.escape(str(value))

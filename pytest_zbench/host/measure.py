@@ -23,7 +23,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
 from . import platform_frames
-from .device import Device, LaunchOutcome, safe_component, utc_now
+from .device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from .health import DeviceHealth
 from .platform_series import PlatformSeries
 
@@ -57,8 +57,10 @@ class SceneMeasurement:
     wall_s: float = 0.0
     budget_ms: float = 0.0
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
+    artifact_failures: list[str] = field(default_factory=list)  # files of this scene that could not be written
     adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/adaptive.py)
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
+    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/sustained.py), run.json's too
 
     @property
     def issues(self) -> list[Issue]:
@@ -136,6 +138,7 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
     scene_dir = device_dir / safe_component(case.id)
     csv_path = device_dir / f"{case.id}.frames.csv"
     measurement.samples_file = csv_path
+    empty_folder(scene_dir)  # a previous session's launches and failure images of this scene are not ours
     timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
     writer = SamplesCsv(csv_path)
     health = health if health is not None else DeviceHealth()
@@ -157,6 +160,8 @@ def measure_scene(device: Device, case: SceneCase, settings: Settings, results_d
                 break
     finally:
         writer.close()
+        if writer.failure:
+            measurement.artifact_failures.append(writer.failure)
         measurement.wall_s = time.monotonic() - started
     if measurement.summaries:
         measurement.summary = summarize_scene(measurement.summaries, budget)
@@ -273,27 +278,56 @@ def launch_samples(table: FrameTable, mode: str, *, partial: bool) -> LaunchSamp
 
 
 class SamplesCsv:
-    """All launches of one scene in one CSV: a `launch` column, then the frames.csv columns as validated."""
+    """All launches of one scene in one CSV: a `launch` column, then the frames.csv columns as validated.
+
+    A CSV that cannot be written (a full disk) does not stop the measurement: the failure is kept in
+    `failure` (the session lists it at its end and fails) and the samples are still in run.json."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = open(path, "w", newline="", encoding="utf-8")
-        self._writer = csv.writer(self._handle)
+        self.failure: str | None = None
+        self._handle: Any = None
         self._columns: list[str] | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = open(path, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            self._fail(exc)
+        else:
+            self._writer = csv.writer(self._handle)
+
+    def _fail(self, exc: OSError) -> None:
+        self.failure = f"{self.path} could not be written: {exc.strerror or exc}"
+        if self._handle is not None:
+            try:
+                self._handle.close()
+            except OSError:
+                pass
+        self._handle = None
 
     def append(self, launch: int, table: FrameTable) -> None:
-        if self._columns is None:
-            self._columns = [*FRAME_COLUMNS, *table.counter_columns]
-            self._writer.writerow(["launch", *self._columns])
-        for row in table.rows:
-            self._writer.writerow([launch, *(format_cell(row.get(c)) for c in self._columns)])
-        self._handle.flush()
+        if self._handle is None:
+            return
+        try:
+            if self._columns is None:
+                self._columns = [*FRAME_COLUMNS, *table.counter_columns]
+                self._writer.writerow(["launch", *self._columns])
+            for row in table.rows:
+                self._writer.writerow([launch, *(format_cell(row.get(c)) for c in self._columns)])
+            self._handle.flush()
+        except OSError as exc:
+            self._fail(exc)
 
     def close(self) -> None:
-        if self._columns is None:
-            self._writer.writerow(["launch", *FRAME_COLUMNS])
-        self._handle.close()
+        if self._handle is None:
+            return
+        try:
+            if self._columns is None:
+                self._writer.writerow(["launch", *FRAME_COLUMNS])
+            self._handle.close()
+        except OSError as exc:
+            self._fail(exc)
+        self._handle = None
 
 
 def issue_lines(issues: list[Issue], limit: int = 6) -> str:

@@ -42,6 +42,9 @@ from .android_frames import (
 if TYPE_CHECKING:
     from .device import Device
 
+# The folder of a launch's local folder where the host keeps its raw platform frame dumps.
+PLATFORM_DUMPS = "platform"
+
 # Dump at half the time the smaller ring (HWUI's 120 frames) takes to fill at the display's rate: a dump
 # that is late by as much as the interval itself still overlaps the one before.
 SAFETY = 0.5
@@ -96,7 +99,7 @@ class _Collector:
         self.device = device
         self.launch = PlatformLaunch(package=spec.option("package"), layer=layer,
                                      layer_source="inventory" if layer else None, interval_s=dump_interval_s(hz),
-                                     dump_dir=local_dir / "platform")
+                                     dump_dir=local_dir / PLATFORM_DUMPS)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failures = 0

@@ -21,13 +21,30 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from ..errors import ZbenchError
+from ..regression import contention
 from ..regression.ab import judge_ab
-from ..regression.baseline import BaselineFileError, judge_against_history, judge_against_run_file, read_run_file
-from ..regression.config import scene_metrics
-from ..regression.gate import GateConfig, SceneVerdict, Verdict, launches_to_decide
-from ..regression.history import History, HistoryError, RunInfo, SceneRecord
+from ..regression.baseline import (
+    BaselineFileError,
+    DeviceSessions,
+    calibration_sessions,
+    judge_against_history,
+    judge_against_run_file,
+    read_device_sessions,
+    read_run_file,
+)
+from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
+from ..regression.config import (
+    AB_GATING_METRICS,
+    DEFAULT_AB_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    GATING_METRICS,
+    scene_metrics,
+)
+from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict, launches_to_decide
+from ..regression.history import History, HistoryError, RunInfo, SceneKey, SceneRecord, environment_fingerprint
 from ..settings import Settings
 from .environment import environment
+from .launch_flags import flagged_launches
 from .measure import SceneMeasurement, launch_samples
 from .run_record import RunRecord
 
@@ -61,6 +78,9 @@ class GateResult:
     scene_verdict: SceneVerdict | None = None
     fingerprint_changes: tuple[str, ...] = ()
     broken: bool = False
+    conditions_changed: tuple[ConditionChange, ...] = ()
+    same_build: bool = False
+    settings: dict[str, Any] | None = None  # the gate settings this scene was judged with, and where from
 
     @property
     def failed(self) -> bool:
@@ -76,19 +96,24 @@ class GateResult:
                                    if v.verdict == "inconclusive"), cap)
 
     def warning(self) -> str | None:
-        """The note a passing test leaves: inconclusive (with the launches that would decide it),
-        no baseline, or a changed environment fingerprint."""
+        """The note a passing test leaves: inconclusive (with what would decide it), no baseline, a changed
+        environment fingerprint or changed conditions."""
         notes = []
         if self.verdict == "inconclusive":
-            now, needed = self.more_launches()
-            advice = (f"about {needed} launches per side (--zbench-runs={needed}) would decide it" if needed
-                      else f"at this effect and spread {GateConfig.max_suggested_launches} or more launches per "
-                           "side would be needed to decide it")
-            notes.append(f"regression verdict inconclusive with {now} launches per side; {advice}. "
-                         f"Baseline: {self.baseline}")
+            undecided = [v for v in self.metrics if v.verdict == "inconclusive"]
+            first = undecided[0] if undecided else None
+            launches = (f"{first.n_candidate} launches vs {first.n_sessions} baseline session(s)"
+                        if first is not None and first.mode == "sessions" else
+                        f"{first.n_candidate} launches per side" if first is not None else "these launches")
+            advice = " ".join(dict.fromkeys(v.advice for v in undecided if v.advice))
+            notes.append(f"regression verdict inconclusive with {launches}"
+                         + (f" ({', '.join(v.metric for v in undecided)})" if undecided else "")
+                         + (f". {advice}" if advice else "") + f" Baseline: {self.baseline}")
         elif self.verdict == "no_baseline":
             notes.append(f"not gated: {self.baseline}")
         notes += self.fingerprint_changes
+        if self.conditions_changed:
+            notes.append("conditions changed: " + "; ".join(c.describe() for c in self.conditions_changed))
         return "; ".join(notes) or None
 
     def to_json(self) -> dict[str, Any]:
@@ -99,9 +124,13 @@ class GateResult:
             "source": self.source,
             "baseline": self.baseline,
             "message": self.message,
-            "metrics": [dict(_finite(dataclasses.asdict(v)), message=v.message()) for v in self.metrics],
+            "metrics": [dict(_finite(dataclasses.asdict(v)), bar=v.bar, message=v.message()) for v in self.metrics],
             "not_judged": [{"metric": metric, "reason": why} for metric, why in skipped],
             "fingerprint_changes": list(self.fingerprint_changes),
+            "conditions_changed": [c.to_json() for c in self.conditions_changed],
+            "same_build": self.same_build,
+            "notes": list(self.scene_verdict.notes) if self.scene_verdict else [],
+            "settings": self.settings,
         }
 
     def junit_properties(self) -> list[tuple[str, object]]:
@@ -118,18 +147,31 @@ class GateResult:
 
 def comparison_params(m: SceneMeasurement) -> dict[str, Any]:
     """What must be equal for two measurements of a scene to be compared, beyond device, backend, mode and
-    gpu source: the scene's params, the surface, the frame counts and the seed."""
+    gpu source: the scene's params, the surface, the frame counts and the job's random seed."""
     assert m.job is not None
     return {"scene": dict(m.case.params), "surface": [m.job.scene["width"], m.job.scene["height"]],
             "frames": m.job.frames, "warmup": m.job.warmup_frames, "seed": m.job.seed}
 
 
-def scene_record(m: SceneMeasurement) -> SceneRecord:
+def gpu_valid(record: RunRecord, device: str) -> bool | None:
+    """Whether the device's GPU time source passed the timer check (None: it has none)."""
+    check = (record.devices.get(device) or {}).get("gpu", {}).get("timer_check")
+    return None if check is None else bool(check.get("valid"))
+
+
+def _untrusted_gpu(launches: list[dict[str, Any]], valid: bool | None) -> list[dict[str, Any]]:
+    """Launch dicts marked gpu_valid false when the timer check failed: their gpu_ms is never gated."""
+    return [dict(launch, gpu_valid=False) for launch in launches] if valid is False else launches
+
+
+def scene_record(m: SceneMeasurement, valid: bool | None = None) -> SceneRecord:
     """The history's copy of a measured scene: per-launch summaries and the raw samples behind them."""
     assert m.job is not None and m.summary is not None
     samples = [s for s in (launch_samples(l.frames, m.job.mode, partial=l.partial) for l in m.launches)
                if s is not None]  # one per summary: add_launch summarised exactly these
-    return SceneRecord.from_summary(m.case.id, comparison_params(m), m.summary, samples)
+    record = SceneRecord.from_summary(m.case.id, comparison_params(m), m.summary, samples)
+    # Each launch is stored with the conditions around it, so a later verdict can name what changed.
+    return dataclasses.replace(record, launches=_untrusted_gpu(flagged_launches(m, list(record.launches)), valid))
 
 
 class RegressionGate:
@@ -137,10 +179,42 @@ class RegressionGate:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.config = GateConfig(threshold=settings.threshold, metrics=settings.gate_metrics)
         self._history: History | None = None
         self._history_error: HistoryError | None = None
         self._baseline_file: dict[str, Any] | None = None
+        self._device_sessions: dict[tuple[str, str, str, str | None], DeviceSessions] = {}
+
+    def config(self, m: SceneMeasurement, *, interleaved: bool) -> tuple[GateConfig, dict[str, Any]] | None:
+        """The gate settings of one scene: the scene file's `gate:` (threshold, metrics) over the command line
+        over the mode's default (A/B: 5 %, against sessions: 15 %); and run.json's record of them. Of those
+        metrics the ones that apply to the scene are judged (an adaptive scene is judged on its score,
+        regression/config.scene_metrics); None when none does: the scene is not gated."""
+        override = m.case.gate
+        default = DEFAULT_AB_THRESHOLD if interleaved else DEFAULT_THRESHOLD
+        if override is not None and override.threshold is not None:
+            threshold, threshold_from = override.threshold, "scene file"
+        elif self.settings.threshold is not None:
+            threshold, threshold_from = self.settings.threshold, "command line"
+        else:
+            threshold, threshold_from = default, "default (A/B)" if interleaved else "default"
+        if override is not None and override.metrics is not None:
+            metrics, metrics_from = override.metrics, "scene file"
+        elif self.settings.gate_metrics is not None:
+            metrics, metrics_from = self.settings.gate_metrics, "command line"
+        else:
+            metrics = AB_GATING_METRICS if interleaved else GATING_METRICS
+            metrics_from = "default (A/B)" if interleaved else "default"
+        applied = scene_metrics(tuple(metrics), adaptive=m.case.adaptive)
+        if not applied:
+            return None
+        if not set(applied) & set(metrics):
+            metrics_from = "default (adaptive scene)"
+        metrics = applied
+        config = GateConfig(threshold=threshold, metrics=metrics)
+        return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
+                        "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,
+                        "resamples": config.resamples, "seed": config.seed,
+                        "mode": "interleaved A/B, launches" if interleaved else "sessions (two levels)"}
 
     @property
     def history(self) -> History:
@@ -192,9 +266,10 @@ class RegressionGate:
             section["reason"] = ("not recorded: a launch was partial, and partial launches are never baseline "
                                  "material (the samples are kept in the CSV and run.json)")
             return section
+        valid = gpu_valid(record, m.device)
         try:
             for info, side in sides:
-                self.history.record(info, [scene_record(side)])
+                self.history.record(info, [scene_record(side, valid)])
         except ZbenchError as exc:
             section["reason"] = f"not recorded: {exc}"
             warnings.warn(RegressionWarning(f"scene {m.case.id} on device {m.device}: {section['reason']}; "
@@ -203,48 +278,77 @@ class RegressionGate:
         section["recorded"] = True
         return section
 
-    def config_for(self, m: SceneMeasurement) -> GateConfig | None:
-        """The gate's configuration for this scene: the configured metrics that apply to it (an adaptive scene
-        is judged on its score, regression/config.scene_metrics); None when none does."""
-        metrics = scene_metrics(self.config.metrics, adaptive=m.case.adaptive)
-        return dataclasses.replace(self.config, metrics=metrics) if metrics else None
-
     def judge(self, record: RunRecord, m: SceneMeasurement) -> GateResult | None:
         """The verdict of a measured (not skipped, not partial) scene; None when gating is off."""
         if self.settings.calibrate:
             return GateResult("not_judged", "calibration", "calibration run",
                               f"calibration run: launches recorded as A/A data in {self.settings.history}; "
                               "nothing gated")
-        config = self.config_for(m)
-        if config is None:
+        if m.ab is None and self.settings.baseline == "none":
             return None
+        gated = self.config(m, interleaved=m.ab is not None)
+        if gated is None:
+            return None
+        config, settings = gated
         if m.ab is not None:
-            return self._judge_ab(m, config)
-        if self.settings.baseline == "none":
-            return None
+            return self._judge_ab(record, m, config, settings)
         if self.settings.baseline == "file":
-            return self._judge_file(m, config)
-        return self._judge_history(record, m, config)
+            return self._judge_file(record, m, config, settings)
+        return self._judge_history(record, m, config, settings)
 
-    def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig) -> GateResult:
+    def _device_pool(self, key: SceneKey, exclude_run: str) -> DeviceSessions:
+        """The other scenes' recent sessions on this device, read once per session and device."""
+        cache = (key.device, key.backend, key.mode, key.gpu_source)
+        if cache not in self._device_sessions:
+            self._device_sessions[cache] = read_device_sessions(self.history, key, exclude_run=exclude_run)
+        return self._device_sessions[cache]
+
+    def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                       settings: dict[str, Any]) -> GateResult:
         run = self.run_info(record, m.device, m.backend)
         key = scene_record(m).key(run)
+        candidate = self._candidate(m, gpu_valid(record, m.device))
         try:
-            result = judge_against_history(self.history, key, m.summaries, config, exclude_run=run.run_id,
-                                           environment=run.environment)
+            result = judge_against_history(self.history, key, candidate, config, exclude_run=run.run_id,
+                                           environment=run.environment,
+                                           device_sessions=self._device_pool(key, run.run_id))
         except ZbenchError as exc:
             return GateResult("not_judged", "history", str(self.settings.history),
                               f"the history could not be read: {exc}; fix it, or pass "
-                              "--zbench-baseline=none to run without a gate", broken=True)
+                              "--zbench-baseline=none to run without a gate", broken=True, settings=settings)
         changes = tuple(c.describe() for c in result.window.changes)
         if result.verdict is None:
             description = (f"{result.window.describe()} in {self.settings.history} yet; this run is recorded "
                            "and becomes the baseline of the next")
             return GateResult("no_baseline", "history", description, f"no baseline: {description}",
-                              fingerprint_changes=changes)
-        return _from_scene_verdict(result.verdict, "history", result.window.describe(), changes)
+                              fingerprint_changes=changes, settings=settings)
+        baseline_launches = result.window.launches
+        return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
+                             record.app.get("build_hash") or "", [r.build_hash for r in result.window.runs],
+                             baseline_launches, candidate)
 
-    def _judge_file(self, m: SceneMeasurement, config: GateConfig) -> GateResult:
+    @staticmethod
+    def _candidate(m: SceneMeasurement, valid: bool | None) -> list[dict[str, Any]]:
+        """The candidate's launches as the gate sees them: summaries with the conditions around each, gpu_ms
+        marked untrusted when the device's timer check failed."""
+        return _untrusted_gpu(flagged_launches(m, [summary.to_dict() for summary in m.summaries]), valid)
+
+    def _calibration_pool(self, record: RunRecord, m: SceneMeasurement) -> list[SessionPool]:
+        """A/A calibration sessions in the history for this scene (a run.json baseline has one session: only
+        a calibration can give it a between-session spread)."""
+        run = self.run_info(record, m.device, m.backend)
+        key = scene_record(m).key(run)
+        try:
+            aa = calibration_sessions(self.history, key, environment_fingerprint(run.environment))
+        except ZbenchError:
+            return []
+        if len(aa) < 2:
+            return []
+        return [SessionPool(f"{len(aa)} A/A calibration sessions (build {aa[-1].build_hash[:10]})",
+                            [r.launches for r in aa])]
+
+    def _judge_file(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                    settings: dict[str, Any]) -> GateResult:
         path = self.settings.baseline_file
         assert path is not None
         if self._baseline_file is None:
@@ -254,14 +358,18 @@ class RegressionGate:
                 return GateResult("not_judged", "file", str(path), str(exc), broken=True)
         ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
                 "gpu_source": m.summary.gpu_source if m.summary else None}
-        result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, m.summaries,
-                                        config)
+        candidate = self._candidate(m, gpu_valid(record, m.device))
+        result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, candidate, config,
+                                        pool=self._calibration_pool(record, m))
         if result.verdict is None:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
-                              result.message)
-        return _from_scene_verdict(result.verdict, "file", result.description, ())
+                              result.message, settings=settings)
+        return _with_context(result.verdict, "file", result.description, (), settings,
+                             record.app.get("build_hash") or "", [result.build] if result.build else [],
+                             list(result.launches), candidate)
 
-    def _judge_ab(self, m: SceneMeasurement, config: GateConfig) -> GateResult:
+    def _judge_ab(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                  settings: dict[str, Any]) -> GateResult:
         assert m.ab is not None
         b = m.ab.b
         a_name = "A (" + shlex.join(m.ab.a_runner) + ")"
@@ -271,12 +379,30 @@ class RegressionGate:
             return GateResult("not_judged", "ab", a_name,
                               f"the B runner's launches were not all complete ({len(b.complete_launches)} of "
                               f"{len(b.launches)}): {issues}; samples kept in {b.samples_file}", broken=True)
-        verdict = judge_ab(m.summaries, b.summaries, config, a_name=a_name, b_name=b_name, device=m.device)
-        return _from_scene_verdict(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, ())
+        valid = gpu_valid(record, m.device)
+        a_launches = self._candidate(m, valid)
+        b_launches = self._candidate(b, valid)
+        verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
+        return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
+                             settings, "", [], a_launches, b_launches)
 
 
-def _from_scene_verdict(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...]) -> GateResult:
-    return GateResult(verdict.verdict, source, baseline, verdict.message(), verdict, changes)
+def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
+                  settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
+                  baseline_launches: Sequence[Any], candidate_launches: Sequence[Any]) -> GateResult:
+    """The verdict with what else changed named in its message: the same build, conditions that differ between
+    the candidate's launches and the baseline's, launches measured while throttled."""
+    conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
+    if source != "ab":  # interleaved launches share the host's load; sessions apart do not
+        verdict = contention.guard(verdict, baseline_launches, candidate_launches)
+    same = build_note(candidate_build, baseline_builds)
+    notes = [same, throttle_note(baseline_launches, candidate_launches)]
+    if conditions:
+        notes.append("conditions changed between the baseline and the candidate: "
+                     + "; ".join(c.describe() for c in conditions))
+    verdict = verdict.with_notes(*notes)
+    return GateResult(verdict.verdict, source, baseline, verdict.message(), verdict, changes,
+                      conditions_changed=conditions, same_build=bool(same), settings=settings)
 
 
 def _finite(value: Any) -> Any:

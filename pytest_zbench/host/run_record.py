@@ -7,14 +7,18 @@ and alone writes run.json (written atomically, validated against the shipped sch
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
+from ..files import give_default_mode
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
+from .isolation import check_isolation
+from .launch_flags import flagged_launches
 from .measure import SceneMeasurement
 
 SCHEMA_VERSION = 1
@@ -73,12 +77,14 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         metrics.update({
             "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
             "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
+            "fps": summary.get("fps"),
         })
     timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
     present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})
     return {
         "id": m.case.id,
         "family": m.case.family,
+        "sweep": m.case.sweep,
         "device": m.device,
         "backend": m.backend,
         "params": dict(m.case.params),
@@ -92,9 +98,12 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "surface": {"width": job.scene["width"], "height": job.scene["height"]} if job else None,
         "metrics": metrics,
         "per_run_medians": summary["per_run_medians"] if summary else {},
-        # Each launch carries the verdict too, so the regression gate skips gpu_ms it must not trust.
-        "per_run": ([dict(run, gpu_valid=False) for run in summary["per_run"]] if gpu_valid is False
-                    else summary["per_run"]) if summary else [],
+        # Each launch carries the verdict too, so the regression gate skips gpu_ms it must not trust, and the
+        # conditions around it (throttled: measured while the device reported throttling).
+        "per_run": ([dict(run, gpu_valid=False) for run in flagged_launches(m, summary["per_run"])]
+                    if gpu_valid is False else flagged_launches(m, summary["per_run"])) if summary else [],
+        "throttled_runs": sum(1 for run in flagged_launches(m, summary["per_run"]) if run.get("throttled"))
+        if summary else 0,
         "cold": summary["cold"] if summary else {},
         "gpu_source": summary["gpu_source"] if summary else None,
         "gpu_timer": gpu_timer_counts(m),
@@ -107,6 +116,9 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
+        # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
+        "peak_rss_kb": max((l.runner_peak_rss_kb for l in m.launches if l.runner_peak_rss_kb is not None),
+                           default=None),
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
@@ -130,6 +142,7 @@ class LaunchRecord(TypedDict):
     exit_code: int | None
     conditions: dict[str, Any]
     retried: dict[str, Any] | None
+    peak_rss_kb: int | None
 
 
 def launch_record(launch: LaunchOutcome) -> LaunchRecord:
@@ -145,7 +158,7 @@ def launch_record(launch: LaunchOutcome) -> LaunchRecord:
         status = "failed"
     return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
             "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
-            "retried": launch.retried}
+            "retried": launch.retried, "peak_rss_kb": launch.runner_peak_rss_kb}
 
 
 @dataclass
@@ -159,12 +172,16 @@ class RunRecord:
     devices: dict[str, dict[str, Any]] = field(default_factory=dict)
     scenes: list[dict[str, Any]] = field(default_factory=list)
     quarantined: dict[str, str] = field(default_factory=dict)  # device -> why it was taken out of the session
+    # Files of measured scenes that could not be written (a CSV on a full disk); not part of run.json, listed
+    # at the end of the session, which then fails.
+    artifact_failures: list[str] = field(default_factory=list)
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
     host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
 
     def to_json(self) -> dict[str, Any]:
-        return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined}
+        return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
+                "artifact_failures": self.artifact_failures}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -185,6 +202,7 @@ class RunRecord:
             self.add_scene(entry)
         for name, reason in part.get("quarantined", {}).items():
             self.quarantined.setdefault(name, reason)
+        self.artifact_failures += part.get("artifact_failures", [])
 
     def document(self, device_order: tuple[str, ...]) -> dict[str, Any]:
         """The run.json document. Its top-level device/gpu/display/conditions describe the first device run;
@@ -209,6 +227,8 @@ class RunRecord:
             "quarantined": dict(self.quarantined),
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
+            # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
+            "isolation": [i.to_dict() for i in check_isolation(scenes)],
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:
@@ -239,29 +259,79 @@ class RunRecord:
         return sections
 
 
-def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> tuple[dict[str, Any] | None,
-                                                                                   list[str]]:
-    """Write run.json and report.html of a session that measured anything; (the document, its schema
-    violations). A document that breaks its schema is a bug of ours, but its numbers are still worth keeping:
-    it goes to run.invalid.json, and the caller fails the session with the violations listed."""
+@dataclass
+class RunArtifacts:
+    """What `write_run` wrote: the document, its schema violations, and every artifact that could not be
+    written (each one a line naming the file and why; the others were written all the same)."""
+
+    document: dict[str, Any] | None = None
+    schema_errors: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+
+def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> RunArtifacts:
+    """Write run.json, a Chrome trace per scene and report.html of a session that measured anything. A document that breaks its schema
+    is a bug of ours, but its numbers are still worth keeping: it goes to run.invalid.json, and the caller
+    fails the session with the violations listed. Each file is written on its own: one that fails (a value
+    the report cannot draw, a full disk) is listed in `failures` and never stops the other."""
+    from .chrome_trace import write_traces
     from .html_report import write_report
 
+    artifacts = RunArtifacts()
     if not record.scenes:
-        return None, []
-    document = record.document(device_order)
-    errors = validate_run(document)
-    write_json_atomic(results_dir / ("run.invalid.json" if errors else "run.json"), document)
-    write_report(document, results_dir, results_dir / "report.html")
-    return document, errors
+        return artifacts
+    try:
+        document = record.document(device_order)
+    except Exception as exc:  # noqa: BLE001 - reported, and the session fails; the CSVs are already written
+        artifacts.failures.append(f"run.json and report.html: the run record could not be assembled: "
+                                  f"{type(exc).__name__}: {exc}")
+        return artifacts
+    # JSON has no NaN: a non-finite number that got past the protocol boundary is a bug, reported as one,
+    # and written as null rather than losing the file.
+    document, non_finite = finite_document(document)
+    artifacts.document = document
+    try:
+        artifacts.schema_errors = non_finite + validate_run(document)
+    except Exception as exc:  # noqa: BLE001
+        artifacts.schema_errors = [*non_finite, f"(root): the schema check failed: {type(exc).__name__}: {exc}"]
+    run_path = results_dir / ("run.invalid.json" if artifacts.schema_errors else "run.json")
+    for path, write in ((run_path, lambda: write_json_atomic(run_path, document)),
+                        (results_dir / "<scene>.trace.json", lambda: write_traces(document, results_dir)),
+                        (results_dir / "report.html",
+                         lambda: write_report(document, results_dir, results_dir / "report.html"))):
+        try:
+            write()
+        except Exception as exc:  # noqa: BLE001 - each artifact on its own (README, Reliability)
+            artifacts.failures.append(f"{path} could not be written: {type(exc).__name__}: {exc}")
+    return artifacts
 
 
-def write_json_atomic(path: Path, document: dict[str, Any]) -> None:
+def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
+    """`value` with NaN and infinities replaced by None, and where each one was (as schema error lines)."""
+    found: list[str] = []
+
+    def walk(item: Any, at: str) -> Any:
+        if isinstance(item, float) and not math.isfinite(item):
+            found.append(f"{at or '(root)'}: {item} is not a JSON number; written as null")
+            return None
+        if isinstance(item, dict):
+            return {k: walk(v, f"{at}/{k}" if at else str(k)) for k, v in item.items()}
+        if isinstance(item, (list, tuple)):
+            return [walk(v, f"{at}/{i}" if at else str(i)) for i, v in enumerate(item)]
+        return item
+
+    return walk(value, where), found
+
+
+def write_json_atomic(path: Path, document: dict[str, Any], *, indent: int | None = 2) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
+        give_default_mode(fd)  # readable by the group as any other artifact, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=2, sort_keys=False, allow_nan=False)
-            handle.write("\n")
+            # One string, then one write: json.dump to a file encodes piece by piece, in Python, 10x slower.
+            handle.write(json.dumps(document, indent=indent, sort_keys=False, allow_nan=False,
+                                    separators=None if indent else (",", ":")) + "\n")
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import uuid
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,13 @@ from .. import __version__
 from ..errors import DeviceError, DeviceQuarantined
 from ..golden.store import GoldenStore
 from ..inventory import Inventory
-from ..scenes import SceneCase
+from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .adaptive import measure_adaptive
-from .device import Device
+from .cold_start import cold_start_entry
+from .device import PROBE_TIMEOUT_S, Device
 from .environment import (
     app_info,
     environment,
@@ -33,12 +35,13 @@ from .environment import (
     host_info,
     reported_device_info,
 )
-from .goldens import GoldenOutcome, check_goldens, device_arch
+from .goldens import GoldenOutcome, capture_launch, check_goldens, device_arch
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
 from .regression_gate import GateResult, HistorySection, RegressionGate
 from .run_record import RunRecord, scene_entry
+from .sustained import measure_sustained, sustained_minutes
 from .timer_check import check_gpu_timer
 
 LEASE_MIN_WAIT_S = 600.0
@@ -60,6 +63,7 @@ class HostSession:
         self._devices: dict[str, Device] = {}
         self.health = DeviceHealth()
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
+        self._scene_files: dict[Path, list[SceneCase]] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         self._history_sections: dict[tuple[str, str], HistorySection | None] = {}
         self.progress: ProgressSink | None = None
@@ -74,7 +78,8 @@ class HostSession:
             if reason is not None:
                 raise DeviceQuarantined(reason)
             spec = self.inventory.get(name)
-            device = Device(spec, make_transport(spec))
+            device = Device(spec, make_transport(spec),
+                            probe_timeout_s=self.settings.probe_timeout(spec.timeout_s, PROBE_TIMEOUT_S))
             try:
                 device.probe()
                 sections = self.device_sections(device)
@@ -112,11 +117,17 @@ class HostSession:
                 elif self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
                                              self.progress, self.health)
+                elif (minutes := sustained_minutes(self.settings, case)) is not None:
+                    measurement = measure_sustained(device, case, self.settings, minutes, self.settings.results,
+                                                    self.progress, self.health)
                 else:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
             self._measurements[key] = measurement
-            self._history_sections[key] = self.gate.record(self.record, measurement)
+            self.record.artifact_failures += measurement.artifact_failures
+            # One long launch is not comparable with the history's short ones: recorded in run.json only.
+            self._history_sections[key] = (None if measurement.sustained is not None
+                                           else self.gate.record(self.record, measurement))
             reason = self.health.reason(device_name)
             if reason is not None:
                 self.record.quarantined[device_name] = reason
@@ -124,15 +135,20 @@ class HostSession:
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
         """The regression verdict of a measured scene against the configured baseline (None: no gate),
-        recorded in its run.json entry."""
+        recorded in its run.json entry. A sustained run is not gated (docs/sustained.md)."""
+        if measurement.sustained is not None:
+            return None
         result = self.gate.judge(self.record, measurement)
         if result is not None:
             self.entry(measurement)["regression"] = result.to_json()
         return result
 
-    def check_goldens(self, measurement: SceneMeasurement) -> GoldenOutcome:
+    def check_goldens(self, measurement: SceneMeasurement,
+                      selected: Collection[tuple[str, str]] = ()) -> GoldenOutcome:
         """The golden check of a measured scene (writing goldens when asked to), recorded in its run.json
-        entry as `correctness`. A bad tolerance in the scene file raises SceneError."""
+        entry as `correctness`. A bad tolerance in the scene file raises SceneError. `selected`: the (device,
+        scene) pairs this session runs; the scene's sweep siblings among them are measured first (once, as
+        their own tests would), so that identical captures across the sweep are seen whatever the order."""
         settings = self.settings
         device = self.device(measurement.device)
         sections = self.record.devices.get(measurement.device, {})
@@ -140,9 +156,29 @@ class HostSession:
             measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
             update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
             build_hash=self.record.app.get("build_hash"), arch=device_arch(sections),
+            **self._sweep_siblings(measurement, selected),
         )
         self.entry(measurement)["correctness"] = outcome.correctness(settings.results)
         return outcome
+
+    def _sweep_siblings(self, measurement: SceneMeasurement, selected: Collection[tuple[str, str]]) -> dict[str, Any]:
+        """The other cases of the measurement's sweep, and the captures of those measured in this process
+        (check_goldens' vacuous-capture check)."""
+        case = measurement.case
+        if not case.sweep:
+            return {}
+        if case.source not in self._scene_files:
+            self._scene_files[case.source] = load_scene_file(case.source)
+        siblings = [c for c in self._scene_files[case.source] if c.sweep == case.sweep and c.id != case.id]
+        captures = {}
+        for sibling in siblings:
+            if (measurement.device, sibling.id) in selected:
+                self.measure(measurement.device, sibling)
+            measured = self._measurements.get((measurement.device, sibling.id))
+            launch = capture_launch(measured.launches) if measured is not None else None
+            if launch is not None and launch.complete:
+                captures[sibling.id] = dict(launch.captures)
+        return {"siblings": siblings, "sibling_captures": captures}
 
     def set_outcome(self, measurement: SceneMeasurement, outcome: str) -> None:
         """The perf test's outcome in the scene's run.json entry: passed, failed, skipped or error."""
@@ -168,6 +204,12 @@ class HostSession:
             self._entries[key]["history"] = self._history_sections.get(key)
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
+            if measurement.launches:  # cold start from the process start, per launch (host/cold_start.py)
+                self._entries[key]["cold"] = {**self._entries[key]["cold"],
+                                              "time_to_first_frame_ms": cold_start_entry(measurement.launches)}
+            if measurement.sustained is not None:
+                self._entries[key]["sustained"] = measurement.sustained
+                self._entries[key]["measured_frames"] = measurement.sustained["measured_frames"]
             self.record.add_scene(self._entries[key])
         return self._entries[key]
 

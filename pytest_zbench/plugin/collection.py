@@ -33,8 +33,11 @@ class SceneFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         from ..scenes import load_scene_file
 
-        devices = self.config.stash[SESSION_KEY].settings.devices
-        for case in load_scene_file(self.path):
+        plugin = self.config.stash[SESSION_KEY]
+        devices = plugin.settings.devices
+        # Ids unique across files, and the corpus cap: a second file with an id measured nothing of its own
+        # and showed the first file's results.
+        for case in plugin.corpus.add(self.path, load_scene_file(self.path)):
             for device in devices:
                 for kind, test, marker in (("perf", perf_test, pytest.mark.zbench_perf),
                                            ("golden", golden_test, pytest.mark.zbench_golden)):

@@ -7,27 +7,31 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 import pytest
 
 from ..errors import DeviceError, DeviceQuarantined, SceneError
-from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY, SESSION_KEY
-from .terminal import terminal_progress
+from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY
 
 if TYPE_CHECKING:
     from ..host.device import Device
     from ..host.goldens import GoldenOutcome
     from ..host.measure import SceneMeasurement
+    from ..host.regression_gate import GateResult
     from ..host.session import HostSession
     from ..scenes import SceneCase
 
 
 @pytest.fixture(scope="session")
 def zbench_session(request: pytest.FixtureRequest) -> Iterator[HostSession]:
-    """The host session: devices opened on first use and closed at the end of the session."""
-    host = request.config.stash[SESSION_KEY].open_host()
-    host.progress = terminal_progress(request.config)
+    """The host session: devices opened on first use and closed at the end of the session. In a project that
+    did not otherwise ask for zbench, the first test that uses a zbench fixture activates the plugin."""
+    from .options import activate
+
+    plugin = activate(request.config)
+    host = plugin.open_host()
+    host.progress = plugin.progress_sink()
     yield host
     host.close()
 
@@ -49,7 +53,7 @@ def device(request: pytest.FixtureRequest, zbench_session: HostSession) -> Devic
     try:
         return zbench_session.device(name)
     except DeviceQuarantined as exc:
-        pytest.skip(str(exc))
+        cannot_run(str(exc), name, zbench_session.settings.ci)
     except DeviceError as exc:
         pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
@@ -86,6 +90,18 @@ def _find_case(scenes_dir: Path, scene_id: str) -> SceneCase:
     raise pytest.UsageError(f"no scene {scene_id!r} in {scenes_dir}{hint}")
 
 
+def cannot_run(reason: str, device: str, ci: bool) -> NoReturn:
+    """A scene the device cannot run (no such backend in its runner, a feature it lacks, a quarantined device)
+    skips with the reason; under CI (Settings.ci) it fails: a CI run is there to exercise the devices it names,
+    and a skip would let a lost backend (EGL gone from the image) pass as "8 skipped", exit 0."""
+    __tracebackhide__ = True
+    if ci:
+        pytest.fail(f"{reason}\nCI=true: device {device} is one this CI run exercises, so a scene it "
+                    f"cannot run fails instead of skipping. Restore what the device lacks, or leave the device or "
+                    f"the scene out of the CI run (--zbench-device, -k).", pytrace=False)
+    pytest.skip(reason)
+
+
 class Scene:
     """One scene case bound to a test: measures it (once per session and device) and judges the result."""
 
@@ -105,7 +121,7 @@ class Scene:
             pytest.fail(str(exc), pytrace=False)
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
-            pytest.skip(measurement.skipped)
+            cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         return measurement
 
     def check_perf(self, measurement: SceneMeasurement) -> None:
@@ -126,11 +142,23 @@ class Scene:
         where = f"scene {self.case.id} on device {measurement.device}"
         if result.failed:
             pytest.fail(f"{where}: {result.message}", pytrace=False)
-        note = result.warning()
+        note = attention_note(result)
         if note:
             # Located at the scene file: the place a reader goes to, not this line.
             warnings.warn_explicit(RegressionWarning(f"{where}: {note}"), RegressionWarning,
                                    filename=str(self._node.path), lineno=0)
+
+
+# Verdicts the terminal summarises in one line for all scenes (host/summary_table.py): the first run of a
+# scene (no baseline yet) and a verdict more launches would decide. A warning per scene is kept for what needs
+# attention: a changed environment, a scene the history could not take.
+SUMMARISED_VERDICTS = ("no_baseline", "inconclusive")
+
+
+def attention_note(result: GateResult) -> str | None:
+    if result.verdict in SUMMARISED_VERDICTS:
+        return "; ".join(result.fingerprint_changes) or None
+    return result.warning()
 
 
 @pytest.fixture
@@ -159,9 +187,11 @@ class Golden:
 
         self._node.stash[MEASUREMENT_KEY] = measurement
         if measurement.skipped:
-            pytest.skip(measurement.skipped)
+            cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         try:
-            outcome = self._host.check_goldens(measurement)
+            selected = {(i.stash[DEVICE_KEY], i.stash[CASE_KEY].id) for i in self._node.session.items
+                        if CASE_KEY in i.stash}  # the sweep's other cases this session runs too
+            outcome = self._host.check_goldens(measurement, selected)
         except SceneError as exc:
             pytest.fail(str(exc), pytrace=False)
         self._node.user_properties.extend(golden_properties(outcome))

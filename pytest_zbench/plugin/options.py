@@ -3,19 +3,27 @@
 `pytest_configure` builds the one Settings object and registers the session object (plugin/session.py) with
 pytest's plugin manager, as pytest's own junitxml registers LogXML: its hooks run only in a session that was
 configured, so none of them asks whether the plugin is active.
+
+Installed into an environment, the plugin stays out of every other project's way: it registers its options
+and markers and does nothing else (no inventory read, no collection hook) unless the project asks for it
+(`asked_for`): a `--zbench-*` option, a `zbench_*` ini key, or a scene folder with scene files. A plain test
+that uses a zbench fixture activates it then (`activate`).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from ..errors import UsageError
 from ..regression.location import is_url
-from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings
+from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings, running_in_ci
 from .stash import SESSION_KEY
+
+if TYPE_CHECKING:
+    from .session import ZbenchPlugin
 
 # Options whose command-line value is a path: relative to the directory pytest was started in (an ini value
 # is relative to the rootdir, in build_settings).
@@ -59,12 +67,50 @@ def _dest(option: Option) -> str:
     return "zbench_" + option.name
 
 
+# The flags that are not Settings options (they are read in `activate`).
+FLAG_DESTS = ("zbench_quick", "zbench_calibrate", "zbench_check_runner", "zbench_update_goldens")
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "zbench_scene(scene_id): the scene the `scene` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_device(name): the device the `device` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
     config.addinivalue_line("markers", "zbench_golden: a golden-image test generated from a scene file")
+    if asked_for(config) is None:
+        from .session import DormantZbench
+
+        config.pluginmanager.register(DormantZbench(config), "zbench-dormant")
+        return
+    activate(config)
+
+
+def asked_for(config: pytest.Config) -> str | None:
+    """What makes this session a zbench session (for messages), or None: the plugin then stays dormant."""
+    for option in OPTIONS:
+        if config.getoption(_dest(option)) is not None:
+            return option.flag
+        if config.getini(option.ini) not in (None, ""):
+            return f"ini {option.ini}"
+    for dest in FLAG_DESTS:
+        if config.getoption(dest) not in (None, False):
+            return "--" + dest.replace("_", "-")
+    if config.getini("zbench_quick"):
+        return "ini zbench_quick"
+    from .collection import SCENE_SUFFIXES
+
+    scenes = config.rootpath / next(o.default for o in OPTIONS if o.name == "scenes_dir")  # `scenes` at the rootdir
+    if scenes.is_dir() and any(p.suffix in SCENE_SUFFIXES for p in scenes.iterdir()):
+        return f"scene folder {scenes}"
+    return None
+
+
+def activate(config: pytest.Config) -> ZbenchPlugin:
+    """The session object, built and registered on first use: settings (a bad value is a usage error), the
+    inventory, the collection and reporting hooks."""
+    plugin = config.stash.get(SESSION_KEY, None)
+    if plugin is not None:
+        return plugin
 
     def get(option: Option) -> Any:
         value = config.getoption(_dest(option))
@@ -85,7 +131,8 @@ def pytest_configure(config: pytest.Config) -> None:
         settings = build_settings(get, config.rootpath, quick=quick,
                                   update_goldens=config.getoption("zbench_update_goldens"),
                                   calibrate=bool(config.getoption("zbench_calibrate")),
-                                  check_runner=bool(config.getoption("zbench_check_runner")))
+                                  check_runner=bool(config.getoption("zbench_check_runner")),
+                                  ci=running_in_ci(os.environ))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
@@ -97,11 +144,12 @@ def pytest_configure(config: pytest.Config) -> None:
         from .terminal import GithubAnnotations
 
         config.pluginmanager.register(GithubAnnotations(), "zbench-github-annotations")
+    return plugin
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     plugin = config.stash.get(SESSION_KEY, None)
-    if plugin is not None:  # None: configuring failed with a usage error
+    if plugin is not None:  # None: dormant, or configuring failed with a usage error
         plugin.close()
         del config.stash[SESSION_KEY]
         config.pluginmanager.unregister(plugin)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
 from .collection import collect_scene_file
@@ -21,6 +22,7 @@ from .terminal import write_summary
 
 if TYPE_CHECKING:
     from ..host.session import HostSession
+    from .progress import ControllerProgress, TerminalNote
 
 
 class ZbenchPlugin:
@@ -36,11 +38,25 @@ class ZbenchPlugin:
             from ..host.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
+        if settings.baseline_file is not None:
+            from ..regression.baseline import BaselineFileError, read_run_file
+
+            try:  # and a --zbench-baseline run.json that cannot be judged against
+                read_run_file(settings.baseline_file)
+            except BaselineFileError as exc:
+                raise UsageError(f"--zbench-baseline: {exc}") from None
         self.is_worker = hasattr(config, "workerinput")
+        from ..scenes import CorpusIndex
+
+        self.corpus = CorpusIndex()  # the scene files collected so far
         # Created by the first test that needs it: a session that measures nothing opens no device, reads no
         # git state and writes no run.json.
         self.host: HostSession | None = None
         self.schema_errors: list[str] = []
+        self.artifact_failures: list[str] = []  # artifacts that could not be written (README, Reliability)
+        self._sink: Any = None  # the progress sink of this process's measurements (plugin/progress.py)
+        self._note: TerminalNote | None = None  # the terminal note pytest's report hooks erase first
+        self._workers_progress: ControllerProgress | None = None  # xdist controller: its workers' progress
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -55,7 +71,34 @@ class ZbenchPlugin:
                                     run_id=run.get("run_id"), started_utc=run.get("started_utc"))
         return self.host
 
+    def progress_sink(self) -> Any:
+        """Where a measurement reports its scene, launch and frame: a file the xdist controller reads (on a
+        worker), the terminal note, or plain lines off a terminal."""
+        if self._sink is None:
+            from . import progress
+
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            capture = self.config.pluginmanager.get_plugin("capturemanager")
+            if self.is_worker:
+                folder = getattr(self.config, "workerinput", {}).get(progress.PROGRESS_DIR_KEY)
+                worker = getattr(self.config, "workerinput", {}).get("workerid", "gw")
+                if folder:
+                    self._sink = progress.WorkerProgressFile(Path(folder) / f"{worker}.json")
+            elif reporter is not None:
+                self._sink = progress.in_process_sink(reporter, capture)
+                self._note = getattr(self._sink, "note", None)
+        return self._sink
+
+    def _terminal(self) -> Any:
+        """Held around pytest's own writes to the current line: the progress note is erased first."""
+        import contextlib
+
+        return self._note.held() if self._note is not None else contextlib.nullcontext()
+
     def close(self) -> None:
+        if self._workers_progress is not None:
+            self._workers_progress.close()
+            self._workers_progress = None
         if self.host is not None:
             self.host.close()
 
@@ -98,7 +141,22 @@ class ZbenchPlugin:
             item.stash[RECORDED_KEY] = True
         return report
 
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        if self.is_worker and report.when == "call" and self._sink is not None:
+            self._sink.clear()  # this worker's scene is done: the controller stops showing it
+        with self._terminal():
+            return (yield)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> Generator[None, None, None]:
+        with self._terminal():  # pytest writes its `[ 4%]` here
+            return (yield)
+
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._workers_progress is not None:
+            self._workers_progress.close()
+            self._workers_progress = None
         if self.host is None:
             return
         if self.is_worker:
@@ -108,11 +166,13 @@ class ZbenchPlugin:
             return
         from ..host.run_record import write_run
 
-        document, self.schema_errors = write_run(self.host.record, self.settings.devices, self.settings.results)
-        if document is not None:
-            self.config.hook.pytest_zbench_run_finished(config=self.config, document=document,
+        artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
+        self.schema_errors = artifacts.schema_errors
+        self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]
+        if artifacts.document is not None:
+            self.config.hook.pytest_zbench_run_finished(config=self.config, document=artifacts.document,
                                                         results_dir=self.settings.results)
-        if self.schema_errors:
+        if self.schema_errors or self.artifact_failures:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
@@ -128,12 +188,44 @@ class ZbenchPlugin:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
+        from .progress import PROGRESS_DIR_KEY, ControllerProgress, TerminalNote
         from .xdist import send_run
 
         send_run(node, self.open_host().record)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self._workers_progress is None and reporter is not None:
+            self._note = TerminalNote(reporter, None) if reporter.isatty else None  # no capture on the controller
+
+            def write_line(line: str) -> None:
+                with self._terminal():
+                    reporter.write(("\n" if reporter._tw.width_of_current_line else "") + line + "\n", flush=True)
+
+            self._workers_progress = ControllerProgress(self._note, write_line)
+        if self._workers_progress is not None:
+            node.workerinput[PROGRESS_DIR_KEY] = str(self._workers_progress.folder)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         from .xdist import merge_worker_output
 
         merge_worker_output(node, self.open_host().record)
+
+
+class DormantZbench:
+    """Registered instead of ZbenchPlugin in a session that did not ask for zbench (plugin/options.py,
+    `asked_for`). Its one hook: on an xdist controller, a worker whose plain tests used a zbench fixture
+    (and so activated the plugin there) sends its part of run.json; the controller activates then to merge
+    and write it."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from .options import activate
+        from .stash import SESSION_KEY
+        from .xdist import OUTPUT_KEY, merge_worker_output
+
+        if SESSION_KEY in self.config.stash or not getattr(node, "workeroutput", {}).get(OUTPUT_KEY):
+            return  # active already (its own hook merges), or nothing to merge
+        merge_worker_output(node, activate(self.config).open_host().record)

@@ -1,54 +1,15 @@
-"""The terminal: a progress note while a scene is measured, and the zbench section of the summary (the
-table of every scene, the goldens written, where the artifacts are)."""
+"""The terminal: the zbench section of the summary (the table of every scene, the goldens written, where the
+artifacts are) and GitHub annotations. The live progress is plugin/progress.py."""
 
 from __future__ import annotations
 
-import time
+import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from ..host.measure import ProgressSink
     from .session import ZbenchPlugin
-
-
-def terminal_progress(config: pytest.Config) -> ProgressSink | None:
-    """A progress note (scene, launch, frame) after the test's dot, erased again, on a terminal; off one (a CI
-    log), a plain line every few seconds. None under xdist workers, whose output nobody sees."""
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None or hasattr(config, "workerinput"):
-        return None
-    shown: dict[str, Any] = {"text": "", "at": 0.0}
-
-    def write(text: str) -> None:
-        with capture.global_and_fixture_disabled():  # fd capture would swallow it otherwise
-            reporter.write(text, flush=True)
-
-    if not reporter.isatty:  # a CI log: whole lines every few seconds, no backspaces (lab/ci_output.py)
-        from ..lab.ci_output import LineProgress
-
-        def write_line(line: str) -> None:
-            # On a line of its own, below the dots so far; pytest's dots continue under it.
-            midline = getattr(reporter, "_width_of_current_line", 1)
-            write(("\n" if midline else "") + line + "\n")
-
-        return LineProgress(write_line)
-
-    def progress(scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
-        now = time.monotonic()
-        if now - shown["at"] < 0.25 and frame not in (0, of):
-            return
-        text = f" [{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}]"
-        width = len(shown["text"])
-        write("\b" * width + " " * width + "\b" * width + text)
-        shown["text"], shown["at"] = text, now
-        if frame == of and launch + 1 == launches:
-            write("\b" * len(text) + " " * len(text) + "\b" * len(text))
-            shown["text"] = ""
-
-    return progress
 
 
 def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
@@ -56,12 +17,34 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     host = plugin.host
     if plugin.is_worker or host is None or not host.record.scenes:
         return
-    from ..host.summary_table import summary_lines
+    from ..host.summary_table import DEFAULT_WIDTH, summary_lines
 
     terminalreporter.write_sep("-", "zbench")
-    for line in summary_lines(host.record.scenes, host.record.devices):
+    writer = terminalreporter._tw  # pytest's TerminalWriter: its width and colour codes
+    width = writer.fullwidth if terminalreporter.isatty else DEFAULT_WIDTH  # a CI log has no width of its own
+
+    def markup(text: str, style: str) -> str:
+        return writer.markup(text, **{style: True}) if style else text
+
+    try:  # the table on its own: a value it cannot show must not hide the lines below it
+        lines = summary_lines(host.record.scenes, host.record.devices, width=width, markup=markup)
+    except Exception as exc:  # noqa: BLE001
+        lines = []
+        terminalreporter.write_line(f"the summary table could not be drawn: {type(exc).__name__}: {exc}; "
+                                    "run.json has every number", red=True)
+    for line in lines:
         terminalreporter.write_line(line)
+    from ..host.sustained_report import summary_line
+
+    for scene in host.record.scenes:
+        if scene.get("sustained"):
+            terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
+    from ..host.isolation import terminal_lines
+    for line in terminal_lines(host.record.scenes):
+        terminalreporter.write_line(line, yellow=True)
     _write_goldens(terminalreporter, plugin)
+    for failure in plugin.artifact_failures:
+        terminalreporter.write_line(f"not written: {failure}", red=True)
     if plugin.schema_errors:
         terminalreporter.write_line("run.json broke its schema, written as run.invalid.json:", red=True)
         for error in plugin.schema_errors[:10]:
@@ -69,6 +52,7 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     else:
         results = plugin.settings.results
         terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
+        terminalreporter.write_line(f"history: {plugin.settings.history}")
 
 
 def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
@@ -78,10 +62,10 @@ def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
         return
     from ..host.goldens import unused_goldens, written_goldens
 
-    written = written_goldens(host.record.scenes)
+    written = written_goldens(host.record.scenes)  # relative to the results folder, as in run.json
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")
     for written_path in written:
-        terminalreporter.write_line(f"  {written_path}")
+        terminalreporter.write_line(f"  {os.path.normpath(settings.results / written_path)}")
     unused = unused_goldens(settings, plugin.inventory, host.record.devices)
     if unused:
         terminalreporter.write_line(f"goldens no scene uses any more ({len(unused)}); delete them if that is right:")

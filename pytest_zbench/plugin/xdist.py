@@ -4,7 +4,8 @@ only by xdist's hooks, which run only when xdist is installed and `-n` is given.
 The controller hands every worker one run id and start time (workerinput); each worker sends back its part
 of the run record (workeroutput), which the controller merges and alone writes as run.json.
 
-Work units: with one device, a scene's perf and golden tests (they share one measurement); with several
+Work units: with one device, a scene file's tests (a scene's perf and golden tests share one measurement, and
+a golden test compares its capture with those of the other cases of its sweep); with several
 devices, all of one device's tests, so that each device is measured by one worker at a time and
 `--zbench-device=a,b -n 2` spreads the suite over both devices. Other tests are scheduled one by one.
 """
@@ -35,7 +36,7 @@ class SceneScheduling(LoadScopeScheduling):  # type: ignore[misc]  # pytest-xdis
         case = match.group("case")
         for device in self._devices:
             if case.endswith(f"-{device}"):
-                return f"device:{device}" if len(self._devices) > 1 else f"scene:{case}"
+                return f"device:{device}" if len(self._devices) > 1 else f"scene-file:{nodeid.split('::')[0]}"
         return nodeid
 
 
@@ -44,7 +45,7 @@ OUTPUT_KEY = "zbench"  # workeroutput: the worker's RunRecord.to_json()
 
 
 def make_scheduler(config: pytest.Config, log: Any, devices: tuple[str, ...]) -> SceneScheduling | None:
-    """With plain `-n`, keep a scene's perf and golden tests on one worker (one measurement for both), and
+    """With plain `-n`, keep a scene file's tests on one worker (one measurement per scene), and
     with several devices keep each device on one worker (a device measures one thing at a time)."""
     if config.getvalue("dist") != "load":
         return None

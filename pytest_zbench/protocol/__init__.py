@@ -17,6 +17,8 @@ import csv
 import json
 import math
 import re
+import struct
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import Any, cast
 
 from ..errors import ZbenchError
 from .display_list import ops_features, walk_ops
+from .limits import MAX_ARTIFACT_BYTES, MAX_ISSUES, MAX_RESULT_JSON_BYTES
 from .vocabulary import (
     GPU_SOURCES,
     HOST_ISSUE_KINDS,
@@ -43,11 +46,13 @@ from .vocabulary import (
 )
 
 __all__ = [
-    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS", "GPU_SENTINELS_NS",
+    "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "CPU_STAGE_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS",
+    "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS",
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
-    "RunnerIssueKind", "ZbenchError", "capture_name", "format_cell", "ops_features", "parse_probe",
+    "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
+    "format_cell", "ops_features", "parse_probe", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
 ]
@@ -66,6 +71,15 @@ FRAME_COLUMNS: tuple[str, ...] = (
     "disjoint",
     "gl_error",
 )
+# Extra columns the reference runner writes (any runner may add its own): cpu_ms by stage, and what a frame asks
+# of the rasteriser (docs/runner-protocol.md, "The reference runner's counters"; frames.schema.json).
+CPU_STAGE_COLUMNS: tuple[str, ...] = ("cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms")
+REFERENCE_COUNTER_COLUMNS: tuple[str, ...] = (
+    *CPU_STAGE_COLUMNS, "state_changes", "rt_switches", "pixels_drawn", "alloc_bytes", "minor_faults",
+    "preemptions",
+)
+# The counter that says a frame was preempted (> 0): the kernel gave the CPU to another task inside its clocks.
+PREEMPTIONS_COLUMN = "preemptions"
 # Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.
 TIMING_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms")
 COUNTER_COLUMNS = ("complexity", "draw_calls", "texture_upload_bytes")
@@ -122,7 +136,13 @@ class Job:
     seed: int
     scene: dict[str, Any]
     complexity: tuple[float, ...] | None = None
+    # A sustained launch (docs/sustained.md): measured frames stop once this many seconds have passed since
+    # the first measured frame started; `frames` is then only a cap. None: render every frame.
+    duration_s: float | None = None
     protocol: int = PROTOCOL_VERSION
+    # Optional: the GPU time source this job must use (the host's timer check asks for finish_bracket beside a
+    # timer query to check its coverage); None = the runner's own choice. A runner without it ignores the key.
+    gpu_timer: GpuSource | None = None
 
     @property
     def total_frames(self) -> int:
@@ -132,6 +152,8 @@ class Job:
         out = asdict(self)
         out["capture"] = list(self.capture)
         out["complexity"] = list(self.complexity) if self.complexity is not None else None
+        if self.gpu_timer is None:
+            del out["gpu_timer"]  # the v1 job as before, for runners that check their keys
         return out
 
     def to_json(self) -> str:
@@ -177,7 +199,12 @@ class Job:
         refresh = need("refresh_hz", (int, float))
         if not refresh > 0:
             raise ProtocolError(f"job: refresh_hz {refresh!r} must be positive")
+        duration = raw.get("duration_s")
+        if duration is not None and (isinstance(duration, bool) or not isinstance(duration, (int, float))
+                                     or not 0 < duration < math.inf):
+            raise ProtocolError(f"job: duration_s {duration!r} must be null or a positive number of seconds")
         _raise_on_schema_violations("job", raw, "job")
+        gpu_timer = raw.get("gpu_timer")  # one of GPU_SOURCES or absent: the schema checks it
         return cls(
             backend=need("backend", str),
             mode=mode,
@@ -188,6 +215,8 @@ class Job:
             seed=need("seed", int),
             scene=scene,
             complexity=complexity,
+            gpu_timer=gpu_timer,
+            duration_s=None if duration is None else float(duration),
         )
 
     @classmethod
@@ -458,8 +487,12 @@ def _judge_gpu_ms(cell: str, value: float | None, source: str | None, disjoint_c
     return None
 
 
-def read_frames_csv(path: str | Path) -> FrameTable:
-    """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too."""
+def read_frames_csv(path: str | Path, *, max_rows: int | None = None) -> FrameTable:
+    """Read and validate frames.csv. Never raises on bad content; a missing file is an issue too.
+
+    `max_rows`: the job's frame count, warmup included. Rows for frames beyond it are dropped, and reading
+    stops at the first line past it: a runner that writes millions of rows more than it was asked for costs
+    the host nothing, and none of them is measured."""
     table = FrameTable()
     issues = table.issues
     try:
@@ -492,6 +525,7 @@ def read_frames_csv(path: str | Path) -> FrameTable:
         table.counter_columns = extras
         last_frame = -1
         line_no = 1
+        data_lines = 0
         while True:
             try:
                 cells = next(reader)
@@ -503,6 +537,12 @@ def read_frames_csv(path: str | Path) -> FrameTable:
             line_no += 1
             if not cells or all(not c.strip() for c in cells):
                 continue
+            data_lines += 1
+            if max_rows is not None and data_lines > max_rows:
+                issues.append(Issue("protocol", f"frames.csv has more rows than the {max_rows} frames the job "
+                                                f"asked for; reading stopped at line {line_no}, the rows from "
+                                                "there on are not read or measured"))
+                break
             if any(_UNDECODABLE in c for c in cells):
                 issues.append(Issue("protocol", f"frames.csv line {line_no}: bytes that are not UTF-8; row dropped"))
                 continue
@@ -519,6 +559,10 @@ def read_frames_csv(path: str | Path) -> FrameTable:
                 continue
             if frame <= last_frame:
                 issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {frame} out of order; row dropped", frame))
+                continue
+            if max_rows is not None and frame >= max_rows:
+                issues.append(Issue("protocol", f"frames.csv line {line_no}: frame {frame} is beyond the job's "
+                                                f"{max_rows} frames (0..{max_rows - 1}); row dropped", frame))
                 continue
             phase = raw["phase"].strip()
             if phase not in PHASES:
@@ -597,22 +641,36 @@ class RunResult:
     gpu: dict[str, Any] = field(default_factory=dict)
     issues: list[Issue] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    issues_not_kept: Counter[str] = field(default_factory=Counter)  # kind -> issues beyond MAX_ISSUES
 
 
 def read_result_json(path: str | Path) -> RunResult:
-    """Read result.json. A missing or malformed file is recorded as an issue, not raised."""
+    """Read result.json. A missing or malformed file is recorded as an issue, not raised.
+
+    Python's json reads NaN, Infinity and -Infinity (and 1e999 as infinity), which JSON does not allow and
+    run.json cannot hold: each such number is dropped (None) with a `nan` issue naming its key. At most
+    MAX_ISSUES of the runner's issues are kept; the others are counted in `issues_not_kept`."""
     result = RunResult()
+    path = Path(path)
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        size = path.stat().st_size
+        if size > MAX_RESULT_JSON_BYTES:
+            result.issues.append(Issue("protocol", f"result.json is {size} bytes, more than the "
+                                                   f"{MAX_RESULT_JSON_BYTES} it may be (MAX_RESULT_JSON_BYTES); "
+                                                   "not read"))
+            return result
+        raw = json.loads(path.read_text(encoding="utf-8"), parse_constant=float)
     except FileNotFoundError:
         result.issues.append(Issue("protocol", "result.json was not written"))
         return result
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         result.issues.append(Issue("protocol", f"result.json unreadable: {exc}"))
         return result
     if not isinstance(raw, dict):
         result.issues.append(Issue("protocol", "result.json is not a JSON object"))
         return result
+    dropped: set[tuple[Any, ...]] = set()
+    raw = _finite_json(raw, "", (), result.issues, dropped)
     if not _is_protocol_version(raw.get("protocol")):
         result.issues.append(Issue("protocol", f"result.json protocol {raw.get('protocol')!r} is not {PROTOCOL_VERSION}"))
     for key in ("backend", "timer_source", "present_source"):
@@ -633,15 +691,49 @@ def read_result_json(path: str | Path) -> RunResult:
     if not isinstance(issues, list):
         result.issues.append(Issue("protocol", "result.json key 'issues' is not a list; ignored"))
         issues = []
-    for entry in issues:
+    for entry in issues[:MAX_ISSUES]:
         if isinstance(entry, dict):
             result.issues.append(Issue.from_dict(entry))
         else:
             result.issues.append(Issue("protocol", f"result.json issue {entry!r} is not an object"))
+    for entry in issues[MAX_ISSUES:]:
+        result.issues_not_kept[str(entry.get("kind", "unknown")) if isinstance(entry, dict) else "protocol"] += 1
     known = {"protocol", "backend", "timer_source", "present_source", "gpu", "issues"}
     result.extra = {k: v for k, v in raw.items() if k not in known}
-    result.issues.extend(_result_schema_issues(raw, result))
+    result.issues.extend(_result_schema_issues(raw, result, dropped))
     return result
+
+
+def _finite_json(value: Any, where: str, path: tuple[Any, ...], issues: list[Issue],
+                 dropped: set[tuple[Any, ...]]) -> Any:
+    """`value` with every NaN or infinite number replaced by None, each one a `nan` issue naming its key
+    (and its path added to `dropped`, so that the schema check does not report the None again)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        issues.append(Issue("nan", f"result.json {where or 'value'}: {value} is not a finite number; dropped"))
+        dropped.add(path)
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_json(v, f"{where}.{k}" if where else str(k), (*path, k), issues, dropped)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite_json(v, f"{where}[{i}]", (*path, i), issues, dropped) for i, v in enumerate(value)]
+    return value
+
+
+def cap_issues(issues: list[Issue], not_kept: Mapping[str, int] | None = None) -> list[Issue]:
+    """At most MAX_ISSUES issues of one launch; those beyond it (and those a reader already left out,
+    `not_kept`: kind -> count) are counted in one last `issues_capped` issue, so that a runner reporting
+    200,000 GL errors still gives a run.json of a readable size."""
+    counts: dict[str, int] = dict(not_kept or {})
+    for issue in issues[MAX_ISSUES:]:
+        counts[issue.kind] = counts.get(issue.kind, 0) + 1
+    if not counts:
+        return issues
+    total = sum(counts.values())
+    kinds = ", ".join(f"{kind} x {n}" for kind, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return [*issues[:MAX_ISSUES], Issue("issues_capped", f"{total} more issues of this launch are not kept, "
+                                                         f"beyond the {MAX_ISSUES} a launch keeps (MAX_ISSUES): "
+                                                         f"{kinds}")]
 
 
 def write_result_json(path: str | Path, *, backend: str, timer_source: str, present_source: str,
@@ -695,11 +787,13 @@ def _drop_schema_violations(row: dict[str, Any], cells: Mapping[str, str], frame
     return True
 
 
-def _result_schema_issues(raw: Mapping[str, Any], result: RunResult) -> list[Issue]:
-    """result.json against result.schema.json, leaving out the keys read_result_json already rejected."""
+def _result_schema_issues(raw: Mapping[str, Any], result: RunResult,
+                          dropped: set[tuple[Any, ...]]) -> list[Issue]:
+    """result.json against result.schema.json, leaving out the keys read_result_json already rejected
+    (`dropped`: the non-finite numbers, already `nan` issues)."""
     from ..schema import violations
 
-    rejected: set[tuple[Any, ...]] = set()
+    rejected: set[tuple[Any, ...]] = set(dropped)
     if not _is_protocol_version(raw.get("protocol")):
         rejected.add(("protocol",))
     rejected |= {(key,) for key in ("backend", "timer_source", "present_source")
@@ -710,10 +804,68 @@ def _result_schema_issues(raw: Mapping[str, Any], result: RunResult) -> list[Iss
     if not isinstance(entries, list):
         rejected.add(("issues",))
     else:
-        rejected |= {("issues", n) for n, entry in enumerate(entries) if not isinstance(entry, dict)}
+        # Only the issues that are kept are validated: the others are counted, never read (MAX_ISSUES), and
+        # validating 200,000 of them would take the best part of a minute.
+        raw = {**raw, "issues": entries[:MAX_ISSUES]}
+        rejected |= {("issues", n) for n, entry in enumerate(raw["issues"]) if not isinstance(entry, dict)}
     return [Issue("protocol", f"result.json {v} (result.schema.json)") for v in violations("result", raw)
             if not any(v.path[:len(r)] == r for r in rejected)]
 
 
 def capture_name(frame: int) -> str:
     return f"capture-{frame}.png"
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_PNG_COLOUR_TYPES = {0: "greyscale", 2: "RGB without alpha", 3: "palette", 4: "greyscale with alpha", 6: "RGBA"}
+
+
+@dataclass(frozen=True)
+class PngHeader:
+    width: int
+    height: int
+    bit_depth: int
+    colour_type: int
+
+    @property
+    def colour(self) -> str:
+        return _PNG_COLOUR_TYPES.get(self.colour_type, f"colour type {self.colour_type}")
+
+
+def read_png_header(path: str | Path) -> PngHeader | str:
+    """A PNG's IHDR (size, bit depth, colour type), read without decoding anything; or why the file is not
+    a PNG. Pillow reads a 16-bit RGBA PNG as 8-bit RGBA without a word, so the depth is checked here."""
+    name = Path(path).name
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(33)
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    if head[:8] != _PNG_SIGNATURE:
+        return f"{name} is not a PNG (it does not start with the PNG signature)"
+    if len(head) < 33 or head[12:16] != b"IHDR":
+        return f"{name} is not a PNG: no IHDR header after the signature"
+    return PngHeader(*struct.unpack(">IIBB", head[16:26]))
+
+
+def capture_problem(path: str | Path, width: int, height: int) -> str | None:
+    """Why a capture is not what the protocol asks for (an 8-bit RGBA PNG of the scene's size), from its
+    header alone, or None. Nothing is decoded: a header claiming 60000 x 60000 pixels (a decompression
+    bomb) is refused before any memory is spent on it."""
+    name = Path(path).name
+    try:
+        size = Path(path).stat().st_size
+    except OSError as exc:
+        return f"{name} cannot be read: {exc.strerror or exc}"
+    if size > MAX_ARTIFACT_BYTES:
+        return f"{name} is {size} bytes, more than the {MAX_ARTIFACT_BYTES} bytes a launch's file may be"
+    header = read_png_header(path)
+    if isinstance(header, str):
+        return header
+    if header.bit_depth != 8:
+        return f"{name} is a {header.bit_depth}-bit PNG; captures are 8-bit RGBA"
+    if header.colour_type != 6:
+        return f"{name} is {header.colour} (PNG colour type {header.colour_type}); captures are 8-bit RGBA"
+    if (header.width, header.height) != (width, height):
+        return f"{name} is {header.width}x{header.height}, the scene is {width}x{height}"
+    return None

@@ -60,6 +60,10 @@ KEY_KINDS: Mapping[str, ValueKind] = {
     "pattern": "choice", "upload": "choice", "filter": "choice", "closed": "boolean", "shape": "shape",
     "ops": "ops",
 }
+# Lengths that draw nothing unless positive (sizes), and those that only make no sense negative (a radius or
+# blur of 0 is a sharp corner or a hard shadow). Checked on static values; an animation may pass through 0.
+POSITIVE_KEYS = frozenset({"w", "h", "size", "r", "width", "line_height", "stroke_width", "max_width"})
+NON_NEGATIVE_KEYS = frozenset({"radius", "blur"})
 MAX_COUNT = 100_000
 MAX_TEXTURE = 16_384
 INTEGER_RANGES: Mapping[str, tuple[int, int]] = {

@@ -26,16 +26,20 @@ RunnerIssueKind = Literal[
 # ... and the host adds these when it rejects or misses what a runner wrote, or the device failed:
 HostIssueKind = Literal[
     "protocol",  # a file, row, column or key the protocol does not allow; its value is dropped
-    "nan",  # a NaN or infinite cell in frames.csv
+    "nan",  # a NaN or infinite cell in frames.csv, or number in result.json
     "timer_invalid",  # a gpu_ms cell that is a clock's garbage, or flagged disjoint
     "exit",  # the runner exited non-zero
     "timeout",  # the runner was killed at the launch's deadline
     "partial",  # fewer frames than the job asked for
     "capture_missing",  # a capture the job asked for was not written
+    "capture_invalid",  # a capture that is not an 8-bit RGBA PNG of the scene's size; never compared
+    "issues_capped",  # more issues than a launch keeps (protocol/limits.py); the rest are counted
     "connection_lost",  # the transport lost the device mid-launch
     "device_error",  # the transport failed
     "quarantined",  # the device was taken out of the session; the scene's remaining launches did not run
     "retried",  # the launch lost its connection and ran again
+    "leftover",  # the runner left processes running when it exited; they were stopped
+    "vacuous_capture",  # a golden test's capture is one colour, or equals another case of its sweep
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
 # CPU architecture families: one rasteriser path each for the software backend, so one software golden set

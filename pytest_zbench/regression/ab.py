@@ -7,10 +7,10 @@ and judges the results; the plugin runs the launches.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
-from .gate import GateConfig, SceneVerdict, judge
+from .gate import GateConfig, SceneVerdict, judge_interleaved
 
 Arm = Literal["A", "B"]
 Pattern = Literal["ABAB", "ABBA"]
@@ -45,12 +45,12 @@ def split(order: Sequence[Arm], results: Sequence[T]) -> tuple[list[T], list[T]]
 
 
 def judge_ab(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig = GateConfig(), *,
-             a_name: str = "A", b_name: str = "B", device: str = "",
-             noise_floors: Mapping[str, float] | None = None) -> SceneVerdict:
-    """Judge B (candidate) against A (baseline) from their per-launch summaries (LaunchSummary or dict)."""
+             a_name: str = "A", b_name: str = "B", device: str = "") -> SceneVerdict:
+    """Judge B (candidate) against A (baseline) from their per-launch summaries (LaunchSummary or dict),
+    launch against launch: interleaved in one session, both sides share the session's offset."""
     where = f" on {device}" if device else ""
     description = (f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name}{where}")
-    return judge(a_launches, b_launches, config, noise_floors=noise_floors, baseline_description=description)
+    return judge_interleaved(a_launches, b_launches, config, baseline_description=description)
 
 
 def judge_order(order: Sequence[Arm], launches: Sequence[Any], config: GateConfig = GateConfig(),

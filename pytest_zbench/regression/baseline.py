@@ -1,18 +1,35 @@
 """The baselines a candidate is judged against: the recent comparable runs in the history, or the launches of
 an earlier run.json (`--zbench-baseline=PATH`). The A/B baseline, the other runner's launches interleaved with
-the candidate's, is regression/ab.py."""
+the candidate's, is regression/ab.py.
+
+Against a history, every run is a session (docs/regression.md, "Two levels"). The centre of the baseline is the
+newest `window` comparable runs; the between-session spread is estimated from more sessions than that
+(docs/regression.md, "Where the between-session spread comes from"):
+
+* the scene's own newest `spread_window` comparable runs (the centre's runs among them);
+* its newest A/A calibration sessions (`zbench calibrate --sessions N`) in the candidate's environment;
+* other scenes of the same device (backend, mode, GPU source) in sessions this scene has none in. Other scenes
+  in this scene's own sessions add nothing: whatever moves a session moves all its scenes, so their deviations
+  are the same draws again, and counting them as new ones overstated the degrees of freedom (the bench
+  measures it: bench/bench_regression_power.py --pool-shared).
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ZbenchError
-from .gate import GateConfig, SceneVerdict, judge
-from .history import BaselineWindow, History, SceneKey, environment_fingerprint
+from .config import GATE_METRIC
+from .gate import BaselineSession, GateConfig, SceneVerdict, SessionPool, judge
+from .history import BaselineWindow, HistoricRun, History, SceneKey, environment_fingerprint
+
+DEFAULT_WINDOW = 5
+DEFAULT_SPREAD_WINDOW = 20
+CALIBRATION_SESSIONS = 20
 
 
 @dataclass(frozen=True)
@@ -21,7 +38,8 @@ class HistoryVerdict:
 
     verdict: SceneVerdict | None
     window: BaselineWindow
-    noise_floors: Mapping[str, float]
+    spread_runs: tuple[HistoricRun, ...] = ()
+    pools: tuple[SessionPool, ...] = ()
 
     def message(self) -> str:
         if self.verdict is None:
@@ -29,23 +47,92 @@ class HistoryVerdict:
         return self.verdict.message()
 
 
+def session_of(run: HistoricRun) -> BaselineSession:
+    return BaselineSession(run.launches, label=run.run_id, build=run.build_hash)
+
+
+def calibration_sessions(history: History, key: SceneKey, fingerprint: str | None) -> list[HistoricRun]:
+    """The newest A/A set of `key`: the calibration runs of the newest calibration build, in the candidate's
+    environment when it is known."""
+    runs = history.runs_of(key, kinds=("calibration",), limit=CALIBRATION_SESSIONS)
+    if fingerprint is not None:
+        runs = [r for r in runs if r.fingerprint == fingerprint]
+    if not runs:
+        return []
+    newest = runs[-1]
+    return [r for r in runs if r.build_hash == newest.build_hash and r.fingerprint == newest.fingerprint]
+
+
+def device_scene_keys(history: History, key: SceneKey) -> list[SceneKey]:
+    """The other scene keys measured alike on the same device: same backend, mode and GPU source."""
+    return [k for k in history.scene_keys(device=key.device)
+            if k != key and (k.backend, k.mode, k.gpu_source) == (key.backend, key.mode, key.gpu_source)]
+
+
+@dataclass(frozen=True)
+class DeviceSessions:
+    """The recent sessions of every scene of a device (read once per gate and device: they do not change
+    while a session measures, its own run being excluded)."""
+
+    runs: Mapping[SceneKey, tuple[HistoricRun, ...]]
+
+    def disjoint_pools(self, key: SceneKey, own_run_ids: Iterable[str]) -> list[SessionPool]:
+        """Other scenes' sessions that are not sessions of `key`, each session counted once (the first scene,
+        by id, that has it), as one pool per scene."""
+        used = set(own_run_ids)
+        pools = []
+        for other in sorted(self.runs, key=lambda k: (k.scene_id, k.params_hash)):
+            if other == key or (other.backend, other.mode, other.gpu_source) != (key.backend, key.mode,
+                                                                                 key.gpu_source):
+                continue
+            fresh = [run for run in self.runs[other] if run.run_id not in used]
+            if len(fresh) >= 2:
+                used.update(run.run_id for run in fresh)
+                pools.append(SessionPool(f"{len(fresh)} sessions of {other.scene_id} without this scene",
+                                         [run.launches for run in fresh]))
+        return pools
+
+
+def read_device_sessions(history: History, key: SceneKey, *, spread_window: int = DEFAULT_SPREAD_WINDOW,
+                         exclude_run: str | None = None, before_utc: str | None = None) -> DeviceSessions:
+    runs = {other: history.comparable(other, window=spread_window, exclude_run=exclude_run,
+                                      before_utc=before_utc).runs
+            for other in device_scene_keys(history, key)}
+    return DeviceSessions(runs)
+
+
 def judge_against_history(history: History, key: SceneKey, candidate: Sequence[Any],
-                          config: GateConfig = GateConfig(), *, window: int = 5, exclude_run: str | None = None,
+                          config: GateConfig = GateConfig(), *, window: int = DEFAULT_WINDOW,
+                          spread_window: int = DEFAULT_SPREAD_WINDOW, exclude_run: str | None = None,
                           before_utc: str | None = None, environment: Mapping[str, Any] | None = None,
-                          same_fingerprint: bool = False, use_calibration: bool = True) -> HistoryVerdict:
-    """Judge the candidate's per-launch summaries against the launches of the `window` newest comparable
-    runs. Calibrated noise floors are used when stored for this key (and, given the candidate's
-    environment, measured with its fingerprint); otherwise the gate estimates them from the baseline."""
+                          same_fingerprint: bool = False, use_calibration: bool = True,
+                          device_sessions: DeviceSessions | None = None) -> HistoryVerdict:
+    """Judge the candidate session's per-launch summaries against the `window` newest comparable runs, the
+    between-session spread estimated from the sources in this module's docstring. `device_sessions`: the other
+    scenes' recent sessions (read_device_sessions), read here when not given."""
     base = history.comparable(key, window=window, exclude_run=exclude_run, before_utc=before_utc,
                               environment=environment, same_fingerprint=same_fingerprint)
-    floors: dict[str, float] = {}
+    if base.empty:
+        return HistoryVerdict(None, base)
+    spread = history.comparable(key, window=max(spread_window, window), exclude_run=exclude_run,
+                                before_utc=before_utc, environment=environment,
+                                same_fingerprint=same_fingerprint).runs
+    centre = {run.run_id for run in base.runs}
+    older = tuple(run for run in spread if run.run_id not in centre)
+    pools: list[SessionPool] = []
     if use_calibration:
         fingerprint = environment_fingerprint(environment) if environment is not None else None
-        floors = {m: c.noise_floor for m, c in history.calibrations(key, fingerprint=fingerprint).items()}
-    if base.empty:
-        return HistoryVerdict(None, base, floors)
-    return HistoryVerdict(judge(base.launches, candidate, config, noise_floors=floors,
-                                baseline_description=base.describe()), base, floors)
+        aa = calibration_sessions(history, key, fingerprint)
+        if len(aa) >= 2:
+            pools.append(SessionPool(f"{len(aa)} A/A calibration sessions (build {aa[-1].build_hash[:10]})",
+                                     [run.launches for run in aa]))
+    if device_sessions is None:
+        device_sessions = read_device_sessions(history, key, spread_window=spread_window, exclude_run=exclude_run,
+                                               before_utc=before_utc)
+    pools += device_sessions.disjoint_pools(key, (run.run_id for run in spread))
+    verdict = judge([session_of(run) for run in base.runs], candidate, config,
+                    older=[session_of(run) for run in older], pool=pools, baseline_description=base.describe())
+    return HistoryVerdict(verdict, base, tuple(spread), tuple(pools))
 
 
 class BaselineFileError(ZbenchError):
@@ -53,45 +140,109 @@ class BaselineFileError(ZbenchError):
 
 
 def read_run_file(path: Path) -> dict[str, Any]:
-    """An earlier run.json, as the baseline of this session's scenes."""
+    """An earlier run.json, as the baseline of this session's scenes; what the gate reads of it is checked
+    here, so that a file of another shape is one clear error and not a failure inside the gate."""
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise BaselineFileError(f"cannot read the baseline {path}: {exc}") from exc
     if not isinstance(document, dict):
-        raise BaselineFileError(f"cannot read the baseline {path}: not a run.json object")
+        raise BaselineFileError(f"the baseline {path} is not a run.json: not a JSON object")
+    scenes = document.get("scenes")
+    if not isinstance(scenes, list):
+        raise BaselineFileError(f"the baseline {path} is not a run.json: key 'scenes' is not a list")
+    for index, scene in enumerate(scenes):
+        where = f"the baseline {path} is not a run.json of this version: scenes[{index}]"
+        if not isinstance(scene, dict):
+            raise BaselineFileError(f"{where} is not an object")
+        for key in ("id", "device"):
+            if not isinstance(scene.get(key), str):
+                raise BaselineFileError(f"{where}.{key} is not a string")
+        per_run = scene.get("per_run", [])
+        if not isinstance(per_run, list) or not all(isinstance(run, dict) for run in per_run):
+            raise BaselineFileError(f"{where}.per_run is not a list of launch objects")
+        for run_index, run in enumerate(per_run):
+            bad = _unreadable_metric(run)
+            if bad:
+                raise BaselineFileError(f"{where}.per_run[{run_index}].{bad} is not a number")
+    if not isinstance(document.get("app", {}), dict):
+        raise BaselineFileError(f"the baseline {path} is not a run.json: key 'app' is not an object")
     return document
+
+
+def _unreadable_metric(launch: Mapping[str, Any]) -> str | None:
+    """The first value the gate could read from this launch summary that is not a number (or missing)."""
+    for family, stats in launch.items():
+        if family == "jank_share":
+            if stats is not None and not _number(stats):
+                return family
+        elif GATE_METRIC.fullmatch(f"{family}.p50"):
+            if stats is not None and not isinstance(stats, dict):
+                return family
+            for name, value in (stats or {}).items():
+                if GATE_METRIC.fullmatch(f"{family}.{name}") and value is not None and not _number(value):
+                    return f"{family}.{name}"
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
 class FileVerdict:
     """verdict is None when nothing was judged: no launches to judge against (`comparable`), or an entry
-    measured differently (not `comparable`); `message` then says which."""
+    measured differently (not `comparable`); `message` then says which. `launches` and `build` are the
+    baseline's (for what else changed)."""
 
     verdict: SceneVerdict | None
     description: str
     message: str = ""
     comparable: bool = True
+    launches: tuple[dict[str, Any], ...] = ()
+    build: str = ""
 
 
 def judge_against_run_file(document: Mapping[str, Any], path: Path, scene_id: str, device: str,
                            comparison: Mapping[str, Any], candidate: Sequence[Any],
-                           config: GateConfig = GateConfig()) -> FileVerdict:
+                           config: GateConfig = GateConfig(), *, pool: Sequence[SessionPool] = ()) -> FileVerdict:
     """Judge the candidate's per-launch summaries against the complete launches of the same device and scene
-    in an earlier run.json. `comparison` (backend, mode, params, gpu_source) must equal the entry's."""
+    in an earlier run.json: one session, so its between-session spread must come from `pool` (A/A calibration
+    sessions in the history), else the verdict is inconclusive. `comparison` (backend, mode, params, gpu_source)
+    must equal the entry's."""
     entries = [s for s in document.get("scenes", []) if s.get("id") == scene_id and s.get("device") == device]
     if not entries or not entries[0].get("per_run"):
         description = f"{path} has no measured launches of {scene_id} on {device}"
         return FileVerdict(None, description, f"no baseline: {description}")
     entry = entries[0]
     differ = [f"{k} {entry.get(k)!r} there, {v!r} here" for k, v in comparison.items() if entry.get(k) != v]
-    launches = [launch for launch in entry["per_run"] if not launch.get("partial")]
-    build = (document.get("app") or {}).get("build_hash") or "?"
+    conditions = _launch_conditions(entry)
+    launches = [dict(launch, conditions=conditions[i]) if i in conditions else launch
+                for i, launch in enumerate(entry["per_run"]) if not launch.get("partial")]
+    build = str((document.get("app") or {}).get("build_hash") or "")
     description = (f"{len(launches)} launches of {scene_id} on {device} in {path} "
-                   f"(run {str(document.get('run_id', '?'))[:8]}, build {build[:10]})")
+                   f"(run {str(document.get('run_id', '?'))[:8]}, build {(build or '?')[:10]})")
     if differ:
         return FileVerdict(None, description, f"not comparable with {description}: {'; '.join(differ)}",
                            comparable=False)
     if not launches:
         return FileVerdict(None, description, f"no baseline: every launch in {path} was partial")
-    return FileVerdict(judge(launches, candidate, config, baseline_description=description), description)
+    verdict = judge([BaselineSession(launches, label=str(document.get("run_id", "")), build=build)], candidate,
+                    config, pool=pool, baseline_description=description)
+    return FileVerdict(verdict, description, launches=tuple(launches), build=build)
+
+
+def _launch_conditions(entry: Mapping[str, Any]) -> dict[int, Any]:
+    """Per launch index, the conditions run.json recorded around it (launches[].conditions)."""
+    out: dict[int, Any] = {}
+    for record in entry.get("launches") or []:
+        if isinstance(record, Mapping) and isinstance(record.get("launch"), int) and record.get("conditions"):
+            out[record["launch"]] = record["conditions"]
+    return out
+
+
+__all__ = [
+    "BaselineFileError", "DEFAULT_SPREAD_WINDOW", "DEFAULT_WINDOW", "DeviceSessions", "FileVerdict",
+    "HistoryVerdict", "calibration_sessions", "device_scene_keys", "judge_against_history",
+    "judge_against_run_file", "read_device_sessions", "read_run_file", "session_of",
+]

@@ -1,18 +1,30 @@
-"""The regression gate: is the candidate slower than the baseline, launch for launch?
+"""The regression gate: is the candidate slower than the baseline? (docs/regression.md has the model.)
 
 Inputs are per-launch statistics (one value per runner launch: its p50 cpu_ms, its jank share, ...). Frames
-inside a launch are correlated, so the launch is the unit of inference and frames are never pooled into a
-test (docs/methodology.md §1, §6). For each metric:
+inside a launch are correlated, so the launch is the smallest unit of inference and frames are never pooled
+(docs/methodology.md §1, §6). Launches inside one session are not independent either: whatever moves a session
+(load, clocks, thermal state) moves all its launches. So there are two gates:
 
-* effect = median(candidate launches) / median(baseline launches): > 1 is slower for the lower-is-better
-  metrics, < 1 is worse for the higher-is-better ones (config.HIGHER_IS_BETTER: an adaptive scene's score);
-* bar = max(threshold, k x noise floor), the noise floor being the relative robust spread of the baseline's
-  launches, or a calibrated one from A/A launches when the caller has it;
-* regressed when the effect is worse than the bar (effect > 1 + bar, or < 1 / (1 + bar) when higher is
-  better) AND a one-sided Mann-Whitney U over launches ("candidate worse") gives p <= alpha; improved
-  symmetrically (past the other bar, the other tail significant);
-* inconclusive when too few launches exist for the test ever to reach alpha, or when the bootstrap interval
-  of the effect reaches past a bar without the verdict being established; otherwise same.
+* `judge` (a history or a run.json baseline: the candidate is one session, the baseline one or more earlier
+  ones): two levels of variance (regression/hierarchy.py); the effect's uncertainty includes the
+  between-session spread for the candidate's own session and for the baseline's centre; a t statistic with
+  the hierarchical bootstrap's standard error and Satterthwaite degrees of freedom; the interval
+  exp(d +- t x se). A baseline whose between-session spread cannot be estimated is `inconclusive`.
+* `judge_interleaved` (A/B: both runners' launches interleaved on one device in one session, which cancels
+  session offsets): launch-level, a permutation test of rank sums and a launch bootstrap interval.
+
+In both, the gated metrics are one family, tested together with max-T (regression/multiplicity.py) at the
+scene's alpha, and a verdict agrees with its interval:
+
+* regressed: effect past 1 + threshold, family-adjusted p <= alpha, and the interval's lower end above 1;
+* improved: symmetrically below 1 / (1 + threshold);
+* inconclusive: neither, and the interval reaches past a bar (or the data cannot decide at all);
+* same: the interval lies inside both bars.
+
+Every metric is lower-is-better but those in config.HIGHER_IS_BETTER (an adaptive scene's score), for which a
+drop is the regression: their test statistics enter the family negated, so "slower" above reads "worse", and
+their effect and interval are turned over (1 / effect) before the bars are applied; effect and interval are
+reported as measured (candidate / baseline).
 
 Plain values only: no pytest, no I/O.
 """
@@ -25,54 +37,74 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy import stats as sps
 
 from ..protocol import MEASURED_GPU_SOURCES
-from ..stats import noise_floor as relative_noise_floor
 from .config import GATING_METRICS, GateConfig
+from .hierarchy import (
+    Replicates,
+    Session,
+    SessionGroup,
+    between_sessions,
+    bootstrap,
+    launch_value,
+    launch_values,
+    satterthwaite_df,
+    within_sessions,
+)
+from .multiplicity import Adjusted, max_t, permutation_max_t
 
 Outcome = Literal["same", "regressed", "improved", "inconclusive"]
-
-# Above these sizes the exact / permutation null distributions stop being cheap; the normal approximation
-# (tie-corrected) is accurate there anyway.
-_EXACT_MAX_PAIRS = 10_000
-_PERMUTATION_MAX_LAUNCHES = 40
-_PERMUTATIONS = 9_999
+GateMode = Literal["sessions", "interleaved"]
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """The gate's judgement of one metric. Ratios (effect, ci, bar + 1) are candidate / baseline."""
+    """The gate's judgement of one metric. Ratios (effect, ci, 1 + bar) are candidate / baseline."""
 
     metric: str
     verdict: Outcome
     effect: float | None
     ci: tuple[float, float] | None
-    p: float | None  # one-sided Mann-Whitney p for "candidate worse" (slower; a lower score if higher is better)
-    p_improved: float | None  # one-sided p for "candidate better"
-    noise_floor: float | None
+    p: float | None  # family-adjusted one-sided p for "candidate worse" (slower; a lower score if higher is better)
+    p_improved: float | None  # family-adjusted one-sided p for "candidate better"
     threshold: float
-    bar: float  # the change for the worse that counts: max(threshold, k_noise x noise_floor)
-    n_baseline: int
+    n_baseline: int  # baseline launches with the metric
     n_candidate: int
     baseline: str
+    mode: GateMode = "sessions"
+    n_sessions: int = 0  # baseline sessions (sessions mode)
+    p_marginal: float | None = None  # this metric's own one-sided p (worse), before the family adjustment
+    t: float | None = None
+    df: float | None = None
     baseline_median: float | None = None
     candidate_median: float | None = None
-    noise_source: str = "baseline launches"
-    k_noise: float = 3.0
-    alpha: float = 0.05
+    between_session: float | None = None  # relative spread of a session's offset, exp(tau) - 1
+    between_df: float | None = None
+    between_sessions_used: int = 0
+    between_sources: tuple[str, ...] = ()
+    within_session: float | None = None  # relative robust spread of one launch within a session
+    alpha: float = 0.01
     confidence: float = 0.95
+    resamples: int = 2000
     test_method: str = ""
-    more_launches: int | None = None  # launches per side that would settle an inconclusive verdict
+    adjustment: str = ""
+    more_launches: int | None = None  # launches per side (A/B) or in the candidate that would settle it
+    advice: str = ""
     reason: str = ""
+
+    @property
+    def bar(self) -> float:
+        """The change for the worse that counts (the threshold; the noise enters through the test and the
+        interval)."""
+        return self.threshold
 
     @property
     def failed(self) -> bool:
         return self.verdict == "regressed"
 
     def message(self) -> str:
-        """One paragraph for a test report: effect, interval, p, noise floor, bar and baseline."""
+        """One paragraph for a test report: effect, interval, test, spreads, bar and baseline."""
         head = f"{self.metric} {self.verdict.upper()}"
         parts: list[str] = []
         if self.effect is not None:
@@ -80,31 +112,47 @@ class Verdict:
                          f"{_value(self.metric, self.baseline_median)}: effect {self.effect:.3f}x "
                          f"({_signed_pct(self.effect - 1)})")
         if self.ci is not None:
-            parts.append(f"{self.confidence:.0%} CI {self.ci[0]:.3f}x..{self.ci[1]:.3f}x")
+            how = ("hierarchical bootstrap" if self.mode == "sessions" else "launch bootstrap")
+            parts.append(f"{self.confidence:.0%} CI {self.ci[0]:.3f}x..{self.ci[1]:.3f}x "
+                         f"({how}, {self.resamples} resamples)")
         if self.p is not None:
             p = self.p_improved if self.verdict == "improved" else self.p
             tail = _tail(self.metric, better=self.verdict == "improved")
-            parts.append(f"Mann-Whitney p={p:.4g} (one-sided, candidate {tail}; {self.test_method}; "
-                         f"{self.n_candidate} vs {self.n_baseline} launches; alpha {self.alpha:g})")
+            stat = (f"t={self.t:.3g}, df {self.df:.3g}, " if self.t is not None and self.df is not None
+                    and math.isfinite(self.t) else "")
+            parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; alpha {self.alpha:g} for "
+                         f"the scene; {self.test_method})")
+        if self.mode == "sessions":
+            spread = ("between-session spread unknown" if self.between_session is None else
+                      f"between-session spread {self.between_session:.1%} ({self.between_df:.0f} df from "
+                      f"{self.between_sessions_used} sessions: {', '.join(self.between_sources) or 'none'})")
+            within = ("" if self.within_session is None else
+                      f", within-session launch spread {self.within_session:.1%}")
+            parts.append(spread + within)
+            parts.append(f"{self.n_candidate} launches vs {self.n_sessions} baseline session(s) "
+                         f"({self.n_baseline} launches)")
         else:
-            parts.append(f"{self.n_candidate} vs {self.n_baseline} launches")
-        nf = ("noise floor unknown" if self.noise_floor is None
-              else f"{self.k_noise:g} x noise floor {self.noise_floor:.1%} ({self.noise_source})")
-        parts.append(f"bar {_signed_pct(self.bar)} = max(threshold {self.threshold:.0%}, {nf})")
+            within = "" if self.within_session is None else f"; launch spread {self.within_session:.1%}"
+            parts.append(f"{self.n_candidate} vs {self.n_baseline} launches{within}")
+        parts.append(f"bar {_signed_pct(self.bar)} (threshold)")
         parts.append(f"baseline: {self.baseline or 'unnamed'}")
         text = f"{head}: " + "; ".join(parts)
         if self.reason:
             text += f". {self.reason}"
+        if self.advice:
+            text += f" {self.advice}"
         return text
 
 
 @dataclass(frozen=True)
 class SceneVerdict:
     """Per-metric verdicts combined: regressed if any gating metric regressed, else inconclusive if any
-    was, else improved if any improved, else same. `skipped` lists metrics that could not be judged."""
+    was, else improved if any improved, else same. `skipped` lists metrics that could not be judged; `notes`
+    what the message should say besides (same build, conditions changed)."""
 
     verdicts: tuple[Verdict, ...]
     skipped: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Outcome:
@@ -121,12 +169,18 @@ class SceneVerdict:
     def by_metric(self) -> dict[str, Verdict]:
         return {v.metric: v for v in self.verdicts}
 
+    def with_notes(self, *notes: str) -> SceneVerdict:
+        return SceneVerdict(self.verdicts, self.skipped, self.notes + tuple(n for n in notes if n))
+
     def message(self) -> str:
-        """The scene verdict, then the deciding metrics first, then the rest, then what was skipped."""
+        """The scene verdict, the notes, then the deciding metrics first, then the rest, then what was skipped."""
         order = {"regressed": 0, "inconclusive": 1, "improved": 2, "same": 3}
         lines = [f"scene verdict: {self.verdict}"]
+        lines += list(self.notes)
         lines += [v.message() for v in sorted(self.verdicts, key=lambda v: order[v.verdict])]
         lines += [f"{metric} not judged: {why}" for metric, why in self.skipped]
+        if not self.verdicts and not self.skipped:
+            lines.append("no gated metric to judge")
         return "\n".join(lines)
 
 
@@ -142,23 +196,23 @@ def launches_to_decide(undecided: Iterable[tuple[int, int, int | None]],
     return now, now + max(m for m in more if m is not None)
 
 
-def launch_value(launch: Any, metric: str) -> float:
-    """One launch's value of `metric` ("cpu_ms.p50", "jank_share"), NaN when the launch lacks it.
+@dataclass(frozen=True)
+class BaselineSession:
+    """One earlier session of the scene: its launches (LaunchSummary or to_dict()), its run id and build."""
 
-    `launch` is a stats.LaunchSummary or its to_dict() (SceneSummary.per_run holds those dicts)."""
-    obj = launch
-    for part in metric.split("."):
-        obj = obj.get(part) if isinstance(obj, Mapping) else getattr(obj, part, None)
-        if obj is None:
-            return math.nan
-    value = float(obj)
-    return value if math.isfinite(value) else math.nan
+    launches: Sequence[Any]
+    label: str = ""
+    build: str = ""
 
 
-def launch_values(launches: Iterable[Any], metric: str) -> np.ndarray:
-    """The known per-launch values of `metric`, launches lacking it dropped."""
-    values = np.array([launch_value(launch, metric) for launch in launches], dtype=float)
-    return values[np.isfinite(values)]
+@dataclass(frozen=True)
+class SessionPool:
+    """Other sessions measured alike, each a list of launches, whose spread about their own mean is
+    between-session spread: another scene of the device in its baseline window, or A/A calibration sessions
+    (docs/regression.md, "Pooling the between-session spread")."""
+
+    source: str
+    sessions: Sequence[Sequence[Any]]
 
 
 def gpu_sources(launches: Iterable[Any]) -> set[str | None]:
@@ -190,138 +244,318 @@ def gpu_incomparable(baseline: Sequence[Any], candidate: Sequence[Any]) -> str |
     return None
 
 
-def min_p_value(n_baseline: int, n_candidate: int) -> float:
-    """The smallest one-sided p an exact Mann-Whitney U can give with these sizes (no ties)."""
-    if n_baseline < 1 or n_candidate < 1:
-        return 1.0
-    return 1.0 / math.comb(n_baseline + n_candidate, n_baseline)
+def _judged_metrics(baseline: Sequence[Any], candidate: Sequence[Any],
+                    config: GateConfig) -> tuple[list[str], list[tuple[str, str]]]:
+    """The metrics that can be judged, and why each other one is not."""
+    judged: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    gpu_reason = gpu_incomparable(baseline, candidate)
+    for metric in config.metrics:
+        if metric.startswith("gpu_ms") and gpu_reason:
+            skipped.append((metric, gpu_reason))
+            continue
+        b, c = launch_values(baseline, metric), launch_values(candidate, metric)
+        if b.size == 0 or c.size == 0:
+            skipped.append((metric, f"no launch has it on the {'baseline' if b.size == 0 else 'candidate'} side"))
+            continue
+        judged.append(metric)
+    return judged, skipped
 
 
-def min_launches_per_side(alpha: float, n_baseline: int = 0, n_candidate: int = 0) -> int:
-    """Smallest m such that with max(n, m) launches on each side the exact test can reach alpha."""
+def _as_session(session: BaselineSession | Sequence[Any]) -> BaselineSession:
+    return session if isinstance(session, BaselineSession) else BaselineSession(list(session))
+
+
+def _relative(log_spread: float | None) -> float | None:
+    return None if log_spread is None or not math.isfinite(log_spread) else math.expm1(log_spread)
+
+
+def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequence[Any],
+          config: GateConfig = GateConfig(), *, older: Sequence[BaselineSession | Sequence[Any]] = (),
+          pool: Sequence[SessionPool] = (), baseline_description: str = "") -> SceneVerdict:
+    """Judge one candidate session against baseline sessions (each a BaselineSession or a list of launches:
+    LaunchSummary or to_dict()): the effect is the candidate's against their centre.
+
+    The between-session spread is estimated from the baseline sessions together with `older` ones of the same
+    scene (the spread window: more sessions than the centre needs), and `pool`: other session groups measured
+    alike, each about its own mean (A/A calibration sessions; other scenes' sessions that are not sessions of
+    this scene). docs/regression.md, "Where the between-session spread comes from".
+
+    gpu_ms metrics are judged only when both sides measured them with one valid, equal gpu_source."""
+    sessions = [s for s in (_as_session(s) for s in baseline) if len(s.launches)]
+    flat = [launch for s in sessions for launch in s.launches]
+    metrics, skipped = _judged_metrics(flat, candidate, config)
+    if not metrics:
+        return SceneVerdict((), tuple(skipped))
+    offsets = {m: config.offset(m) for m in metrics}
+    cand = Session.of(candidate, metrics, offsets, label="candidate")
+    base = [Session.of(s.launches, metrics, offsets, s.label, s.build) for s in sessions]
+    earlier = [Session.of(s.launches, metrics, offsets, s.label, s.build)
+               for s in (_as_session(s) for s in older) if len(s.launches)]
+    groups = [SessionGroup((*base, *earlier), "this scene")]
+    groups += [SessionGroup(tuple(Session.of(list(ls), metrics, offsets) for ls in p.sessions if len(ls)), p.source)
+               for p in pool]
+    within = within_sessions([*base, cand], len(metrics))
+    between = between_sessions(groups, len(metrics))
+    rng = np.random.default_rng(config.seed)
+    if any(between.known(j) for j in range(len(metrics))):
+        reps = bootstrap(cand, base, within, between, resamples=config.resamples, rng=rng)
+    else:  # nothing can be tested: every metric is inconclusive for a thin baseline, no resampling needed
+        reps = Replicates(np.zeros((1, len(metrics))), np.zeros((1, len(metrics))), np.zeros(len(metrics)))
+    total = reps.total
+
+    rows: list[dict[str, Any]] = []
+    for j, metric in enumerate(metrics):
+        offset = offsets[metric]
+        stats = np.array([s.stat(j) for s in base])
+        stats = stats[np.isfinite(stats)]
+        m_c, centre = cand.stat(j), float(stats.mean())
+        d = m_c - centre
+        common: dict[str, Any] = dict(
+            metric=metric, threshold=config.threshold, n_baseline=sum(s.count(j) for s in base),
+            n_candidate=cand.count(j), n_sessions=int(stats.size), baseline=baseline_description,
+            mode="sessions", alpha=config.alpha, confidence=config.confidence, resamples=config.resamples,
+            effect=math.exp(d), baseline_median=math.exp(centre) - offset, candidate_median=math.exp(m_c) - offset,
+            within_session=_relative(float(within.sigma[j])),
+            between_sources=between.sources[j], between_sessions_used=int(between.sessions[j]),
+        )
+        if not between.known(j):
+            rows.append(dict(common, thin=True))
+            continue
+        s_b = stats.size
+        se = float(np.nanstd(total[:, j]))
+        var_w, var_b = float(np.nanvar(reps.within[:, j])), float(np.nanvar(reps.between[:, j]))
+        # The own group's within part as the bootstrap reads it, so that both parts of the variance are
+        # measured alike (group 0 is this scene's sessions).
+        var_tau2 = between.variance_of_tau2(j, group=0, w=float(reps.session_within[j]))
+        df = satterthwaite_df(var_b, var_w, var_of_between=(1 + 1 / s_b) ** 2 * var_tau2,
+                              df_within=float(within.df[j]))
+        # No spread anywhere: equal values say nothing (NaN: p 1 both ways), unequal ones are certain (inf).
+        t = d / se if se > 0 else (math.nan if d == 0 else math.copysign(math.inf, d))
+        q = float(sps.t.ppf((1 + config.confidence) / 2, df)) if math.isfinite(df) else float(
+            sps.norm.ppf((1 + config.confidence) / 2))
+        rows.append(dict(common, d=d, se=se, var_w=var_w, var_b=var_b, df=df, t=t, q=q,
+                         ci=(math.exp(d - q * se), math.exp(d + q * se)),
+                         between_session=_relative(math.sqrt(float(between.tau2[j]))),
+                         between_df=float(between.df[j])))
+
+    live = [i for i, r in enumerate(rows) if not r.get("thin")]
+    adjusted: Adjusted | None = None
+    if live:
+        sign = _orientation([rows[i]["metric"] for i in live], config)
+        t_live = np.array([rows[i]["t"] for i in live]) * sign
+        spread = np.array([rows[i]["se"] for i in live])
+        columns = total[:, [metrics.index(rows[i]["metric"]) for i in live]] * sign
+        corr = _correlation(columns, spread)
+        adjusted = max_t(t_live, np.array([rows[i]["df"] for i in live]), corr, rng=rng)
+
+    verdicts: list[Verdict] = []
+    for i, row in enumerate(rows):
+        if row.get("thin"):
+            verdicts.append(_thin(row, len(base), config))
+            continue
+        assert adjusted is not None
+        k = live.index(i)
+        verdicts.append(_decide_sessions(row, float(adjusted.adj_slow[k]), float(adjusted.adj_fast[k]),
+                                         float(adjusted.p_slow[k]), adjusted.method, config))
+    return SceneVerdict(tuple(verdicts), tuple(skipped))
+
+
+def _correlation(columns: np.ndarray, spread: np.ndarray) -> np.ndarray:
+    """The metrics' correlation from the joint replicates (a metric with no spread correlates with nothing)."""
+    k = columns.shape[1]
+    corr = np.eye(k)
+    ok = [i for i in range(k) if spread[i] > 0 and np.isfinite(columns[:, i]).all()]
+    if len(ok) > 1:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            sub = np.corrcoef(columns[:, ok], rowvar=False)
+        corr[np.ix_(ok, ok)] = np.where(np.isfinite(sub), sub, 0.0)
+        np.fill_diagonal(corr, 1.0)
+    return corr
+
+
+def _public(row: Mapping[str, Any]) -> dict[str, Any]:
+    names = Verdict.__dataclass_fields__
+    return {k: v for k, v in row.items() if k in names}
+
+
+def _thin(row: Mapping[str, Any], sessions: int, config: GateConfig) -> Verdict:
+    what = ("one baseline session" if sessions == 1 else
+            f"{sessions} baseline sessions" if sessions else "no baseline session")
+    reason = (f"Inconclusive: {what}, and no other session of this device measured alike (other scenes in "
+              "their baseline window, A/A calibration sessions), so the between-session spread cannot be "
+              "estimated: a candidate session's own offset (load, clocks, thermal state) would read as an effect.")
+    advice = ("To decide: record more sessions (each next run is judged against more), run `zbench calibrate "
+              "--sessions 3` on this device, or compare interleaved on one device with --zbench-ab.")
+    return Verdict(verdict="inconclusive", ci=None, p=None, p_improved=None, reason=reason, advice=advice,
+                   **_public(row))
+
+
+def _orientation(metrics: Sequence[str], config: GateConfig) -> np.ndarray:
+    """Per metric +1, or -1 for a higher-is-better one: a test statistic times it is positive for "worse"."""
+    return np.array([-1.0 if config.higher_is_better(m) else 1.0 for m in metrics])
+
+
+def _worse_ratio(effect: float, ci: tuple[float, float], metric: str,
+                 config: GateConfig) -> tuple[float, tuple[float, float]]:
+    """Effect and interval as ratios where > 1 is worse: turned over for a higher-is-better metric."""
+    if not config.higher_is_better(metric):
+        return effect, ci
+    return 1 / effect, (1 / ci[1] if ci[1] > 0 else math.inf, 1 / ci[0] if ci[0] > 0 else math.inf)
+
+
+def _outcome(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
+             config: GateConfig) -> Outcome:
+    alpha = config.alpha * (1 + 1e-9)
+    effect, ci = _worse_ratio(effect, ci, metric, config)
+    worse_bar, better_bar = 1 + config.threshold, 1 / (1 + config.threshold)
+    if effect > worse_bar and p_worse <= alpha and ci[0] > 1:
+        return "regressed"
+    if effect < better_bar and p_better <= alpha and ci[1] < 1:
+        return "improved"
+    if ci[1] > worse_bar or ci[0] < better_bar:
+        return "inconclusive"
+    return "same"
+
+
+def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
+                   config: GateConfig) -> tuple[str, float]:
+    """Why an inconclusive verdict is undecided, and the bar it is measured against (as a candidate / baseline
+    ratio, like the effect)."""
+    worse, (lo, hi) = _worse_ratio(effect, ci, metric, config)
+    worse_bar, better_bar = 1 + config.threshold, 1 / (1 + config.threshold)
+    if worse >= 1:
+        edge = worse_bar if hi > worse_bar else better_bar
+    else:
+        edge = better_bar if lo < better_bar else worse_bar
+    p = p_worse if edge == worse_bar else p_better
+    shown = 1 / edge if config.higher_is_better(metric) else edge
+    if worse > worse_bar or worse < better_bar:
+        why = (f"the effect is past the bar {shown:.3f}x but not established (adjusted p={p:.3g} vs alpha "
+               f"{config.alpha:g}; {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x)")
+    else:
+        why = f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {shown:.3f}x"
+    return why, shown
+
+
+def _decide_sessions(row: Mapping[str, Any], p_worse: float, p_better: float, p_marginal: float, adjustment: str,
+                     config: GateConfig) -> Verdict:
+    effect, ci, metric = row["effect"], row["ci"], row["metric"]
+    outcome = _outcome(effect, ci, p_worse, p_better, metric, config)
+    fields = dict(_public(row), p=p_worse, p_improved=p_better, p_marginal=p_marginal, adjustment=adjustment,
+                  test_method="t with the hierarchical bootstrap's standard error, Satterthwaite df")
+    if outcome != "inconclusive":
+        return Verdict(verdict=outcome, **fields)
+    why, edge = _why_undecided(effect, ci, p_worse, p_better, metric, config)
+    more, advice = _session_advice(row, edge, config)
+    return Verdict(verdict="inconclusive", reason=f"Inconclusive: {why}", advice=advice, more_launches=more,
+                   **fields)
+
+
+def _session_advice(row: Mapping[str, Any], edge: float, config: GateConfig) -> tuple[int | None, str]:
+    """What would decide an undecided sessions verdict. With few degrees of freedom the t distribution's tail is
+    what blocks it (more sessions, or a calibration); when the launches' spread dominates, more candidate
+    launches; when the between-session spread does, more sessions or an A/B run (which cancels it)."""
+    few_df = ("The between-session spread comes from {df:.0f} degree(s) of freedom ({sessions} baseline "
+              "session(s)), so even a clear effect cannot reach alpha yet: more baseline sessions (each next run "
+              "adds one), an A/A calibration (`zbench calibrate --sessions 3`) or an interleaved A/B run "
+              "(--zbench-ab) would decide it.").format(df=row["between_df"], sessions=row["n_sessions"])
+    if math.isfinite(row["t"]) and abs(row["t"]) > 4 and row["between_df"] < 6:
+        return None, few_df
+    crit = float(sps.t.ppf(1 - config.alpha, row["df"])) if math.isfinite(row["df"]) else float(
+        sps.norm.ppf(1 - config.alpha))
+    distance = min(abs(math.log(row["effect"]) - math.log(edge)), abs(math.log(row["effect"])))
+    room = (distance / crit) ** 2 - row["var_b"] if crit > 0 else -1.0
+    n_now = row["n_candidate"]
+    if room > 0 and row["var_w"] > 0:
+        needed = math.ceil(n_now * row["var_w"] / room)
+        if needed <= config.max_suggested_launches:
+            total = max(needed, n_now + 1)
+            return total - n_now, (f"About {total} candidate launches (--zbench-runs={total}) would decide it at "
+                                   "this effect and spread.")
+    if row["var_b"] >= row["var_w"]:
+        return None, ("The between-session spread dominates the interval, so more launches per session cannot "
+                      "narrow it enough: more baseline sessions, a calibration (`zbench calibrate --sessions 3`) "
+                      "or an interleaved A/B run (--zbench-ab, which cancels session offsets) can.")
+    return None, (f"At this effect and spread more than {config.max_suggested_launches} launches would be needed; "
+                  "an interleaved A/B run (--zbench-ab) is more sensitive.")
+
+
+def min_launches_per_side(alpha: float) -> int:
+    """The fewest launches per side for which an exact permutation test of n vs n can reach alpha."""
     m = 1
-    while min_p_value(max(n_baseline, m), max(n_candidate, m)) > alpha * (1 + 1e-9):
+    while 1 / math.comb(2 * m, m) > alpha * (1 + 1e-9):
         m += 1
     return m
 
 
-def mann_whitney(baseline: ArrayLike, candidate: ArrayLike, *, seed: int = 0) -> tuple[float, float, str]:
-    """One-sided p-values (candidate slower, candidate faster) and the method used.
+def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig = GateConfig(), *,
+                      baseline_description: str = "") -> SceneVerdict:
+    """Judge B (candidate) against A (baseline) from launches interleaved on one device in one session: the
+    session offset is common to both sides, so launches are the units (docs/regression.md, "A/B")."""
+    metrics, skipped = _judged_metrics(a_launches, b_launches, config)
+    if not metrics:
+        return SceneVerdict((), tuple(skipped))
+    offsets = {m: config.offset(m) for m in metrics}
+    a = Session.of(a_launches, metrics, offsets, label="A")
+    b = Session.of(b_launches, metrics, offsets, label="B")
+    rng = np.random.default_rng(config.seed)
+    cis = _launch_bootstrap(a, b, config, rng)
+    sign = _orientation(metrics, config)
+    adjusted = permutation_max_t(a.y * sign, b.y * sign, rng=rng)
+    within = within_sessions([a, b], len(metrics))
+    verdicts = []
+    for j, metric in enumerate(metrics):
+        offset = offsets[metric]
+        med_a, med_b = float(np.median(a.column(j))), float(np.median(b.column(j)))
+        effect = math.exp(med_b - med_a)
+        fields: dict[str, Any] = dict(
+            metric=metric, threshold=config.threshold, n_baseline=a.count(j), n_candidate=b.count(j),
+            baseline=baseline_description, mode="interleaved", alpha=config.alpha, confidence=config.confidence,
+            resamples=config.resamples, effect=effect, ci=cis[j], baseline_median=math.exp(med_a) - offset,
+            candidate_median=math.exp(med_b) - offset, within_session=_relative(float(within.sigma[j])),
+            p=float(adjusted.adj_slow[j]), p_improved=float(adjusted.adj_fast[j]),
+            p_marginal=float(adjusted.p_slow[j]), adjustment=adjusted.method.split(" (")[0],
+            test_method=adjusted.method)
+        if adjusted.min_p > config.alpha * (1 + 1e-9):
+            need = min_launches_per_side(config.alpha)
+            now = min(a.count(j), b.count(j))
+            verdicts.append(Verdict(verdict="inconclusive", more_launches=max(need - now, 1), reason=(
+                f"Too few launches: with {b.count(j)} vs {a.count(j)} the permutation test cannot go below "
+                f"p={adjusted.min_p:.3g} > alpha {config.alpha:g}"), advice=(
+                f"At least {need} launches per side are needed (--zbench-runs={need})."), **fields))
+            continue
+        outcome = _outcome(effect, cis[j], fields["p"], fields["p_improved"], metric, config)
+        if outcome != "inconclusive":
+            verdicts.append(Verdict(verdict=outcome, **fields))
+            continue
+        why, edge = _why_undecided(effect, cis[j], fields["p"], fields["p_improved"], metric, config)
+        more, total = _more_launches(effect, cis[j], edge, a.count(j), b.count(j), config)
+        advice = (f"About {more} more launches per side ({total} each, --zbench-runs={total}) would decide it."
+                  if total is not None else
+                  f"At this effect and spread more than {config.max_suggested_launches} launches per side "
+                  "would be needed to decide it.")
+        verdicts.append(Verdict(verdict="inconclusive", more_launches=more, reason=f"Inconclusive: {why}",
+                                advice=advice, **fields))
+    return SceneVerdict(tuple(verdicts), tuple(skipped))
 
-    Exact when there are no ties and the sizes allow it; an exact/seeded permutation test when ties exist
-    in small samples (jank shares are often all zero); the tie-corrected normal approximation otherwise.
-    """
-    b, c = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
-    ties = np.unique(np.concatenate([b, c])).size < b.size + c.size
-    method: Any
-    if not ties and b.size * c.size <= _EXACT_MAX_PAIRS:
-        method, name = "exact", "exact"
-    elif ties and b.size + c.size <= _PERMUTATION_MAX_LAUNCHES:
-        # n_resamples above the number of distinct splits makes scipy enumerate them: exact with ties.
-        exhaustive = math.comb(b.size + c.size, b.size) <= _PERMUTATIONS
-        method = sps.PermutationMethod(n_resamples=_PERMUTATIONS, rng=seed)
-        name = "exact permutation (ties)" if exhaustive else f"permutation ({_PERMUTATIONS} resamples, ties)"
-    else:
-        method, name = "asymptotic", "normal approximation"
-    slower = sps.mannwhitneyu(c, b, alternative="greater", method=method).pvalue
-    faster = sps.mannwhitneyu(c, b, alternative="less", method=method).pvalue
-    return float(slower), float(faster), name
 
-
-def bootstrap_ratio_ci(baseline: ArrayLike, candidate: ArrayLike, *, offset: float = 0.0,
-                       resamples: int = 2000, confidence: float = 0.95, seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of (median(candidate) + offset) / (median(baseline) + offset),
-    resampling launches within each side (seeded, so a verdict is reproducible)."""
-    rng = np.random.default_rng(seed)
-    b, c = np.asarray(baseline, dtype=float), np.asarray(candidate, dtype=float)
-    b_star = np.median(b[rng.integers(0, b.size, size=(resamples, b.size))], axis=1) + offset
-    c_star = np.median(c[rng.integers(0, c.size, size=(resamples, c.size))], axis=1) + offset
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratios = c_star / b_star
-    tail = (1 - confidence) / 2 * 100
-    lo, hi = np.nanpercentile(ratios, [tail, 100 - tail])
-    return float(lo), float(hi)
-
-
-def compare_launches(baseline: ArrayLike, candidate: ArrayLike, metric: str,
-                     config: GateConfig = GateConfig(), *, noise_floor: float | None = None,
-                     noise_source: str | None = None, baseline_description: str = "") -> Verdict:
-    """Judge one metric from per-launch values (NaN dropped).
-
-    noise_floor: a calibrated relative noise floor (A/A launches); None computes it from the baseline's
-    launches (stats.noise_floor of the baseline values, jank shares shifted by the offset first).
-    """
-    b = np.asarray(baseline, dtype=float)
-    c = np.asarray(candidate, dtype=float)
-    b, c = b[np.isfinite(b)], c[np.isfinite(c)]
-    offset = config.offset(metric)
-    if noise_floor is None:
-        noise_source = "baseline launches"
-        try:
-            noise_floor = relative_noise_floor(list(b + offset))
-        except ValueError:
-            noise_floor = None
-    else:
-        noise_source = noise_source or "calibration"
-    bar = max(config.threshold, config.k_noise * noise_floor if noise_floor is not None else 0.0)
-    common: dict[str, Any] = dict(
-        metric=metric, noise_floor=noise_floor, noise_source=noise_source, threshold=config.threshold, bar=bar,
-        n_baseline=int(b.size), n_candidate=int(c.size), baseline=baseline_description,
-        k_noise=config.k_noise, alpha=config.alpha, confidence=config.confidence,
-    )
-    if b.size == 0 or c.size == 0:
-        return Verdict(verdict="inconclusive", effect=None, ci=None, p=None, p_improved=None,
-                       reason=f"no launch values on the {'baseline' if b.size == 0 else 'candidate'} side",
-                       **common)
-    b_med, c_med = float(np.median(b)), float(np.median(c))
-    common.update(baseline_median=b_med, candidate_median=c_med)
-    if b_med + offset <= 0:
-        effect = 1.0 if c_med + offset <= 0 else None
-        if effect is None:
-            return Verdict(verdict="inconclusive", effect=None, ci=None, p=None, p_improved=None,
-                           reason="the baseline median is zero, so no ratio can be formed", **common)
-    else:
-        effect = (c_med + offset) / (b_med + offset)
-
-    ci = bootstrap_ratio_ci(b, c, offset=offset, resamples=config.resamples, confidence=config.confidence,
-                            seed=config.seed)
-    p_greater, p_less, method = mann_whitney(b, c, seed=config.seed)
-    higher = config.higher_is_better(metric)
-    p_worse, p_better = (p_less, p_greater) if higher else (p_greater, p_less)
-    common.update(effect=effect, ci=ci, p=p_worse, p_improved=p_better, test_method=method)
-    alpha = config.alpha * (1 + 1e-9)  # 1/20 with 3 vs 3 launches is exactly alpha 0.05: reachable
-
-    floor_p = min_p_value(b.size, c.size)
-    if floor_p > alpha:
-        m = min_launches_per_side(config.alpha, b.size, c.size)
-        return Verdict(verdict="inconclusive", more_launches=m - min(b.size, c.size), reason=(
-            f"Too few launches: with {c.size} vs {b.size} the exact one-sided test cannot go below "
-            f"p={floor_p:.3g} > alpha {config.alpha:g}; at least {m} launches per side are needed "
-            f"({m - min(b.size, c.size)} more)"), **common)
-
-    up_bar, down_bar = 1 + bar, 1 / (1 + bar)
-    worse_bar, better_bar = (down_bar, up_bar) if higher else (up_bar, down_bar)
-
-    def past(edge: float) -> bool:
-        return effect < edge if edge < 1 else effect > edge
-
-    if past(worse_bar) and p_worse <= alpha:
-        return Verdict(verdict="regressed", **common)
-    if past(better_bar) and p_better <= alpha:
-        return Verdict(verdict="improved", **common)
-    if ci[1] > up_bar or ci[0] < down_bar:
-        edge = up_bar if ci[1] > up_bar else down_bar
-        more, total = _more_launches(effect, ci, edge, b.size, c.size, config)
-        advice = (f"about {more} more launches per side ({total} each) would decide it" if total is not None
-                  else f"at this effect and spread more than {config.max_suggested_launches} launches per side "
-                       "would be needed to decide it")
-        why = (f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {edge:.3f}x"
-               if not (effect > up_bar or effect < down_bar) else
-               f"the effect is past the bar {edge:.3f}x but the test is not significant "
-               f"(p={p_worse if edge == worse_bar else p_better:.3g} > alpha {config.alpha:g})")
-        return Verdict(verdict="inconclusive", more_launches=more, reason=f"Inconclusive: {why}; {advice}",
-                       **common)
-    return Verdict(verdict="same", **common)
+def _launch_bootstrap(a: Session, b: Session, config: GateConfig,
+                      rng: np.random.Generator) -> list[tuple[float, float]]:
+    """Percentile interval of exp(median(B) - median(A)), launches resampled within each side (jointly for
+    all metrics: the same launches are drawn for each)."""
+    u_a = rng.random((config.resamples, a.y.shape[0]))
+    u_b = rng.random((config.resamples, b.y.shape[0]))
+    tail = (1 - config.confidence) / 2 * 100
+    out = []
+    for j in range(len(a.metrics)):
+        va, vb = a.column(j), b.column(j)
+        draw_a = va[np.minimum((u_a[:, :va.size] * va.size).astype(int), va.size - 1)]
+        draw_b = vb[np.minimum((u_b[:, :vb.size] * vb.size).astype(int), vb.size - 1)]
+        diff = np.median(draw_b, axis=1) - np.median(draw_a, axis=1)
+        lo, hi = np.percentile(diff, [tail, 100 - tail])
+        out.append((math.exp(float(lo)), math.exp(float(hi))))
+    return out
 
 
 def _more_launches(effect: float, ci: tuple[float, float], edge: float, n_b: int, n_c: int,
@@ -341,36 +575,12 @@ def _more_launches(effect: float, ci: tuple[float, float], edge: float, n_b: int
     return total - min(n_b, n_c), total
 
 
-def judge(baseline: Sequence[Any], candidate: Sequence[Any], config: GateConfig = GateConfig(), *,
-          noise_floors: Mapping[str, float] | None = None, baseline_description: str = "") -> SceneVerdict:
-    """Judge a scene: per-launch summaries (LaunchSummary or to_dict()) of the baseline and the candidate.
-
-    gpu_ms metrics are judged only when both sides measured them with one valid, equal gpu_source.
-    noise_floors maps metric -> calibrated noise floor; metrics without one use the baseline's launches.
-    """
-    verdicts: list[Verdict] = []
-    skipped: list[tuple[str, str]] = []
-    gpu_reason = gpu_incomparable(baseline, candidate)
-    calibrated = noise_floors or {}
-    for metric in config.metrics:
-        if metric.startswith("gpu_ms") and gpu_reason:
-            skipped.append((metric, gpu_reason))
-            continue
-        b, c = launch_values(baseline, metric), launch_values(candidate, metric)
-        if b.size == 0 or c.size == 0:
-            skipped.append((metric, f"no launch has it on the {'baseline' if b.size == 0 else 'candidate'} side"))
-            continue
-        verdicts.append(compare_launches(b, c, metric, config, noise_floor=calibrated.get(metric),
-                                         baseline_description=baseline_description))
-    return SceneVerdict(tuple(verdicts), tuple(skipped))
-
-
 def _value(metric: str, value: float | None) -> str:
     if value is None:
         return "?"
     if metric == "jank_share":
         return f"{value:.2%} of frames janky"
-    return f"{value:.3f} ms" if "_ms" in metric else f"{value:.4g}"
+    return f"{value:.4g} ms" if "_ms" in metric else f"{value:.4g}"
 
 
 def _tail(metric: str, *, better: bool) -> str:
@@ -389,7 +599,7 @@ def _names(sources: set[str | None]) -> str:
 
 
 __all__ = [
-    "GATING_METRICS", "GateConfig", "Outcome", "SceneVerdict", "Verdict",
-    "bootstrap_ratio_ci", "compare_launches", "gpu_incomparable", "gpu_sources", "judge", "launch_value",
-    "launch_values", "mann_whitney", "min_launches_per_side", "min_p_value",
+    "BaselineSession", "GATING_METRICS", "GateConfig", "GateMode", "Outcome", "SceneVerdict", "SessionPool",
+    "Verdict", "gpu_incomparable", "gpu_sources", "judge", "judge_interleaved", "launch_value", "launch_values",
+    "min_launches_per_side",
 ]

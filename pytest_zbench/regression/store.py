@@ -295,6 +295,9 @@ class Store:
     def _describe(self, exc: SQLAlchemyError, kind: str | None, what: str, attempts: int) -> str:
         cause = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
         message = self.location.scrub(" ".join(str(cause).split()))
+        if not self.postgres and "file is not a database" in message:  # some other file at that path
+            return (f"history {self.location} is not a history database ({message}): move it aside, or point "
+                    "--zbench-history (zbench: --history) at another file")
         tries = f" (after {attempts} attempt(s))" if attempts > 1 else ""
         if kind == "connection":
             advice = ("the database server could not be reached: check the URL, that the server is up, and the "

@@ -6,6 +6,9 @@ import time
 
 # Taken at import, before anything heavy (skia, numpy) loads: result.json's wall_ms counts from here.
 STARTED = time.perf_counter()
+# The same moment on the frames' clock (t_start_ns): where cold start counts from when the process's own start
+# cannot be read (runner/process.py).
+STARTED_NS = time.monotonic_ns()
 
 RUNNER_NAME = "zbench-reference"
 

@@ -7,6 +7,11 @@ is rebuilt from its resolved values in every frame, as an engine animating that 
 
 The interpreter knows nothing of backends: it draws on the canvas it is given and asks its caller to upload
 images, so the software and GPU backends render the same calls.
+
+Every node also carries a counting function (`Program.count`): a walk of the same tree that draws nothing and
+adds up what a frame asks of the rasteriser (state changes, render-target switches, pixels drawn, pixel memory
+allocated; docs/runner-protocol.md, "The reference runner's counters"). The runner calls it after a frame's
+clocks stopped, and only once for a scene whose frames are all alike, so counting never costs frame time.
 """
 
 from __future__ import annotations
@@ -51,6 +56,90 @@ class FrameState:
 
 Node = Callable[[skia.Canvas, FrameState], None]
 Draw = Callable[[skia.Canvas, FrameState], None]
+Bounds = tuple[float, float, float, float]  # x0, y0, x1, y1 (x0 <= x1, y0 <= y1) in an op's own coordinates
+
+
+@dataclass
+class FrameCounts:
+    """The counting walk's state and result for one frame. `clip` is the current clip's bounds in the
+    coordinates of the op being counted: a translation moves the clip the other way instead of every op."""
+
+    frame: int = 0
+    complexity: float | None = None
+    i: int = 0
+    clip: Bounds = (0.0, 0.0, 0.0, 0.0)
+    pixels_drawn: float = 0.0
+    state_changes: int = 0
+    rt_switches: int = 0
+    alloc_bytes: float = 0.0
+
+    def columns(self) -> dict[str, int]:
+        """The frames.csv cells of these counts."""
+        return {"state_changes": self.state_changes, "rt_switches": self.rt_switches,
+                "pixels_drawn": round(self.pixels_drawn), "alloc_bytes": round(self.alloc_bytes)}
+
+
+Count = Callable[[FrameCounts], None]
+
+
+@dataclass(frozen=True)
+class _Footprint:
+    """What one execution of a drawing op asks for: the bounds it may touch (None: nothing), whether it
+    draws through an offscreen layer (backdrop_blur), and pixel bytes it allocates besides (image copies)."""
+
+    bounds: Bounds | None
+    layer: bool = False
+    alloc_bytes: int = 0
+
+
+NOTHING = _Footprint(None)
+
+
+def _box(x0: float, y0: float, x1: float, y1: float, grow: float = 0.0) -> Bounds:
+    return (min(x0, x1) - grow, min(y0, y1) - grow, max(x0, x1) + grow, max(y0, y1) + grow)
+
+
+def _rect_box(p: dict[str, Any], grow: float = 0.0) -> Bounds:
+    return _box(p["x"], p["y"], p["x"] + p["w"], p["y"] + p["h"], grow)
+
+
+def _points_box(points: list[list[float]], grow: float = 0.0) -> Bounds:
+    xs, ys = [pt[0] for pt in points], [pt[1] for pt in points]
+    return _box(min(xs), min(ys), max(xs), max(ys), grow)
+
+
+def _intersect(a: Bounds, b: Bounds) -> Bounds:
+    return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
+
+
+def _area(b: Bounds) -> float:
+    w, h = b[2] - b[0], b[3] - b[1]
+    return w * h if w > 0 and h > 0 else 0.0
+
+
+def _counted(node: Node, count: Count) -> Node:
+    node.count = count  # type: ignore[attr-defined]  # the counting twin travels with the node
+    return node
+
+
+def _count_of(node: Node) -> Count:
+    count: Count = node.count  # type: ignore[attr-defined]
+    return count
+
+
+def _shifted(clip: Bounds, dx: float, dy: float) -> Bounds:
+    """The clip as seen by ops translated by (dx, dy)."""
+    return (clip[0] - dx, clip[1] - dy, clip[2] - dx, clip[3] - dy)
+
+
+def _count_children(children: list[Node]) -> Callable[[FrameCounts], None]:
+    counts = [_count_of(child) for child in children]
+
+    def count(cs: FrameCounts) -> None:
+        for child in counts:
+            child(cs)
+
+    return count
 
 
 # ------------------------------------------------------------------------------------------- animations
@@ -287,7 +376,7 @@ def _wrap(text: str, font: skia.Font, max_width: float | None) -> list[str]:
     return lines
 
 
-def _substitute(text: str, st: FrameState) -> str:
+def _substitute(text: str, st: FrameState | FrameCounts) -> str:
     # str.replace, not str.format: other braces in user text stay as they are.
     return text.replace("{frame}", str(st.frame)).replace("{i}", str(st.i))
 
@@ -319,7 +408,10 @@ def _make_image(pixels: np.ndarray) -> skia.Image:
 Build = Callable[[dict[str, Any]], Draw]
 
 
-def _leaf(build: Build, values: dict[str, Any]) -> Node:
+def _leaf(build: Build, values: dict[str, Any], footprint: Callable[[dict[str, Any], FrameCounts], _Footprint],
+          *, per_execution: bool = False) -> Node:
+    """A drawing op's node. `footprint(values, counts)` is what one execution asks for; it is computed once
+    for an op without animation unless `per_execution` (text that changes with {frame} or {i})."""
     if not _is_dynamic(values):
         draw = build(values)
 
@@ -327,13 +419,44 @@ def _leaf(build: Build, values: dict[str, Any]) -> Node:
             st.draw_calls += 1
             draw(canvas, st)
 
-        return static_node
+        cached: list[_Footprint] = []
+
+        def count_static(cs: FrameCounts) -> None:
+            if per_execution:
+                _add(cs, footprint(values, cs))
+                return
+            if not cached:
+                cached.append(footprint(values, cs))
+            _add(cs, cached[0])
+
+        return _counted(static_node, count_static)
 
     def animated_node(canvas: skia.Canvas, st: FrameState) -> None:
         st.draw_calls += 1
         build(_resolve(values, st.frame))(canvas, st)
 
-    return animated_node
+    def count_animated(cs: FrameCounts) -> None:
+        _add(cs, footprint(_resolve(values, cs.frame), cs))
+
+    return _counted(animated_node, count_animated)
+
+
+def _rect_footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+    return _Footprint(_rect_box(p))
+
+
+def _add(cs: FrameCounts, fp: _Footprint) -> None:
+    """Count one execution of a drawing op: the pixels its bounds cover inside the clip; a backdrop layer is
+    entered and left (save, clip, saveLayer, restore, restore), and its pixels allocated."""
+    cs.alloc_bytes += fp.alloc_bytes
+    if fp.bounds is None:
+        return
+    covered = _area(_intersect(fp.bounds, cs.clip))
+    cs.pixels_drawn += covered
+    if fp.layer:
+        cs.state_changes += 5
+        cs.rt_switches += 2
+        cs.alloc_bytes += 4 * covered
 
 
 def _getter(value: float | Anim) -> Callable[[int], float]:
@@ -404,7 +527,7 @@ class _Compiler:
             rect = _rect(p)
             return lambda canvas, st: canvas.drawRect(rect, paint)
 
-        return _leaf(build, values)
+        return _leaf(build, values, _rect_footprint)
 
     def _op_rrect(self, o: _OpReader) -> Node:
         values, paint = o.nums("x", "y", "w", "h", "radius"), _fill(o.color("color"))
@@ -413,7 +536,7 @@ class _Compiler:
             rrect = _rrect(p, p["radius"])
             return lambda canvas, st: canvas.drawRRect(rrect, paint)
 
-        return _leaf(build, values)
+        return _leaf(build, values, _rect_footprint)
 
     def _op_border(self, o: _OpReader) -> Node:
         values, color = o.nums("x", "y", "w", "h", "radius", "width"), o.color("color")
@@ -423,7 +546,8 @@ class _Compiler:
             paint = skia.Paint(Color=color, AntiAlias=True, Style=skia.Paint.kStroke_Style, StrokeWidth=p["width"])
             return lambda canvas, st: canvas.drawRRect(rrect, paint)
 
-        return _leaf(build, values)
+        # The stroke is centred on the edge: half its width lies outside the rect.
+        return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p, abs(p["width"]) / 2)))
 
     def _op_linear_gradient(self, o: _OpReader) -> Node:
         values: dict[str, Any] = o.nums("x", "y", "w", "h", "x0", "y0", "x1", "y1")
@@ -436,7 +560,7 @@ class _Compiler:
             paint = skia.Paint(Shader=shader, AntiAlias=True)
             return lambda canvas, st: canvas.drawRect(rect, paint)
 
-        return _leaf(build, values)
+        return _leaf(build, values, _rect_footprint)
 
     def _op_radial_gradient(self, o: _OpReader) -> Node:
         values: dict[str, Any] = o.nums("x", "y", "w", "h", "cx", "cy", "r")
@@ -448,7 +572,7 @@ class _Compiler:
             paint = skia.Paint(Shader=shader, AntiAlias=True)
             return lambda canvas, st: canvas.drawRect(rect, paint)
 
-        return _leaf(build, values)
+        return _leaf(build, values, _rect_footprint)
 
     def _op_shadow(self, o: _OpReader) -> Node:
         values, color = o.nums("x", "y", "w", "h", "radius", "blur", "dx", "dy"), o.color("color")
@@ -461,7 +585,12 @@ class _Compiler:
                 paint.setMaskFilter(skia.MaskFilter.MakeBlur(skia.kNormal_BlurStyle, p["blur"] / 2.0))
             return lambda canvas, st: canvas.drawRRect(rrect, paint)
 
-        return _leaf(build, values)
+        def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+            # A Gaussian of sigma blur / 2 reaches visibly about 3 sigma past the shape.
+            x, y = p["x"] + p["dx"], p["y"] + p["dy"]
+            return _Footprint(_box(x, y, x + p["w"], y + p["h"], 1.5 * max(0.0, p["blur"])))
+
+        return _leaf(build, values, footprint)
 
     def _op_backdrop_blur(self, o: _OpReader) -> Node:
         values = o.nums("x", "y", "w", "h", "blur")
@@ -485,7 +614,10 @@ class _Compiler:
 
             return draw
 
-        return _leaf(build, values)
+        def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+            return _Footprint(_rect_box(p), layer=True) if p["blur"] > 0 else NOTHING
+
+        return _leaf(build, values, footprint)
 
     def _op_text(self, o: _OpReader) -> Node:
         values: dict[str, Any] = o.nums("x", "y", "size")
@@ -522,7 +654,20 @@ class _Compiler:
 
             return draw_templated
 
-        return _leaf(build, values)
+        def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+            # The lines' advance widths from the baseline's ascent to the last line's descent: a box that
+            # holds the glyphs (their exact coverage is not counted).
+            font = skia.Font(typeface, p["size"])
+            step = p["line_height"] if p["line_height"] is not None else 1.2 * p["size"]
+            content = _substitute(text, cs) if templated else text
+            lines = _wrap(content, font, p["max_width"])
+            widths = [font.measureText(line) for line in lines if line]
+            if not widths:
+                return NOTHING
+            return _Footprint(_box(p["x"], p["y"] - p["size"], p["x"] + max(widths),
+                                   p["y"] + (len(lines) - 1) * step + 0.3 * p["size"]))
+
+        return _leaf(build, values, footprint, per_execution=templated)
 
     def _op_image(self, o: _OpReader) -> Node:
         values = o.nums("x", "y", "w", "h")
@@ -564,7 +709,9 @@ class _Compiler:
 
             return draw_every_frame
 
-        return _leaf(build, values)
+        # An every_frame image is a fresh copy of its pixels in every draw.
+        copied = 0 if upload == "once" else tex.nbytes
+        return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p), alloc_bytes=copied))
 
     def _op_path(self, o: _OpReader) -> Node:
         values: dict[str, Any] = {"points": o.points("points")}
@@ -582,7 +729,11 @@ class _Compiler:
                 paint.setStrokeWidth(p["stroke_width"])
             return lambda canvas, st: canvas.drawPath(path, paint)
 
-        return _leaf(build, values)
+        def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+            stroke = p["stroke_width"]
+            return _Footprint(_points_box(p["points"], 0.0 if stroke is None else abs(stroke) / 2))
+
+        return _leaf(build, values, footprint)
 
     # -- structural ops (not draw calls themselves)
 
@@ -627,7 +778,20 @@ class _Compiler:
                 child(canvas, st)
             canvas.restore()
 
-        return node
+        def box(p: dict[str, Any]) -> Bounds:
+            return _points_box(p["points"]) if kind == "path" else _rect_box(p)
+
+        static_box = None if _is_dynamic(values) else box(values)
+        count_children = _count_children(children)
+
+        def count(cs: FrameCounts) -> None:
+            cs.state_changes += 3  # save, clip, restore
+            outer = cs.clip
+            cs.clip = _intersect(outer, static_box or box(_resolve(values, cs.frame)))
+            count_children(cs)
+            cs.clip = outer
+
+        return _counted(node, count)
 
     def _op_layer(self, o: _OpReader) -> Node:
         opacity = _getter(o.num("opacity"))  # type: ignore[arg-type]
@@ -640,7 +804,18 @@ class _Compiler:
                 child(canvas, st)
             canvas.restore()
 
-        return node
+        count_children = _count_children(children)
+
+        def count(cs: FrameCounts) -> None:
+            # An unbounded layer is as large as the clip: allocated, drawn into, then composited back.
+            covered = _area(cs.clip)
+            cs.state_changes += 2  # saveLayer, restore
+            cs.rt_switches += 2  # into the layer and back
+            cs.alloc_bytes += 4 * covered
+            count_children(cs)
+            cs.pixels_drawn += covered
+
+        return _counted(node, count)
 
     def _op_group(self, o: _OpReader) -> Node:
         dx, dy = _getter(o.num("dx")), _getter(o.num("dy"))  # type: ignore[arg-type]
@@ -653,7 +828,16 @@ class _Compiler:
                 child(canvas, st)
             canvas.restore()
 
-        return node
+        count_children = _count_children(children)
+
+        def count(cs: FrameCounts) -> None:
+            cs.state_changes += 3  # save, translate, restore
+            outer = cs.clip
+            cs.clip = _shifted(outer, dx(cs.frame), dy(cs.frame))
+            count_children(cs)
+            cs.clip = outer
+
+        return _counted(node, count)
 
     def _op_repeat(self, o: _OpReader) -> Node:
         raw_count = o.get("count")
@@ -661,12 +845,12 @@ class _Compiler:
             if not self.has_complexity:
                 raise DisplayListError(f"{o.where('count')}: 'complexity' but the job carries no complexity list")
 
-            def count(st: FrameState) -> int:
+            def count(st: FrameState | FrameCounts) -> int:
                 return max(0, round(st.complexity or 0.0))  # the job carries one value per frame
         else:
             count_value = _getter(_number(raw_count, o.where("count")))
 
-            def count(st: FrameState) -> int:
+            def count(st: FrameState | FrameCounts) -> int:
                 return max(0, round(count_value(st.frame)))
         dx, dy = _getter(o.num("dx")), _getter(o.num("dy"))  # type: ignore[arg-type]
         raw_columns = o.get("columns", optional=True)
@@ -687,17 +871,36 @@ class _Compiler:
                 canvas.restore()
             st.i = outer_i
 
-        return node
+        count_children = _count_children(children)
+
+        def count_repetitions(cs: FrameCounts) -> None:
+            outer_i, outer_clip, step_x, step_y = cs.i, cs.clip, dx(cs.frame), dy(cs.frame)
+            for i in range(count(cs)):
+                cs.i = i
+                cs.state_changes += 3  # save, translate, restore
+                if columns is None:
+                    cs.clip = _shifted(outer_clip, step_x * i, step_y * i)
+                else:
+                    cs.clip = _shifted(outer_clip, step_x * (i % columns), step_y * (i // columns))
+                count_children(cs)
+            cs.i, cs.clip = outer_i, outer_clip
+
+        return _counted(node, count_repetitions)
 
 
 @dataclass
 class Program:
-    """A compiled scene: render(canvas, frame) draws frame `frame` and returns its counters."""
+    """A compiled scene: render(canvas, frame) draws frame `frame` and returns its counters;
+    count(frame, ...) adds up what that frame asks of the rasteriser without drawing it."""
 
     nodes: list[Node]
     features: frozenset[str]  # op names used anywhere in the list
     issues: list[Issue] = field(default_factory=list)  # found while compiling (font fallback)
+    # False when every frame draws the same thing (no animation, no complexity, no {frame} text): its
+    # counts are taken once.
+    dynamic: bool = True
     _state: FrameState = field(default_factory=FrameState)
+    _static_counts: dict[str, int] | None = None
 
     def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None) -> FrameState:
         st = self._state
@@ -707,10 +910,35 @@ class Program:
             node(canvas, st)
         return st
 
+    def count(self, frame: int, complexity: float | None, width: int, height: int) -> dict[str, int]:
+        """The counters of frame `frame` on a width x height surface (FrameCounts.columns): state changes,
+        render-target switches, pixels drawn (each draw's bounds inside its clip and the surface: the
+        overdraw estimate) and pixel bytes allocated."""
+        if self._static_counts is not None:
+            return self._static_counts
+        cs = FrameCounts(frame=frame, complexity=complexity, clip=(0.0, 0.0, float(width), float(height)))
+        for node in self.nodes:
+            _count_of(node)(cs)
+        columns = cs.columns()
+        if not self.dynamic:
+            self._static_counts = columns
+        return columns
+
+
+def _changes_per_frame(ops: Any) -> bool:
+    """Whether frames of this display list can differ: an animation, a complexity count or {frame} text."""
+    if isinstance(ops, dict):
+        if "anim" in ops or ops.get("count") == COMPLEXITY_COUNT:
+            return True
+        return any(_changes_per_frame(v) for v in ops.values())
+    if isinstance(ops, list):
+        return any(_changes_per_frame(v) for v in ops)
+    return isinstance(ops, str) and "{frame}" in ops
+
 
 def compile_scene(ops: Any, *, has_complexity: bool = False,
                   upload_image: Callable[[skia.Image], skia.Image] = lambda image: image) -> Program:
     """Validate `ops` (a scene's display list) and precompute it; raise DisplayListError naming the op path."""
     compiler = _Compiler(has_complexity, upload_image)
     nodes = compiler.ops(ops, "ops")
-    return Program(nodes, frozenset(compiler.features), compiler.issues)
+    return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops))

@@ -26,6 +26,11 @@ class Pacer:
     def end(self) -> float:
         raise NotImplementedError
 
+    def exclude(self, ns: int) -> None:
+        """Leave `ns` of work done between frames (the runner's counting walk) out of the schedule, as if
+        that time had not passed: it never lengthens an interval nor makes a frame miss its vsync."""
+        raise NotImplementedError
+
 
 class PacedVsync(Pacer):
     def __init__(self, refresh_hz: float, *, clock: Callable[[], int] = time.monotonic_ns,
@@ -60,6 +65,9 @@ class PacedVsync(Pacer):
         self._last_present = self._next = present
         return interval
 
+    def exclude(self, ns: int) -> None:
+        self._t0 += ns  # the vsync grid moves with it
+
 
 class Uncapped(Pacer):
     def __init__(self, *, clock: Callable[[], int] = time.monotonic_ns) -> None:
@@ -77,6 +85,10 @@ class Uncapped(Pacer):
         interval = (now - self._last_end) / 1e6  # type: ignore[operator]
         self._last_end = now
         return interval
+
+    def exclude(self, ns: int) -> None:
+        if self._last_end is not None:
+            self._last_end += ns
 
 
 def make_pacer(mode: str, refresh_hz: float) -> Pacer:

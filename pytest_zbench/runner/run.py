@@ -15,6 +15,7 @@ import skia
 
 from pytest_zbench.protocol import (
     PROTOCOL_VERSION,
+    REFERENCE_COUNTER_COLUMNS,
     FramesWriter,
     Issue,
     Job,
@@ -28,7 +29,9 @@ from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
+from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
+from pytest_zbench.runner.process import process_start, usage
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
@@ -71,6 +74,13 @@ def _check_scene(job: Job) -> list[str]:
     if not isinstance(features, list) or not all(isinstance(f, str) for f in features):
         raise JobError(f"scene key 'features': {features!r} is not a list of feature names")
     return features
+
+
+def _usage_during(before: tuple[int, int] | None, after: tuple[int, int] | None) -> dict[str, int | None]:
+    """The frame's minor_faults and preemptions columns: the process's counts after it less before."""
+    if before is None or after is None:
+        return {"minor_faults": None, "preemptions": None}
+    return {"minor_faults": after[0] - before[0], "preemptions": after[1] - before[1]}
 
 
 def _burn(seconds: float) -> None:
@@ -136,6 +146,7 @@ class _Run:
     issues: list[Issue] = field(default_factory=list)
     frames_rendered: int = 0
     cpu_burn_per_draw_us: float = 0.0
+    ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
 
     def complexity_at(self, frame: int) -> float | None:
         values = self.job.complexity
@@ -145,11 +156,15 @@ class _Run:
 
     def frames(self) -> None:
         job, backend, program = self.job, self.backend, self.program
-        surface = backend.make_surface(job.scene["width"], job.scene["height"])
+        width, height = job.scene["width"], job.scene["height"]
+        surface = backend.make_surface(width, height)
         canvas = surface.getCanvas()
         pacer = make_pacer(job.mode, job.refresh_hz)
         total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
         burn_per_draw_s = self.cpu_burn_per_draw_us / 1e6
+        # A sustained job stops its measured frames at its duration, counted from the first one's start.
+        duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
+        measure_start: int | None = None
         last_progress = 0.0
         # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
         # until their timing is complete and are written in frame order (docs/gpu-timing.md).
@@ -159,23 +174,36 @@ class _Run:
         gc.collect()
         gc.disable()
         try:
-            with FramesWriter(self.outdir / "frames.csv") as writer:
+            with FramesWriter(self.outdir / "frames.csv", REFERENCE_COUNTER_COLUMNS) as writer:
                 try:
                     for f in range(total):
                         if self.stop.signum is not None:
                             break
                         complexity = self.complexity_at(f)
                         t_start = pacer.begin()
+                        if duration_ns is not None and f >= warmup:
+                            measure_start = t_start if measure_start is None else measure_start
+                            if t_start - measure_start >= duration_ns:
+                                self.ended_at_duration = True
+                                break
+                        before = usage()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
                         if burn_s or burn_per_draw_s:
                             _burn(burn_s + burn_per_draw_s * counters.draw_calls)
                         timing = backend.end_frame()
                         interval = pacer.end()
+                        after = usage()
+                        # Outside the frame's clocks and the pacer's schedule: the counting walk (once for a
+                        # scene whose frames are alike).
+                        walk_start = time.monotonic_ns()
+                        counts = program.count(f, complexity, width, height)
+                        pacer.exclude(time.monotonic_ns() - walk_start)
                         rows.add(f, timing, dict(
                             frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
                             present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
-                            texture_upload_bytes=counters.upload_bytes))
+                            texture_upload_bytes=counters.upload_bytes, **counts,
+                            **_usage_during(before, after)))
                         self.frames_rendered = f + 1
                         rows.settle(backend.late_timings())
                         self._write_ready(rows, writer)
@@ -200,7 +228,8 @@ class _Run:
     def _write_ready(self, rows: _PendingRows, writer: FramesWriter, final: bool = False) -> None:
         for f, timing, row in rows.ready(final=final):
             writer.write(**row, cpu_ms=timing.cpu_ms, gpu_ms=timing.gpu_ms, gpu_source=timing.gpu_source,
-                         disjoint=timing.disjoint, gl_error=timing.gl_error)
+                         disjoint=timing.disjoint, gl_error=timing.gl_error, cpu_record_ms=timing.record_ms,
+                         cpu_flush_ms=timing.flush_ms, cpu_submit_ms=timing.submit_ms)
             self.issues.extend(i if i.frame is not None else replace(i, frame=f) for i in timing.issues)
 
     def captures(self, surface: skia.Surface, canvas: skia.Canvas) -> None:
@@ -224,6 +253,7 @@ class _Run:
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
                  cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0) -> None:
     info = backend.probe_info()
+    started_ns, started_from = process_start()
     write_result_json(
         outdir / "result.json",
         backend=backend.name,
@@ -235,6 +265,10 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         frames_rendered=frames_rendered,
         cpu_burn_ms=cpu_burn_ms,
         cpu_burn_per_draw_us=cpu_burn_per_draw_us,
+        # Cold start counts from the process's start, on the clock of t_start_ns (docs/runner-protocol.md).
+        process_start_ns=started_ns,
+        process_start_source=started_from,
+        peak_rss_kb=peak_rss_kb(),
     )
 
 
@@ -254,7 +288,7 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0, cpu_burn_p
         print(f"run: bad job {job_path}: key 'backend': {job.backend!r} is not one of {sorted(BACKENDS)}", file=err)
         return EXIT_USAGE
     try:
-        backend = open_backend(job.backend)
+        backend = open_backend(job.backend, timer=job.gpu_timer)
     except Exception as exc:  # BackendUnavailable, or a driver failing in a way its backend did not foresee
         print(f"run: backend {job.backend!r} cannot start: {exc}", file=err)
         return EXIT_FAILED
@@ -308,7 +342,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
             where = f"after {state.frames_rendered} of {job.total_frames} frames"
         state.issues.append(Issue("partial", f"stopped by {name} {where}", state.frames_rendered))
         code = 128 + stop.signum
-    elif code == EXIT_OK and state.frames_rendered < job.total_frames:
+    elif code == EXIT_OK and state.frames_rendered < job.total_frames and not state.ended_at_duration:
         code = EXIT_FAILED
     state.write_result()
     return code

@@ -7,9 +7,12 @@
 * Files move with the sync protocol (push; pull_dir lists the folder and pulls its regular files).
 * `run` uses the shell protocol v2 (`shell,v2,raw:`: separate stdout / stderr and the exit code; Android 7+)
   and falls back to v1 (`shell:`, stderr merged into stdout, the exit code from a trailing marker) on
-  devices without `shell_v2`. The command is `echo zbench-pid:$$; exec ARGV` with every element quoted,
-  so the host knows the runner's pid; at the deadline it sends `kill -TERM` to it (and its group), SIGKILL
-  after KILL_GRACE_S, and checks that it is gone.
+  devices without `shell_v2`. The command is the shell wrapper of _shell.py (`echo zbench-pid:$$` first,
+  every element quoted): every process of the launch carries a token in its environment, and what the
+  runner leaves running when it exits is stopped; at the deadline the host sends `kill -TERM` to the
+  wrapper (and its group), which stops every process of the launch, SIGKILL follows, and the host checks
+  that they are gone. Nothing on the device notices that this host died: the next session's deadline and
+  leases are what protect a device from a runner left by a killed host.
 * A killed runner's exit code is what adbd reports, 128 + the signal number.
 """
 
@@ -28,8 +31,8 @@ from typing import Any, TypeVar
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from ._shell import alive_command, kill_command, parse_pid_line, quote_argv, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
+from ._shell import alive_command, kill_command, launch_token, parse_pid_line, quote_argv, supervised_command
+from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
 
 T = TypeVar("T")
 
@@ -80,10 +83,8 @@ class AdbTransport(WorkdirMixin):
     # -- lifecycle -------------------------------------------------------------------------------------
 
     def open(self) -> None:
-        import adbutils
-
         if self._client is None:
-            self._client = adbutils.AdbClient(host=self.server[0], port=self.server[1], socket_timeout=CONNECT_TIMEOUT_S)
+            self._client = _client_that_starts_no_server(self.server, CONNECT_TIMEOUT_S)
         self._attach()
         if self._workdir is None:
             path = self.spec.workdir or f"/data/local/tmp/zbench-{self.name}"
@@ -109,16 +110,19 @@ class AdbTransport(WorkdirMixin):
 
         self._retrying(go, f"push {local} to {remote}")
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        def go() -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        def go() -> PulledFiles:
             sync = self._device.sync
             info = sync.stat(remote)
             if not stat.S_ISDIR(info.mode):
                 raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")
             local.mkdir(parents=True, exist_ok=True)
-            pulled = []
+            pulled = PulledFiles()
             for entry in sorted(sync.list(remote), key=lambda e: e.path):
                 if entry.path in (".", "..") or "/" in entry.path or not stat.S_ISREG(entry.mode):
+                    continue
+                if max_bytes is not None and entry.size > max_bytes:
+                    pulled.too_large[entry.path] = entry.size
                     continue
                 target = local / entry.path
                 sync.pull_file(posixpath.join(remote, entry.path), target)
@@ -133,7 +137,8 @@ class AdbTransport(WorkdirMixin):
         argv = tuple(str(a) for a in argv)
         started = time.monotonic()
         deadline = started + timeout_s
-        conn, v2 = self._retrying(lambda: self._open_shell(argv), f"start `{argv[0] if argv else ''}`")
+        token = launch_token()
+        conn, v2 = self._retrying(lambda: self._open_shell(argv, token), f"start `{argv[0] if argv else ''}`")
         state = _ShellState(on_line, log_name=self.name)
         timed_out = lost = False
         notes: list[str] = []
@@ -181,14 +186,15 @@ class AdbTransport(WorkdirMixin):
                 notes.append("the v1 shell ended without reporting an exit status")
         if timed_out or lost:
             if state.pid is not None:
-                notes.append(self._kill_on_device(state.pid, reconnect=lost))
+                notes.append(self._kill_on_device(state.pid, token, reconnect=lost))
             else:
                 notes.append("the runner never reported its pid; only its stream was closed")
-        stderr = state.err_text()
+        stderr, leftover = take_leftover(state.err_text())
+        stdout, leftover_v1 = take_leftover(state.out_text())  # v1 merges stderr into stdout
         if notes:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
         return CommandResult(argv=argv, exit_code=None if (timed_out or lost) else state.exit_code,
-                             stdout=state.out_text(), stderr=stderr, timed_out=timed_out,
+                             stdout=stdout, stderr=stderr, timed_out=timed_out, leftover=leftover + leftover_v1,
                              wall_s=time.monotonic() - started)
 
     # -- internals -------------------------------------------------------------------------------------------
@@ -202,7 +208,8 @@ class AdbTransport(WorkdirMixin):
         except (adbutils.AdbError, OSError) as exc:
             raise DeviceError(
                 f"device {self.name}: no adb server at {self.server[0]}:{self.server[1]} ({exc}). Start one with "
-                f"`adb start-server` or set adb_host/adb_port in the inventory."
+                f"`adb -P {self.server[1]} start-server`, or set adb_host/adb_port in the inventory; the host "
+                "never starts one itself."
             ) from None
         if states.get(self.serial) != "device" and ":" in self.serial:
             deadline = time.monotonic() + CONNECT_TIMEOUT_S
@@ -259,8 +266,10 @@ class AdbTransport(WorkdirMixin):
                     raise DeviceError(f"device {self.name}: cannot {what}: {exc}; reconnecting failed: {again}") from None
         raise AssertionError("unreachable")
 
-    def _open_shell(self, argv: Sequence[str]) -> tuple[Any, bool]:
-        command = wrapped_command(argv, self.spec.env)
+    def _open_shell(self, argv: Sequence[str], token: str) -> tuple[Any, bool]:
+        # The shell wrapper without the stdin watchdog: adbd gives a v2 raw shell a closed stdin, so nothing
+        # on the device notices that this host went away (README, Reliability: what adb guarantees).
+        command = supervised_command(argv, self.spec.env, token=token, watch_stdin=False)
         conn = self._device.open_transport(timeout=CONNECT_TIMEOUT_S)
         try:
             if self._shell_v2:
@@ -301,23 +310,23 @@ class AdbTransport(WorkdirMixin):
             log.warning("device %s: %s", self.name, exc)
             return None
 
-    def _kill_on_device(self, pid: int, *, reconnect: bool) -> str:
+    def _kill_on_device(self, pid: int, token: str, *, reconnect: bool) -> str:
         if reconnect:
             try:
                 self._reconnect()
             except DeviceError as exc:
                 return f"connection lost and not re-established ({exc}); runner pid {pid} may still be running"
-        self._quiet(kill_command(pid, "TERM"))
-        deadline = time.monotonic() + KILL_GRACE_S
+        self._quiet(kill_command(pid, "TERM"))  # the wrapper stops every process of the launch
+        deadline = time.monotonic() + SUPERVISOR_STOP_S
         while time.monotonic() < deadline:
-            state = self._quiet(alive_command(pid))
+            state = self._quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
                 return f"runner (pid {pid}) terminated on the device"
             time.sleep(POLL_S)
-        self._quiet(kill_command(pid, "KILL"))
+        self._quiet(kill_command(pid, "KILL", token))
         deadline = time.monotonic() + KILL_GRACE_S
         while True:
-            state = self._quiet(alive_command(pid))
+            state = self._quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
                 return f"runner (pid {pid}) killed on the device"
             if time.monotonic() > deadline:
@@ -326,6 +335,26 @@ class AdbTransport(WorkdirMixin):
                     f"(state: {state!r}); stop it by hand before measuring again"
                 )
             time.sleep(POLL_S)
+
+
+def _client_that_starts_no_server(server: tuple[str, int], socket_timeout: float) -> Any:
+    """An adbutils client of the server at `server` that never starts one. adbutils runs `adb start-server`
+    when it cannot connect, which starts a server on adb's default port (5037), whatever port the inventory
+    named, and leaves it running after the session: here a missing server is a DeviceError instead."""
+    import adbutils
+    from adbutils._adb import AdbConnection
+
+    class Connection(AdbConnection):  # type: ignore[misc]
+        def _safe_connect(self) -> Any:
+            return self._create_socket()  # raises AdbConnectionError / AdbTimeout; never starts a server
+
+    class Client(adbutils.AdbClient):  # type: ignore[misc]
+        def make_connection(self, timeout: float | None = None) -> Any:
+            connection = Connection(self.host, self.port)
+            connection.conn.settimeout(timeout or socket_timeout)
+            return connection
+
+    return Client(host=server[0], port=server[1], socket_timeout=socket_timeout)
 
 
 class _V2Parser:

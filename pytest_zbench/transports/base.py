@@ -16,10 +16,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+# The line a supervisor (_supervisor.py, or the shell wrapper of _shell.py) writes on stderr when the runner
+# left processes running: `zbench-leftover:N`.
+from ._supervisor import LEFTOVER_MARK
+
 LineCallback = Callable[[str], None]
 
 # After a deadline the process gets SIGTERM (so a runner can write what it has), then SIGKILL after this.
 KILL_GRACE_S = 2.0
+# How long a supervisor may take to stop its tree after SIGTERM (its own grace, then SIGKILL and reaping):
+# the host waits this long before it uses SIGKILL itself, which would orphan what the supervisor still holds.
+SUPERVISOR_STOP_S = 2 * KILL_GRACE_S + 1
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,7 @@ class CommandResult:
     stderr: str
     timed_out: bool
     wall_s: float
+    leftover: int = 0  # processes the command left running when it exited, stopped by the supervisor
 
     @property
     def ok(self) -> bool:
@@ -54,8 +62,9 @@ class Transport(Protocol):
 
     def push(self, local: Path, remote: str) -> None: ...
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        """Copy the regular files of a device folder (not recursive) into `local`; return their paths."""
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        """Copy the regular files of a device folder (not recursive) into `local`; return their paths. A file
+        larger than `max_bytes` is not copied; it is named in the result's `too_large`."""
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         """Run argv on the device; stream stdout lines to on_line; kill it on the device at the deadline."""
@@ -101,6 +110,26 @@ class OutputReaders:
         return "".join(self._stderr)
 
 
+class PulledFiles(list[Path]):
+    """The files `pull_dir` copied, and `too_large`: name -> size of those it left on the device."""
+
+    def __init__(self, files: list[Path] | None = None, too_large: dict[str, int] | None = None) -> None:
+        super().__init__(files or [])
+        self.too_large: dict[str, int] = dict(too_large or {})
+
+
+def take_leftover(text: str) -> tuple[str, int]:
+    """`text` without the supervisor's leftover line, and the count it gave (0 without one)."""
+    kept, count = [], 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if stripped.startswith(LEFTOVER_MARK) and stripped[len(LEFTOVER_MARK):].isdigit():
+            count += int(stripped[len(LEFTOVER_MARK):])
+        else:
+            kept.append(line)
+    return "".join(kept), count
+
+
 def device_join(*parts: str) -> str:
     return posixpath.join(*parts)
 
@@ -132,12 +161,18 @@ class WorkdirMixin:
         return self._workdir
 
 
-def copy_regular_files(source: str | Path, target: Path, *, move: bool = False) -> list[Path]:
-    """Copy (or move) the regular files of a host folder, not its subfolders or links, into `target`."""
+def copy_regular_files(source: str | Path, target: Path, *, move: bool = False,
+                       max_bytes: int | None = None) -> PulledFiles:
+    """Copy (or move) the regular files of a host folder, not its subfolders or links, into `target`; files
+    larger than `max_bytes` are left where they are."""
     target.mkdir(parents=True, exist_ok=True)
-    copied = []
+    copied = PulledFiles()
     for entry in sorted(os.scandir(source), key=lambda e: e.name):
         if entry.is_file(follow_symlinks=False):
+            size = entry.stat(follow_symlinks=False).st_size
+            if max_bytes is not None and size > max_bytes:
+                copied.too_large[entry.name] = size
+                continue
             destination = target / entry.name
             if move:
                 os.replace(entry.path, destination)

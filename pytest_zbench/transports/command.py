@@ -4,23 +4,26 @@ The inventory gives four argv prefixes; the contract they implement is docs/comm
 
     PUSH... LOCAL REMOTE                                   copy one file to the device
     PULL... REMOTE_DIR LOCAL_DIR                           copy the regular files of a device folder here
-    EXEC... --run-id ID [--env NAME=VALUE]... -- ARGV...   run ARGV on the device, stream its stdout,
-                                                           exit with its exit code (125: the tooling failed)
+    EXEC... --run-id ID [--env NAME]... -- ARGV...         run ARGV on the device with NAME set to the value
+                                                           NAME has in EXEC's own environment, stream its
+                                                           stdout, exit with its exit code (125: the tooling
+                                                           failed)
     KILL... ID                                             (optional) stop what `EXEC --run-id ID` started
 
 Housekeeping goes through EXEC as two fixed argv forms, `mkdir -p DIR` and `rm -rf DIR`, which a script
 for a device without a shell emulates. A relative script path is taken relative to the inventory file.
-Arguments are passed as argv lists (never through a shell).
+Arguments are passed as argv lists (never through a shell). Every script runs under the supervisor
+(supervised.py): whatever an exec script leaves running on this host is stopped with it, and at a deadline, or
+when this host dies, its whole process tree is.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
-import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,11 +33,12 @@ from .base import (
     KILL_GRACE_S,
     CommandResult,
     LineCallback,
-    OutputReaders,
+    PulledFiles,
     WorkdirMixin,
     copy_regular_files,
     resolve_program,
 )
+from .supervised import supervised_run
 
 SCRIPT_TIMEOUT_S = 300.0
 HOUSEKEEPING_TIMEOUT_S = 60.0
@@ -75,12 +79,13 @@ class CommandTransport(WorkdirMixin):
     def push(self, local: Path, remote: str) -> None:
         self._script("push", [str(local), remote], SCRIPT_TIMEOUT_S)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         local.mkdir(parents=True, exist_ok=True)
-        # into an empty folder first, so that exactly what the script fetched is returned
+        # into an empty folder first, so that exactly what the script fetched is returned (the script copies
+        # whole files: one over max_bytes is dropped with the staging folder)
         with tempfile.TemporaryDirectory(prefix=".zbench-pull-", dir=local) as staging:
             self._script("pull", [remote, staging], SCRIPT_TIMEOUT_S)
-            return copy_regular_files(staging, local, move=True)
+            return copy_regular_files(staging, local, move=True, max_bytes=max_bytes)
 
     # -- processes -----------------------------------------------------------------------------------------
 
@@ -88,65 +93,35 @@ class CommandTransport(WorkdirMixin):
         argv = tuple(str(a) for a in argv)
         self._counter += 1
         run_id = f"zb-{os.getpid()}-{self._counter}-{secrets.token_hex(4)}"
-        env_opts: list[str] = []
-        for key, value in self.spec.env.items():
-            env_opts += ["--env", f"{key}={value}"]
+        # The device's environment goes by name on the exec script's argv and by value in its environment,
+        # so that no value (a token, a password) is visible in this host's process list.
+        env_opts = [option for key in self.spec.env for option in ("--env", key)]
         command = [*self.prefixes["exec"], "--run-id", run_id, *env_opts, "--", *argv]
-        started = time.monotonic()
-        try:
-            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    start_new_session=True)
-        except OSError as exc:
+        result = supervised_run(command, {**os.environ, **self.spec.env}, timeout_s=timeout_s, on_line=on_line,
+                                argv=argv, before_stop=lambda: self._kill_script(run_id))
+        if result.exit_code == 127 and result.stdout == "" and "cannot start" in result.stderr:
             raise DeviceError(f"device {self.name}: cannot start exec script {command[0]!r}: "
-                              f"{exc.strerror or exc}") from None
-        readers = OutputReaders(proc, on_line)
-        timed_out = False
-        notes: list[str] = []
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            notes.append(self._stop(proc, run_id))
-        readers.join(KILL_GRACE_S)
-        stderr = readers.stderr
-        if notes:
-            stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
-        code = None if timed_out else proc.returncode
+                              f"{result.stderr.strip()}")
+        code = result.exit_code
         if code is not None and code < 0:
             code = 128 - code  # the exec script itself was killed by a signal
-        return CommandResult(argv=argv, exit_code=code, stdout=readers.stdout, stderr=stderr,
-                             timed_out=timed_out, wall_s=time.monotonic() - started)
+        return dataclasses.replace(result, exit_code=code)
 
     # -- internals -------------------------------------------------------------------------------------------
 
-    def _stop(self, proc: subprocess.Popen[bytes], run_id: str) -> str:
-        """At the deadline: the kill script first (it reaches the device), then the exec script's group."""
-        note = "exec script stopped"
-        if "kill" in self.prefixes:
-            try:
-                result = subprocess.run([*self.prefixes["kill"], run_id], stdin=subprocess.DEVNULL,
-                                        capture_output=True, timeout=KILL_GRACE_S * 5)
-                note = f"kill script exited {result.returncode}"
-                if result.returncode != 0:
-                    note += f": {result.stderr.decode('utf-8', 'replace').strip()[-300:]}"
-            except (OSError, subprocess.TimeoutExpired) as exc:
-                note = f"kill script failed: {exc}"
-            try:
-                proc.wait(timeout=KILL_GRACE_S)
-                return note
-            except subprocess.TimeoutExpired:
-                pass
-        for sig in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                os.killpg(proc.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                proc.wait(timeout=KILL_GRACE_S)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        return note + "; exec script signalled"
+    def _kill_script(self, run_id: str) -> str:
+        """At the deadline, before the exec script's tree is stopped: the kill script (it reaches the device)."""
+        if "kill" not in self.prefixes:
+            return "no kill script"
+        try:
+            result = subprocess.run([*self.prefixes["kill"], run_id], stdin=subprocess.DEVNULL,
+                                    capture_output=True, timeout=KILL_GRACE_S * 5)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"kill script failed: {exc}"
+        note = f"kill script exited {result.returncode}"
+        if result.returncode != 0:
+            note += f": {result.stderr.decode('utf-8', 'replace').strip()[-300:]}"
+        return note
 
     def _script(self, key: str, args: list[str], timeout_s: float) -> str:
         command = [*self.prefixes[key], *args]

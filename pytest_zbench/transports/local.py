@@ -1,27 +1,24 @@
-"""`local`: the runner as a subprocess of this host; the device folder is a temporary folder."""
+"""`local`: the runner as a subprocess of this host; the device folder is a temporary folder.
+
+Every command runs under the supervisor (_supervisor.py, README "Reliability"): a child subreaper that
+stops whatever the runner leaves running when it exits, forwards the deadline's signals to the whole tree,
+and stops the tree when this host goes away (its stdin pipe from here reaches end of file, even when the
+host is killed with SIGKILL). A temporary workdir has a keeper process that removes it in that case too.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from ..inventory import DeviceSpec
-from .base import (
-    KILL_GRACE_S,
-    CommandResult,
-    LineCallback,
-    OutputReaders,
-    WorkdirMixin,
-    copy_regular_files,
-    resolve_program,
-)
+from .base import CommandResult, LineCallback, PulledFiles, WorkdirMixin, copy_regular_files, resolve_program
+from .supervised import release, start_supervisor, supervised_run
 
 
 class LocalTransport(WorkdirMixin):
@@ -30,19 +27,26 @@ class LocalTransport(WorkdirMixin):
         self.spec = spec
         self._workdir: str | None = None
         self._owns_workdir = False
+        self._keeper: subprocess.Popen[bytes] | None = None
 
     def open(self) -> None:
+        if self._workdir is not None:
+            return
         if self.spec.workdir:
             self._workdir = os.path.expanduser(self.spec.workdir)
             os.makedirs(self._workdir, exist_ok=True)
         else:
             self._workdir = tempfile.mkdtemp(prefix=f"zbench-{self.name}-")
             self._owns_workdir = True
+            self._keeper = start_supervisor(["keep", self._workdir], os.environ)
 
     def close(self) -> None:
         if self._owns_workdir and self._workdir:
             shutil.rmtree(self._workdir, ignore_errors=True)
         self._workdir = None
+        keeper, self._keeper = self._keeper, None
+        if keeper is not None:
+            release(keeper)
 
     def mkdir(self, path: str) -> None:
         os.makedirs(path, exist_ok=True)
@@ -53,52 +57,15 @@ class LocalTransport(WorkdirMixin):
     def push(self, local: Path, remote: str) -> None:
         shutil.copyfile(local, remote)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        return copy_regular_files(remote, local)
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        return copy_regular_files(remote, local, max_bytes=max_bytes)
 
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(argv)
         # `python` in the inventory means the interpreter running pytest, so a virtualenv just works.
         command = ([sys.executable, *argv[1:]] if argv and argv[0] in ("python", "python3")
                    else resolve_program(argv, self.spec.source))
-        env = {**os.environ, **self.spec.env}
-        started = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                env=env, start_new_session=True,  # its own process group, so the deadline kills its children too
-                # In the device folder, like a runner on a device: never pytest's working directory, from
-                # which `python -m pytest_zbench.runner` would import whatever copy happens to be there.
-                cwd=self._workdir,
-            )
-        except OSError as exc:
-            return CommandResult(argv, 127, "", f"cannot start {command[0]!r}: {exc.strerror or exc}", False, 0.0)
-        readers = OutputReaders(proc, on_line)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc)
-        readers.join(KILL_GRACE_S)
-        return CommandResult(
-            argv=argv,
-            exit_code=None if timed_out else proc.returncode,
-            stdout=readers.stdout,
-            stderr=readers.stderr,
-            timed_out=timed_out,
-            wall_s=time.monotonic() - started,
-        )
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
-        try:
-            os.killpg(proc.pid, sig)
-        except ProcessLookupError:
-            return
-        try:
-            proc.wait(timeout=wait)
-            return
-        except subprocess.TimeoutExpired:
-            continue
+        # In the device folder, like a runner on a device: never pytest's working directory, from which
+        # `python -m pytest_zbench.runner` would import whatever copy happens to be there.
+        return supervised_run(command, {**os.environ, **self.spec.env}, timeout_s=timeout_s, on_line=on_line,
+                              argv=argv, cwd=self._workdir)

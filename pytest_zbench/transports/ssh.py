@@ -13,6 +13,11 @@
   (see _shell.py); the device account's login shell must be a POSIX shell.
 * `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
   device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
+* Every launch runs supervised on the device (_shell.py supervised_command): with Python 3.7+ there, the
+  supervisor the local transport uses (pushed into WORKDIR/.zbench-host/ on each connection), else a shell
+  wrapper; either stops what the runner leaves running and, since its stdin is the channel (never written),
+  stops the runner when the connection ends, the host dying included. A temporary workdir has a keeper
+  process per connection that removes it when that connection ends without close().
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import asyncio
 import logging
 import os
 import posixpath
+import secrets
 import stat
 import threading
 import time
@@ -31,8 +37,17 @@ from typing import Any, TypeVar
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from ._shell import alive_command, kill_command, parse_pid_line, wrapped_command
-from .base import KILL_GRACE_S, CommandResult, LineCallback, WorkdirMixin
+from ._shell import (
+    SUPERVISOR_NAME,
+    alive_command,
+    keeper_command,
+    kill_command,
+    launch_token,
+    parse_pid_line,
+    supervised_command,
+)
+from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
+from .supervised import SUPERVISOR
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -63,6 +78,9 @@ class SshTransport(WorkdirMixin):
         self._lost = False
         self._workdir: str | None = None
         self._owns_workdir = False
+        self._python: bool | None = None  # the device has Python 3.7+: launches run under the supervisor
+        self._supervisor: str | None = None  # its path on the device, once pushed on this connection
+        self._keeper: Any = None  # the temporary workdir's keeper process on this connection
         self.connects = 0  # how many connections were opened (1 + reconnections)
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -80,6 +98,7 @@ class SshTransport(WorkdirMixin):
         self._call(self._ensure(), self.connect_timeout_s + 30)
         if self._workdir is None:
             self._workdir = self._call(self._make_workdir(), SMALL_COMMAND_TIMEOUT_S)
+            self._call(self._prepare_device(), SMALL_COMMAND_TIMEOUT_S * 2)
 
     def close(self) -> None:
         if self._loop is None:
@@ -128,18 +147,23 @@ class SshTransport(WorkdirMixin):
 
         self._call(self._files(go, f"push {local} to {remote}"), None)
 
-    def pull_dir(self, remote: str, local: Path) -> list[Path]:
-        async def go() -> list[Path]:
+    def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
+        async def go() -> PulledFiles:
             import asyncssh
 
             sftp = await self._sftp_client()
             local.mkdir(parents=True, exist_ok=True)
-            names = sorted(entry.filename for entry in await sftp.readdir(remote)
-                           if entry.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR
-                           or (entry.attrs.permissions is not None and stat.S_ISREG(entry.attrs.permissions)))
-            pulled = []
-            for name in names:
+            entries = sorted((entry for entry in await sftp.readdir(remote)
+                              if entry.attrs.type == asyncssh.FILEXFER_TYPE_REGULAR
+                              or (entry.attrs.permissions is not None and stat.S_ISREG(entry.attrs.permissions))),
+                             key=lambda entry: entry.filename)
+            pulled = PulledFiles()
+            for entry in entries:
+                name = entry.filename
                 if name in (".", "..") or "/" in name:
+                    continue
+                if max_bytes is not None and (entry.attrs.size or 0) > max_bytes:
+                    pulled.too_large[name] = entry.attrs.size
                     continue
                 target = local / name
                 await sftp.get(posixpath.join(remote, name), str(target))
@@ -174,7 +198,35 @@ class SshTransport(WorkdirMixin):
         self._conn = await self._connect()
         self._lost = False
         self.connects += 1
+        if self._workdir is not None:  # a reconnection: the last connection's keeper may have removed it
+            await self._prepare_device()
         return self._conn
+
+    async def _prepare_device(self) -> None:
+        """On each connection: the workdir, the supervisor (on a device with Python 3.7+) and, for a
+        temporary workdir, its keeper. A failure leaves the launches under the shell wrapper."""
+        assert self._workdir is not None
+        self._supervisor = None
+        try:
+            sftp = await self._sftp_client()
+            await sftp.makedirs(posixpath.join(self._workdir, posixpath.dirname(SUPERVISOR_NAME)), exist_ok=True)
+            if self._python is None:
+                found = await self._shell_quiet("python3 -c 'import sys; print(int(sys.version_info >= (3, 7)))'"
+                                                " 2>/dev/null")
+                self._python = (found or "").strip() == "1"
+            if self._python:
+                path = posixpath.join(self._workdir, SUPERVISOR_NAME)
+                await sftp.put(str(SUPERVISOR), path)
+                self._supervisor = path
+            if self._owns_workdir:
+                import asyncssh
+
+                self._keeper = await self._conn.create_process(
+                    keeper_command(self._workdir, secrets.token_hex(8), supervisor=self._supervisor),
+                    stdout=asyncssh.DEVNULL, stderr=asyncssh.DEVNULL)
+        except Exception as exc:  # noqa: BLE001 - supervision degrades to the shell wrapper, reported
+            log.warning("device %s: preparing %s failed (%s); launches run under the shell wrapper",
+                        self.name, self._workdir, exc)
 
     async def _connect(self) -> Any:
         import asyncssh
@@ -233,7 +285,7 @@ class SshTransport(WorkdirMixin):
         return conn
 
     async def _disconnect(self) -> None:
-        conn, self._conn, self._sftp = self._conn, None, None
+        conn, self._conn, self._sftp, self._keeper = self._conn, None, None, None
         if conn is not None:
             conn.close()
             try:
@@ -255,7 +307,16 @@ class SshTransport(WorkdirMixin):
             try:
                 return await action()
             except asyncssh.SFTPError as exc:
-                raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
+                # A connection that drops in the middle of a transfer fails the transfer as an SFTP error
+                # (connection lost / no connection): that one is a lost connection, handled below.
+                dead = self._lost or (self._conn is not None and self._conn.is_closed())
+                if not dead and exc.code not in (asyncssh.FX_CONNECTION_LOST, asyncssh.FX_NO_CONNECTION):
+                    raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None
+                if attempt == 2:
+                    raise DeviceError(f"device {self.name}: connection to {self.where} lost during {what}: "
+                                      f"{exc.reason}") from None
+                self._lost = True
+                log.info("device %s: connection lost during %s, reconnecting", self.name, what)
             except (asyncssh.Error, OSError, EOFError) as exc:
                 dead = self._lost or (self._conn is not None and self._conn.is_closed())
                 if not dead:
@@ -299,21 +360,27 @@ class SshTransport(WorkdirMixin):
             log.warning("device %s: %r failed: %s", self.name, command, exc)
             return None
 
-    async def _kill_on_device(self, pid: int, proc: Any) -> str:
-        """TERM the runner's group, KILL it after the grace, then check it is gone. Returns a note."""
+    async def _kill_on_device(self, pid: int, proc: Any, token: str) -> str:
+        """TERM the runner's supervisor (it stops the whole tree), KILL every process of the launch if some
+        are left after the supervisor's own grace, then check they are gone. Returns a note."""
         await self._shell_quiet(kill_command(pid, "TERM"))
+        deadline = time.monotonic() + SUPERVISOR_STOP_S
         if proc is not None:
             try:
-                await asyncio.wait_for(proc.wait_closed(), KILL_GRACE_S)
+                await asyncio.wait_for(proc.wait_closed(), SUPERVISOR_STOP_S)
             except Exception:
                 pass
-        state = await self._shell_quiet(alive_command(pid))
-        if state is not None and state.strip() == "gone":
-            return f"runner (pid {pid}) terminated on the device"
-        await self._shell_quiet(kill_command(pid, "KILL"))
+        while True:
+            state = await self._shell_quiet(alive_command(pid, token))
+            if state is not None and state.strip() == "gone":
+                return f"runner (pid {pid}) terminated on the device"
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.2)
+        await self._shell_quiet(kill_command(pid, "KILL", token))
         deadline = time.monotonic() + KILL_GRACE_S
         while True:
-            state = await self._shell_quiet(alive_command(pid))
+            state = await self._shell_quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
                 return f"runner (pid {pid}) killed on the device"
             if time.monotonic() > deadline:
@@ -328,12 +395,16 @@ class SshTransport(WorkdirMixin):
 
         started = time.monotonic()
         deadline = started + timeout_s
-        command = wrapped_command(argv, self.spec.env)
+        token = launch_token()
         proc = None
         for attempt in (1, 2):
             try:
                 conn = await self._ensure()
-                proc = await conn.create_process(command, stdin=asyncssh.DEVNULL, encoding="utf-8", errors="replace")
+                # The channel's stdin stays open and unwritten: its end of file tells the supervisor that the
+                # connection, or this host, is gone.
+                command = supervised_command(argv, self.spec.env, token=token, supervisor=self._supervisor,
+                                             watch_stdin=True)
+                proc = await conn.create_process(command, encoding="utf-8", errors="replace")
                 break
             except (asyncssh.ChannelOpenError, asyncssh.DisconnectError, OSError) as exc:
                 if attempt == 2:
@@ -389,7 +460,7 @@ class SshTransport(WorkdirMixin):
             if pid is not None:
                 if lost:
                     self._lost = True  # reconnect (in _shell_quiet) and clean up what the drop left behind
-                notes.append(await self._kill_on_device(pid, None if lost else proc))
+                notes.append(await self._kill_on_device(pid, None if lost else proc, token))
             else:
                 notes.append("the runner never reported its pid; only its channel was closed")
             proc.close()
@@ -400,8 +471,8 @@ class SshTransport(WorkdirMixin):
         exit_code: int | None = None
         if not timed_out and not lost:
             exit_code = proc.returncode if proc.returncode is not None else None
-        stderr = "".join(err_chunks)
+        stderr, leftover = take_leftover("".join(err_chunks))
         if notes:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
         return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
-                             timed_out=timed_out, wall_s=time.monotonic() - started)
+                             timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)

@@ -75,8 +75,10 @@ def test_ring_mode_returns_pending_frames_and_completes_each_exactly_once(backen
     assert b.probe_info()["timer_stats"]["mode"] == "ring"
 
 
-def test_ring_and_blocking_modes_attach_values_to_their_frames(backend):
-    # Alternate a light and an 8x heavier frame: each frame's value must follow its own cost.
+def test_ring_and_blocking_modes_time_every_frame_of_alternating_costs(backend):
+    # Alternate a light and an 8x heavier frame: in both modes every frame ends up with its own value, none left
+    # pending. Which frame a late value belongs to is checked on scripted values (test_gpu_timer_logic.py);
+    # that a heavy frame reads as more GPU time here is a speed, printed by bench/bench_timing_accuracy.py.
     light = compile_scene(TRANSLUCENT)
     heavy = compile_scene(heavier_ops(TRANSLUCENT, 8))
     for collects in (True, False):
@@ -90,10 +92,9 @@ def test_ring_and_blocking_modes_attach_values_to_their_frames(backend):
             timings[frame] = b.end_frame()
             timings.update(b.late_timings())
         timings.update(b.late_timings(final=True))
-        assert not any(t.pending for t in timings.values())
-        light_ms = statistics.median(timings[f].gpu_ms for f in range(4, 24, 2) if timings[f].gpu_ms)
-        heavy_ms = statistics.median(timings[f].gpu_ms for f in range(5, 24, 2) if timings[f].gpu_ms)
-        assert heavy_ms > 1.5 * light_ms, (collects, light_ms, heavy_ms)
+        assert sorted(timings) == list(range(24)) and not any(t.pending for t in timings.values())
+        assert all(t.gpu_ms is not None and t.gpu_ms > 0 and t.gpu_source == "timer_query"
+                   for t in timings.values()), (collects, timings)
 
 
 def test_gl_errors_are_surfaced_on_their_frame(backend):
@@ -154,14 +155,24 @@ def test_garbage_and_disjoint_timer_values_are_dropped_counted_and_flagged(backe
 
 @pytest.mark.parametrize("source", ["timer_query", "finish_bracket", "readback"])
 def test_a_heavier_variant_reads_as_more_gpu_time(backend, source):
+    """The light and the heavy variant interleaved frame by frame on one context: whatever else the machine
+    runs hits both alike (run one after the other, a burst of load during the light run once read 0.85x)."""
     # Large enough that the fill, not the fixed per-frame cost of a finish, dominates a bracket on llvmpipe.
     fill = [{"op": "rect", "x": 1, "y": 1, "w": 254, "h": 254, "color": "#3366CC40"}]
-    medians = []
-    for ops in (fill, heavier_ops(fill, 8)):
-        b = backend(timer=source)
-        b.collects_late_timings = True
-        timings = render(b, ops, 14, size=256)
-        medians.append(statistics.median(t.gpu_ms for f, t in timings.items() if f >= 4 and t.gpu_ms))
-        b.close()
+    b = backend(timer=source)
+    b.collects_late_timings = True
+    programs = [compile_scene(ops, upload_image=b.upload_image) for ops in (fill, heavier_ops(fill, 8))]
+    surface = b.make_surface(256, 256)
+    canvas = surface.getCanvas()
+    timings: dict[int, FrameTiming] = {}
+    frames = 2 * (4 + 16)  # 4 warmup and 16 measured frames of each variant
+    for frame in range(frames):
+        b.begin_frame()
+        programs[frame % 2].render(canvas, frame // 2)
+        timings[frame] = b.end_frame()
+        timings.update(b.late_timings())
+    timings.update(b.late_timings(final=True))
+    medians = [statistics.median(t.gpu_ms for f, t in timings.items() if f >= 8 and f % 2 == k and t.gpu_ms)
+               for k in (0, 1)]
     valid, detail = check_timer(*medians, source=source)
     assert valid, detail

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 
+import numpy as np
 import pytest
 
 from pytest_zbench.host.run_record import validate_run
@@ -36,7 +37,9 @@ def test_gles2_device_reports_renderer_timer_source_and_per_frame_gpu_ms(project
     assert gpu["gl_extensions_hash"].startswith("sha256:")
     assert gpu["timer_source"] in ("timer_query", "finish_bracket")
     assert gpu["timer_check"]["source"] == gpu["timer_source"]
-    assert isinstance(gpu["timer_check"]["valid"], bool) and gpu["timer_check"]["detail"]
+    # llvmpipe's timer sees the heavy variant's 8x work (a 1.5x bar): a failing check here is a product fault.
+    assert gpu["timer_check"]["valid"] is True, gpu["timer_check"]
+    assert "timer check passed" in gpu["timer_check"]["detail"]
     for scene in document["scenes"]:
         counts = scene["gpu_timer"]
         assert counts["source"] == gpu["timer_source"] == scene["timer_source"]
@@ -61,3 +64,63 @@ def test_a_device_forcing_the_finish_bracket_runs_and_says_so(project):
     assert scene["timer_source"] == scene["gpu_source"] == "finish_bracket"
     assert scene["gpu_timer"]["source"] == "finish_bracket" and scene["gpu_timer"]["frames_with_gpu"] == 12
     assert scene["metrics"]["gpu_ms"]["p50"] > 0
+
+
+def gles2_display(name: str, width: int, height: int, env: dict[str, str] | None = None) -> str:
+    return gles2_device(name, env).replace("{width: 64, height: 48, refresh_hz: 60}",
+                                           f"{{width: {width}, height: {height}, refresh_hz: 60}}")
+
+
+def test_llvmpipes_timer_query_fails_coverage_and_its_gpu_ms_is_neither_shown_nor_gated(project, tmp_path):
+    """llvmpipe's TIME_ELAPSED sees about one tile of the frame: it scales with the work (the timer check's
+    ratio passes) but covers next to none of what a finish bracket sees of the light variant."""
+    add_devices(project, gles2_display("gl-big", 640, 384))
+    history = f"--zbench-history={tmp_path / 'h.sqlite'}"
+    for _ in range(2):  # the second is gated: its gpu_ms metrics are named as not judged
+        result = project.run("--zbench-device=gl-big", "-k", "mini.fill.x1", "--zbench-mode=uncapped", history)
+        result.assert_outcomes(passed=1)
+    document = project.run_json()
+    assert validate_run(document) == []
+    check = document["gpu"]["timer_check"]
+    assert check["source"] == "timer_query", "llvmpipe offers a timer query"
+    coverage = check["coverage"]
+    assert coverage["checked"] and coverage["valid"] is False and check["valid"] is False
+    assert coverage["light"]["share"] < coverage["min_share"] == 0.25
+    assert "timer_query coverage failed" in check["detail"] and "light:" in check["detail"]
+    (scene,) = document["scenes"]
+    assert scene["gpu_valid"] is False and all(run["gpu_valid"] is False for run in scene["per_run"])
+    skipped = {n["metric"]: n["reason"] for n in scene["regression"]["not_judged"]}
+    assert "failed the timer check" in skipped["gpu_ms.p50"] and "failed the timer check" in skipped["gpu_ms.p95"]
+    result.stdout.fnmatch_lines(["mini.fill.x1*untrusted*",
+                                 "*gpu_ms of gl-big not shown: its GPU time source failed the timer check*",
+                                 "*coverage failed*"])
+
+
+def test_a_forced_finish_bracket_is_trusted(project):
+    add_devices(project, gles2_display("gl-finish-big", 640, 384, {"ZBENCH_GPU_TIMER": "finish_bracket"}))
+    project.run("--zbench-device=gl-finish-big", "-k", "mini.fill.x1").assert_outcomes(passed=1)
+    document = project.run_json()
+    check = document["gpu"]["timer_check"]
+    assert check["source"] == "finish_bracket" and "coverage" not in check
+    assert check["valid"] is True, check["detail"]
+    (scene,) = document["scenes"]
+    assert scene["gpu_valid"] is True and scene["metrics"]["gpu_ms"]["p50"] > 0
+
+
+def test_uncapped_frame_time_is_the_wall_clock_frame_interval(project):
+    """On a GPU backend cpu_ms ends at the submit, and llvmpipe's timer sees one tile: the frame time of an
+    uncapped launch is the interval between frame ends, which the frames' own start times must agree with."""
+    add_devices(project, gles2_display("gl-wall", 640, 384))
+    project.run("--zbench-device=gl-wall", "-k", "mini.fill.x2", "--zbench-mode=uncapped", "--zbench-frames=40",
+                "--zbench-runs=2").assert_outcomes(passed=1)
+    document = project.run_json()
+    (scene,) = document["scenes"]
+    rows = [r for r in csv.DictReader(open(project.results / scene["samples_file"])) if r["phase"] == "measure"]
+    for run, launch in zip(scene["per_run"], sorted({r["launch"] for r in rows})):
+        mine = [r for r in rows if r["launch"] == launch]
+        starts = [int(r["t_start_ns"]) for r in mine]
+        wall_ms = (starts[-1] - starts[0]) / 1e6 / (len(starts) - 1)  # frame to frame, by the clock
+        assert run["frame_ms"]["mean"] == pytest.approx(wall_ms, rel=0.05)
+        assert run["frame_ms"]["p50"] >= run["cpu_ms"]["p50"]  # the interval holds the CPU part and more
+        assert run["fps"] == pytest.approx(1000 / run["frame_ms"]["mean"], rel=0.01)
+    assert scene["metrics"]["fps"] == pytest.approx(float(np.median([run["fps"] for run in scene["per_run"]])))

@@ -83,7 +83,7 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, *, frames: int, captur
     job_path = tmp_path / "job.json"
     job_path.write_text(job.to_json(), encoding="utf-8")
     backend = LateBackend(outdir, term_at=term_at)
-    monkeypatch.setattr(runner_run, "open_backend", lambda name: backend)
+    monkeypatch.setattr(runner_run, "open_backend", lambda name, **_: backend)
     code = runner_run.run(str(job_path), str(outdir), out=open(os.devnull, "w"), err=open(os.devnull, "w"))
     rows = list(csv.DictReader(open(outdir / "frames.csv", newline="")))
     return code, backend, rows, outdir

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pytest_zbench.golden import GoldenStore, ToleranceError, check_capture, load_png
+from pytest_zbench.golden.check import check_cross_reference, cross_kind
 from pytest_zbench.golden.failure_images import WITHIN_TOLERANCE_RGB, diff_image, magma
 from pytest_zbench.golden.store import encode_png
 from pytest_zbench.protocol import Issue
@@ -128,6 +129,40 @@ def test_missing_or_corrupt_capture_is_an_error_not_a_write(tmp_path):
     assert not store.exists(store.key("gles2", "pi3b", "ui.card", 60))
 
 
+@pytest.mark.parametrize("spoil", ["corrupt", "16-bit", "link outside", "dangling link"])
+def test_an_unusable_golden_is_an_error_that_failed_and_all_repair(tmp_path, ui, spoil):
+    store = GoldenStore(tmp_path / "goldens")
+    key = store.key("gles2", "pi3b", "ui.card", 60)
+    path = store.path(key)
+    path.parent.mkdir(parents=True)
+    outside = tmp_path / "elsewhere.png"
+    outside.write_bytes(encode_png(ui()))
+    if spoil == "corrupt":
+        path.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 40)
+    elif spoil == "16-bit":
+        from test_protocol import png_bytes
+
+        path.write_bytes(png_bytes(4, 4, depth=16))
+    elif spoil == "link outside":
+        path.symlink_to(outside)
+    else:
+        path.symlink_to(tmp_path / "goldens" / "gone.png")
+    for update in (None, "missing"):
+        result = run(store, ui(), update=update)
+        assert result.status == "error" and not result.ok and str(path) in result.message
+        assert "--zbench-update-goldens=failed" in result.message or "mode 'missing'" in result.message
+    for update in ("failed", "all"):
+        result = run(store, ui(), update=update)
+        assert result.status == "written", result.message
+        assert not path.is_symlink() and np.array_equal(store.load(key), ui())
+        assert np.array_equal(load_png(outside), ui())  # a link is replaced, never written through
+        path.unlink()
+        if spoil == "link outside":
+            path.symlink_to(outside)
+        else:
+            path.write_bytes(b"junk")
+
+
 def test_diff_image_highlights_by_magnitude_over_dimmed_grey(solid):
     expected = solid(4, 4, (200, 30, 30))
     delta = np.zeros((4, 4), np.uint8)
@@ -152,3 +187,93 @@ def test_size_mismatch_artifacts_keep_both_images(tmp_path, ui):
     c = compare(ui(), ui()[:50], resolve_tolerance(None, "gles2"))
     paths = write_artifacts(c, tmp_path, stem="frame-0")
     assert set(paths) == {"expected", "actual"} and load_png(paths["actual"]).shape == (50, 160, 4)
+
+
+# -------------------------------------------------------------------------------------- the cross-reference check
+
+
+def cross(store, capture, tmp_path, *, backend="gles2", device_class="pi3b", arch=None, tolerance=None):
+    """What host/goldens.py does per frame: the frame's own check, then (when cross_kind says so) the capture
+    against the reference software set."""
+    path = tmp_path / f"capture-{backend}.png"
+    path.write_bytes(encode_png(capture))
+    own = run(store, path, backend=backend, device_class=device_class, arch=arch, tolerance=tolerance)
+    kind = cross_kind(backend, own.key.device_class)
+    assert kind is not None
+    entry = check_cross_reference(store, kind=kind, backend=backend, frame=60, capture=path, tolerance=tolerance,
+                                  own=own, artifacts_dir=tmp_path / "report")
+    return own, entry
+
+
+def test_cross_kind_names_the_second_comparison_of_each_device():
+    assert cross_kind("gles2", "pi3b") == "cross_backend"
+    assert cross_kind("software", "aarch64") == "cross_arch"
+    assert cross_kind("software", "x86_64") is None  # the reference set itself
+
+
+def test_a_gpu_renderer_that_drifted_fails_across_backends_although_its_own_golden_passes(tmp_path, ui):
+    store = GoldenStore(tmp_path / "goldens")
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
+    # The device's own golden was recorded from the renderer as it is now: its own check cannot see the drift.
+    drifted = ui(card=(40, 120, 140))
+    store.write(store.key("gles2", "pi3b", "ui.card", 60), drifted)
+    own, entry = cross(store, drifted, tmp_path)
+    assert own.status == "passed" and own.golden_backend == "gles2"
+    assert entry["kind"] == "cross_backend" and entry["status"] == "failed"
+    assert entry["reference_set"] == "software/x86_64"
+    assert entry["golden"] == str(store.path_for("software", "x86_64", "ui.card", 60))
+    assert "across backends: gles2 against the software reference" in entry["message"]
+    assert "tolerance.gles2.cross_backend" in entry["message"]
+    assert entry["metrics"]["max_delta"] == 60 and entry["tightness"]
+    assert set(entry["artifacts"]) == {"expected", "actual", "diff", "flip"}
+    assert all("frame-60-cross-" in p and "cross-arch" not in p for p in entry["artifacts"].values())
+    assert np.array_equal(load_png(entry["artifacts"]["expected"]), ui())
+
+
+def test_a_gpu_renderer_within_the_cross_backend_tolerance_passes(tmp_path, ui):
+    store = GoldenStore(tmp_path / "goldens")
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
+    close = ui(card=(44, 120, 200))  # 4 levels on one channel of the card: under the default max_delta 8
+    store.write(store.key("gles2", "pi3b", "ui.card", 60), close)
+    own, entry = cross(store, close, tmp_path)
+    assert own.status == "passed" and entry["status"] == "passed" and "artifacts" not in entry
+    assert entry["metrics"]["max_delta"] == 4
+    # The scene's own cross_backend block is what the comparison uses: tightened, the same capture fails.
+    _, strict = cross(store, close, tmp_path, tolerance={"gles2": {"cross_backend": {"max_delta": 2}}})
+    assert strict["status"] == "failed"
+
+
+def test_without_its_own_golden_a_gpu_frame_reuses_the_frame_check_against_the_reference(tmp_path, ui):
+    store = GoldenStore(tmp_path / "goldens")
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
+    own, entry = cross(store, ui(card=(40, 120, 140)), tmp_path)
+    assert own.status == "failed" and own.golden_backend == "software"
+    assert entry["status"] == "failed" and entry["metrics"] == own.comparison.metrics
+
+
+def test_no_reference_golden_is_missing_and_a_corrupt_one_an_error(tmp_path, ui):
+    store = GoldenStore(tmp_path / "goldens")
+    store.write(store.key("gles2", "pi3b", "ui.card", 60), ui())
+    _, entry = cross(store, ui(), tmp_path)
+    assert entry["status"] == "missing" and entry["metrics"] is None and "no reference golden" in entry["message"]
+    reference = store.path_for("software", "x86_64", "ui.card", 60)
+    reference.parent.mkdir(parents=True)
+    reference.write_bytes(b"\x89PNG\r\n\x1a\n truncated")
+    _, broken = cross(store, ui(), tmp_path)
+    assert broken["status"] == "error" and "not possible" in broken["message"]
+
+
+def test_another_architecture_is_held_to_the_tighter_cross_arch_tolerance(tmp_path, ui):
+    store = GoldenStore(tmp_path / "goldens")
+    store.write(store.key("software", "x86_64", "ui.card", 60), ui())
+    one_level = ui(card=(41, 120, 200))  # a blend rounding apart: within cross_arch's max_delta 2
+    store.write(store.key("software", "aarch64", "ui.card", 60), one_level)
+    own, entry = cross(store, one_level, tmp_path, backend="software", arch="aarch64")
+    assert own.status == "passed" and own.golden_set == "software/aarch64"
+    assert entry["kind"] == "cross_arch" and entry["status"] == "passed" and entry["metrics"]["max_delta"] == 1
+    # 4 levels pass across backends (above) but not across architectures.
+    four = ui(card=(44, 120, 200))
+    store.write(store.key("software", "aarch64", "ui.card", 60), four)
+    _, drifted = cross(store, four, tmp_path, backend="software", arch="aarch64")
+    assert drifted["status"] == "failed" and "tolerance.software.cross_arch" in drifted["message"]
+    assert all("frame-60-cross-arch-" in p for p in drifted["artifacts"].values())

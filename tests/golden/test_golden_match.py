@@ -201,3 +201,12 @@ def test_alpha_only_difference_is_seen(solid):
     actual = expected.copy()
     actual[0, 0, 3] = 0
     assert compare(expected, actual, GPU).metrics["max_delta"] == 255
+
+
+def test_max_pixels_is_a_count_allowed_and_one_more_fails(solid):
+    expected = solid(32, 32, 100)
+    actual = expected.copy()
+    actual[4, 3:8, 0] = 120  # five pixels 20 levels off, away from the border and from any edge
+    at_bound = compare(expected, actual, parse_tolerance({"max_delta": 8, "max_pixels": 5}))
+    assert at_bound.passed and at_bound.metrics["pixels_over_gated"] == 5
+    assert gates(compare(expected, actual, parse_tolerance({"max_delta": 8, "max_pixels": 4}))) == ["max_pixels"]

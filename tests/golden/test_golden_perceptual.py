@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
 from pytest_zbench.golden.match import compare
-from pytest_zbench.golden.perceptual import SSIM_K1, FlipError, flip, ssim, ssim_map
+from pytest_zbench.golden.perceptual import SSIM_K1, FlipError, flip, luminance, ssim, ssim_map
 from pytest_zbench.golden.tolerance import parse_tolerance
 
 
@@ -38,11 +41,35 @@ def test_ssim_is_symmetric(ui):
     assert ssim(ui(), ui(dx=2)) == pytest.approx(ssim(ui(dx=2), ui()), abs=1e-12)
 
 
-def test_skimage_is_not_needed(ui):
-    import sys
+def test_skimage_is_not_needed():
+    # In a fresh interpreter: the reference test below imports scikit-image into this one.
+    code = ("import sys, numpy as np; from pytest_zbench.golden.perceptual import ssim; "
+            "a = np.full((24, 24, 4), 255, np.uint8); ssim(a, a); assert 'skimage' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
-    ssim(ui(), ui(dx=1))
-    assert "skimage" not in sys.modules
+
+@pytest.mark.parametrize("change", ["shifted", "recoloured", "noisy", "text"])
+def test_ssim_matches_scikit_image(ui, text, change):
+    """The same definition as scikit-image's structural_similarity with the Wang et al. (2004) settings its
+    documentation gives (Gaussian weights, sigma 1.5, population covariance): map and mean, edges cropped alike."""
+    structural_similarity = pytest.importorskip("skimage.metrics").structural_similarity
+    base = text("Golden: 42") if change == "text" else ui()
+    if change == "shifted":
+        other = ui(dx=2)
+    elif change == "recoloured":
+        other = ui(card=(200, 200, 40))
+    elif change == "text":
+        other = text("Golden: 43")
+    else:
+        other = base.copy()
+        noise = np.random.default_rng(5).normal(0, 12, base.shape[:2] + (3,))
+        other[..., :3] = (base[..., :3] + noise).clip(0, 255).astype(np.uint8)
+    x, y = luminance(base).astype(np.float64), luminance(other).astype(np.float64)
+    mean, full = structural_similarity(x, y, data_range=1.0, gaussian_weights=True, sigma=1.5,
+                                       use_sample_covariance=False, full=True)
+    assert 0.2 < mean < 0.9999  # a real difference, not a trivial agreement at 1.0
+    np.testing.assert_allclose(ssim_map(x, y), full, rtol=0, atol=1e-9)
+    assert ssim(base, other) == pytest.approx(mean, abs=1e-9)
 
 
 def test_flip_of_identical_images_is_zero(ui):

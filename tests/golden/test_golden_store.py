@@ -153,7 +153,8 @@ def test_symlink_out_of_the_store_is_rejected(tmp_path):
 
 
 def test_sweep_style_scene_ids_are_allowed(tmp_path):
-    GoldenStore(tmp_path).path_for("gles2", "pi3b", "fill.alpha[x=4],y@2", 0)
+    path = GoldenStore(tmp_path).path_for("gles2", "pi3b", "fill.alpha[x=4],y@2", 0)
+    assert path == tmp_path.resolve() / "gles2" / "pi3b" / "fill.alpha[x=4],y@2" / "frame-0.png"
 
 
 def test_unused_goldens(tmp_path, image):

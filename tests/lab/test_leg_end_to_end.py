@@ -118,9 +118,13 @@ def test_push_runs_the_history_gate_with_the_history_outside_the_workspace(tmp_p
     # The next job on this runner finds the history the first one recorded: the scenes have a baseline now.
     job.output.write_text("")
     done = job.run("zbench-leg.sh", *QUICK, ZBENCH_KEYWORD="fill.alpha.x1 or (rrect.grid and not adaptive)")
-    assert done.returncode in (0, 1), done.stdout[-4000:]
-    assert set(verdicts(results / "run.json").values()) <= {"same", "improved", "inconclusive", "regressed"}
-    assert job.outputs()["exit-code"] == str(done.returncode)
+    judged = verdicts(results / "run.json")
+    assert set(judged) == {"fill.alpha.x1", "rrect.grid"} and "no_baseline" not in judged.values(), judged
+    # Two quick A/A sessions on a shared machine may differ by more than the bar; whichever way the gate
+    # decides, the leg's exit code and outputs must say what the verdicts say.
+    regressed = sorted(scene for scene, verdict in judged.items() if verdict == "regressed")
+    assert done.returncode == (1 if regressed else 0), done.stdout[-4000:]
+    assert job.outputs()["exit-code"] == str(done.returncode) and job.outputs()["regressed"] == str(len(regressed))
 
 
 def test_pull_request_runs_ab_of_the_head_against_its_merge_base(tmp_path, workspace):

@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from pytest_zbench.regression import store
-from pytest_zbench.regression.history import History
+from pytest_zbench.regression.history import History, unpack_samples
 
 
 def table_rows(history: History, *, without: tuple[str, ...] = ()) -> dict[str, list[tuple[Any, ...]]]:
@@ -21,7 +21,8 @@ def table_rows(history: History, *, without: tuple[str, ...] = ()) -> dict[str, 
             return [{k: v for k, v in row._mapping.items() if k not in drop + without}
                     for row in conn.execute(select(table))]
 
-        launches = [dict(row, scene_row=scene_keys[row["scene_row"]]) for row in rows(store.launches)]
+        launches = [dict(row, scene_row=scene_keys[row["scene_row"]], samples=_contents(row["samples"]))
+                    for row in rows(store.launches)]
         return {
             "runs": _sorted(rows(store.runs)),
             "scenes": _sorted(rows(store.scenes, ("id",))),
@@ -36,6 +37,14 @@ def count(history: History, table: Any, *where: Any) -> int:
     from sqlalchemy import func
 
     return history.store.read(lambda conn: conn.execute(select(func.count()).select_from(table).where(*where)).scalar())
+
+
+def _contents(blob: bytes | None) -> tuple[tuple[str, str, bytes], ...] | None:
+    """A samples blob by what it holds (each array's name, dtype and bytes): the npz container's own bytes
+    differ between Python versions (zipfile's zip64 headers), its arrays must not."""
+    if blob is None:
+        return None
+    return tuple((name, str(values.dtype), values.tobytes()) for name, values in sorted(unpack_samples(blob).items()))
 
 
 def _sorted(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ def build(root: Path, calibrate: bool = False, **cli):
 def test_defaults(tmp_path):
     s = build(tmp_path)
     assert s.history.kind == "sqlite" and s.history.path == tmp_path / ".zbench" / "history.sqlite"
-    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, 0.15, None, False)
-    assert s.gate_metrics == DEFAULT_GATE_METRICS == GATING_METRICS
+    assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, None, None, False)
+    assert s.gate_metrics is None and DEFAULT_GATE_METRICS == GATING_METRICS  # None: the mode's default
 
 
 def test_baseline_is_a_keyword_or_an_existing_run_json(tmp_path):
@@ -48,6 +49,38 @@ def test_gate_metrics_and_calibration(tmp_path):
     assert build(tmp_path, calibrate=True).calibrate
     with pytest.raises(UsageError, match="cannot be combined with --zbench-ab"):
         build(tmp_path, calibrate=True, ab="other")
+
+
+@pytest.mark.parametrize("document, where", [
+    ([], "not a JSON object"),
+    ({"run_id": "x"}, "key 'scenes' is not a list"),
+    ({"scenes": ["fill"]}, r"scenes\[0\] is not an object"),
+    ({"scenes": [{"id": 3, "device": "local"}]}, r"scenes\[0\]\.id is not a string"),
+    ({"scenes": [{"id": "a", "device": "local", "per_run": {"cpu_ms": 1}}]}, r"per_run is not a list"),
+    ({"scenes": [{"id": "a", "device": "local", "per_run": [{"cpu_ms": {"p50": "fast"}}]}]},
+     r"per_run\[0\]\.cpu_ms\.p50 is not a number"),
+    ({"scenes": [{"id": "a", "device": "local", "per_run": [{"jank_share": [0.1]}]}]}, r"jank_share is not a number"),
+    ({"scenes": [], "app": "abc"}, "key 'app' is not an object"),
+])
+def test_a_baseline_run_json_of_another_shape_is_refused_naming_the_key(tmp_path, document, where):
+    from pytest_zbench.regression.baseline import BaselineFileError, read_run_file
+
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(BaselineFileError, match=where) as caught:
+        read_run_file(path)
+    assert str(path) in str(caught.value)
+
+
+def test_a_real_run_json_shape_is_accepted(tmp_path):
+    from pytest_zbench.regression.baseline import read_run_file
+
+    launch = {"cpu_ms": {"n": 30, "p50": 1.5, "hist": [1, 2]}, "jank_share": 0.0, "gpu_source": None,
+              "counters": {"draw_calls": {"p50": 3}}, "partial": False}
+    path = tmp_path / "baseline.json"
+    path.write_text(json.dumps({"app": {"build_hash": 7}, "scenes": [{"id": "a", "device": "local",
+                                                                      "per_run": [launch]}]}))
+    assert read_run_file(path)["scenes"][0]["per_run"] == [launch]
 
 
 def test_history_is_a_file_or_a_postgres_url_and_the_password_is_never_shown(tmp_path):

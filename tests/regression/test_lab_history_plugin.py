@@ -114,7 +114,8 @@ def test_a_password_reaches_the_server_and_no_artifact(project, postgres, tmp_pa
     assert "regression_verdict" in (tmp_path / "junit-env.xml").read_text()  # the second was judged by the first
     for path in (junit, tmp_path / "junit-env.xml"):
         assert password not in path.read_text()
-    assert "not gated: no comparable run" in outputs[0] and shown in outputs[0]  # the terminal names it, bare
+    assert "had no baseline yet (first run): recorded" in outputs[0]
+    assert f"history: {shown}" in outputs[0]  # the terminal names it, bare
     assert all(password not in out for out in outputs)
     with History(with_password) as history:
         assert count(history, store.runs) == 2

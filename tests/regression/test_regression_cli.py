@@ -3,6 +3,7 @@ history, a SQLite file and a PostgreSQL database alike."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -86,6 +87,17 @@ def test_history_without_a_database_is_a_usage_error(tmp_path, capsys):
     assert not (tmp_path / "missing.sqlite").exists()
 
 
+@pytest.mark.parametrize("command", ["history", "calibrate"])
+def test_a_history_file_that_is_not_a_database_fails_naming_it(tmp_path, capsys, command):
+    path = tmp_path / "history.sqlite"
+    path.write_text("device,scene\npi,fill\n" * 200)  # a CSV where the database should be
+    args = ["--device", "pi", "--from-history"] if command == "calibrate" else []
+    assert main([command, "--history", str(path), *args]) == 1  # a HistoryError, as for any unusable history
+    err = capsys.readouterr().err
+    assert f"{path} is not a history database" in err and "move it aside" in err
+    assert path.read_text().startswith("device,scene")  # left as it was
+
+
 def test_history_of_an_unreachable_server_fails_without_the_password(postgres, capsys):
     url = postgres.url("no_such_database", password="Sh0wn-nowhere")
     assert main(["history", "--history", url]) == 1
@@ -152,7 +164,8 @@ def test_module_entry_point(seeded):
 def test_calibrate_from_history(seeded, capsys):
     assert main(["calibrate", "--device", "pi3b", "--history", str(seeded), "--from-history"]) == 0
     out = capsys.readouterr().out
-    assert "fill.alpha.x4 on pi3b/gles2" in out and "noise floor" in out and "from 10 A/A launches" in out
+    assert "fill.alpha.x4 on pi3b/gles2" in out and "within-session launch spread" in out
+    assert "from 10 A/A launches" in out and "2 A/A session(s); between-session spread" in out
     assert "calibration(s) stored" in out
     with History(seeded) as history:
         key = history.scene_keys(kinds=("calibration",))[0]
@@ -162,3 +175,43 @@ def test_calibrate_from_history(seeded, capsys):
 def test_calibrate_without_aa_runs_fails(seeded, capsys):
     assert main(["calibrate", "--device", "nexus7", "--history", str(seeded), "--from-history"]) == 1
     assert "no A/A runs" in capsys.readouterr().out
+
+
+def test_history_is_found_from_a_subfolder_of_the_project(tmp_path, monkeypatch, capsys):
+    with History(str(tmp_path / ".zbench" / "history.sqlite")) as history:
+        history.record(RunInfo("pi3b", "gles2", "c0ffee" * 6, False, ENV, started_utc="2026-10-01T10:00:00Z"),
+                       [SceneRecord("text.labels", {}, "paced", None, launches(3.0, 1))])
+    (tmp_path / "scenes" / "deep").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "scenes" / "deep")
+    monkeypatch.delenv("ZBENCH_HISTORY_URL", raising=False)
+    assert main(["history"]) == 0
+    assert "text.labels" in capsys.readouterr().out
+
+
+def test_history_rejects_an_unknown_metric(seeded, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["history", "--history", seeded, "--metric", "cpu_ms.p42"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "unknown metric 'cpu_ms.p42'" in err and "cpu_ms.STAT" in err and "jank_share" in err
+
+
+def test_history_into_a_closed_pipe_ends_quietly(seeded):
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first line, as `| head -0` would be
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest_zbench.cli", "history", "--history", seeded],
+                              stdout=write, stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write)
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
+    assert done.returncode == 1
+
+
+def test_calibrate_refuses_bad_options_before_running_anything(tmp_path, capsys):
+    history = str(tmp_path / "history.sqlite")
+    assert main(["calibrate", "--device", "local", "--history", history, "--sessions", "1", "--runs", "4"]) == 2
+    assert "at least 6 A/A launches" in capsys.readouterr().err
+    assert main(["calibrate", "--device", "local", "--history", history, "--frames", "0"]) == 2
+    assert "--frames 0" in capsys.readouterr().err
+    assert not (tmp_path / "history.sqlite").exists()

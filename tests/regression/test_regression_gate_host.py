@@ -32,16 +32,23 @@ def test_environment_leaves_out_what_launches_fill_in_later():
     assert environment_fingerprint(run_environment(sections)) != before
 
 
-def test_result_is_json_safe_and_names_the_launches_that_would_decide_it():
-    verdict = judge(launches(1.0, 4, 1, spread=0.08), launches(1.12, 4, 2, spread=0.08), GateConfig())
-    result = GateResult(verdict.verdict, "history", "4 launches", verdict.message(), verdict)
+def test_result_is_json_safe_and_says_what_would_decide_it():
+    base = [launches(1.0, 4, seed, spread=0.08) for seed in range(3)]
+    verdict = judge(base, launches(1.12, 4, 9, spread=0.08), GateConfig())
+    result = GateResult(verdict.verdict, "history", "3 runs", verdict.message(), verdict)
     doc = result.to_json()
     json.dumps(doc, allow_nan=False)
     assert doc["verdict"] == "inconclusive" and doc["not_judged"][0]["metric"] == "gpu_ms.p50"
-    assert "regression verdict inconclusive with 4 launches per side" in result.warning()
+    assert doc["metrics"][0]["bar"] == 0.15 and doc["metrics"][0]["mode"] == "sessions"
+    warning = result.warning()
+    assert "regression verdict inconclusive with 4 launches vs 3 baseline session(s)" in warning
+    assert "would decide it" in warning or "A/B" in warning
     props = dict(result.junit_properties())
     assert props["regression_verdict"] == "inconclusive" and "regression_effect_cpu_ms_p50" in props
     assert not result.failed
+    thin = judge(base[:1], launches(1.5, 4, 9), GateConfig())
+    note = GateResult(thin.verdict, "history", "1 run", thin.message(), thin).warning()
+    assert "zbench calibrate --sessions 3" in note and "--zbench-ab" in note
 
 
 def test_no_baseline_passes_with_a_note():
@@ -60,6 +67,9 @@ def test_a_run_file_baseline_judges_comparable_launches_and_names_what_differs(t
     judged = judge_against_run_file(document, path, "s", "d", ours, launches(1.0, 5, 2))
     assert judged.verdict is not None and judged.comparable
     assert judged.description.startswith("5 launches of s on d in ") and "build deadbeef" in judged.description
+    # One session: no between-session spread of its own, inconclusive unless A/A sessions supply one.
+    assert judged.verdict.verdict == "inconclusive" and "one baseline session" in judged.verdict.message()
+    assert judged.build == "deadbeef" and len(judged.launches) == 5
     other = judge_against_run_file(document, path, "s", "d", dict(ours, backend="gles2"), launches(1.0, 5, 2))
     assert other.verdict is None and not other.comparable
     assert "backend 'software' there, 'gles2' here" in other.message

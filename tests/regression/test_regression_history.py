@@ -197,10 +197,12 @@ def test_judge_against_history(history):
     result = judge_against_history(history, key, slower.launches, window=3)
     assert result.verdict is not None and result.verdict.verdict == "regressed"
     assert "3 run(s) of fill.alpha.x4 on pi3b/gles2" in result.message()
-    history.save_calibration(Calibration(key, "cpu_ms.p50", 0.2, 10, {}, 0.05, 0.8, "sim", "b", "fp", ()))
-    damped = judge_against_history(history, key, slower.launches, window=3)
-    assert damped.noise_floors == {"cpu_ms.p50": 0.2}
-    assert damped.verdict.by_metric()["cpu_ms.p50"].verdict != "regressed"  # bar 60 % from a noisy calibration
+    # A/A calibration sessions that move by 40 % between them widen the between-session spread.
+    for day, level in ((5, 3.5), (6, 5.0), (7, 7.0)):
+        history.record(run(day, kind="calibration", build="aa"), [scene(level, seed=20 + day)])
+    damped = judge_against_history(history, key, slower.launches, window=3, environment=ENV)
+    assert any("A/A calibration" in source for source in damped.verdict.by_metric()["cpu_ms.p50"].between_sources)
+    assert damped.verdict.by_metric()["cpu_ms.p50"].verdict != "regressed"
 
 
 def test_newer_schema_is_refused(history_url):

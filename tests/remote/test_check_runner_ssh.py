@@ -28,7 +28,8 @@ def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path, m
     got = {r.name: r.status for r in report.results}
     assert got["signal.sigterm"] == got["outdir.confined"] == got["capture.reference"] == "pass"
     assert report.transport == "ssh"
-    assert not list((tmp_path / "ssh-device").iterdir())  # the kit's folder on the device is gone
+    # The kit's folder on the device is gone; only the host's supervisor, pushed on each connection, stays.
+    assert [p.name for p in (tmp_path / "ssh-device").iterdir()] == [".zbench-host"]
 
 
 def test_a_runner_ignoring_sigterm_is_caught_over_ssh(sshd, write_inventory, tmp_path, monkeypatch):

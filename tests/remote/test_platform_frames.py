@@ -115,7 +115,7 @@ def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_se
         assert summary["n_present"] == len(intervals)
         # every raw dump is kept beside the launch's files
         kept = sorted((project.results / "n7" / "mini.fill.x1" / f"launch-{k}" / "platform").iterdir())
-        assert len([p for p in kept if p.name.endswith("-gfxinfo.txt")]) == len(later) + 1
+        assert len([p for p in kept if p.name.endswith("-gfxinfo.txt")]) == len(later) + 1, [p.name for p in kept]
     assert overlapping >= 1, "no launch saw two overlapping dumps"
     assert (platform["n"], platform["dropped_flagged"]) == (total_normal, total_flagged)
     assert platform["metrics"]["frame_ms"]["runs"] == 2 and platform["metrics"]["present_interval_ms"]["n"] > 0

@@ -63,15 +63,46 @@ def hung(mark: str, child: bool = False) -> list[str]:
     return [sys.executable, "-c", code, mark]
 
 
-def command_entry(tmp_path: Path) -> dict:
-    root = tmp_path / "folder-device"
-    root.mkdir()
-    prefix = [sys.executable, str(FOLDER_DEVICE), "--root", str(root)]
-    return {
-        "transport": "command", "push": prefix + ["push"], "pull": prefix + ["pull"], "exec": prefix + ["exec"],
-        "kill": prefix + ["kill"], "workdir": str(root / "work"), "platform": "webos",
-        "runner": [sys.executable, "-m", "pytest_zbench.runner"], "env": {"PYTHONPATH": str(HERE.parent.parent)},
-    }
+class FolderDevice:
+    """The command transport's stand-in device (folder_device.py): its agent is started here, outside the
+    host's process tree, so that what `exec` starts is out of the host's reach but through the scripts."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> FolderDevice:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen([sys.executable, str(FOLDER_DEVICE), "--root", str(self.root), "serve"])
+        deadline = time.monotonic() + 30
+        while not (self.root / ".runs" / ".agent.pid").exists():
+            assert self.proc.poll() is None and time.monotonic() < deadline, "the folder device did not start"
+            time.sleep(0.02)
+        return self
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
+
+    def entry(self, *, exec_can_stop: bool = True) -> dict:
+        prefix = [sys.executable, str(FOLDER_DEVICE), "--root", str(self.root)]
+        exec_prefix = prefix + ([] if exec_can_stop else ["--exec-cannot-stop"])
+        return {
+            "transport": "command", "push": prefix + ["push"], "pull": prefix + ["pull"],
+            "exec": exec_prefix + ["exec"], "kill": prefix + ["kill"], "workdir": str(self.root / "work"),
+            "platform": "webos", "runner": [sys.executable, "-m", "pytest_zbench.runner"],
+            "env": {"PYTHONPATH": str(HERE.parent.parent)},
+        }
+
+
+@pytest.fixture
+def folder_device(tmp_path):
+    device = FolderDevice(tmp_path / "folder-device").start()
+    try:
+        yield device
+    finally:
+        device.stop()
 
 
 @pytest.fixture(params=["ssh", "adb", "command"])
@@ -84,7 +115,7 @@ def transport(request, tmp_path, write_inventory):
         device = request.getfixturevalue("fake_adbd")
         entry = adb_device_entry(adb_server, device.serial, tmp_path / "adb-work")
     else:
-        entry = command_entry(tmp_path)
+        entry = request.getfixturevalue("folder_device").entry()
     spec = write_inventory({"dev": entry})["dev"]
     t = make_transport(spec)
     t.open()
@@ -179,6 +210,43 @@ def test_probe_of_the_reference_runner(transport):
     assert probe["protocol"] == 1 and "software" in probe["backends"]
 
 
+def stubborn(mark: str, *, unmarked_child: bool) -> list[str]:
+    """A runner stand-in that ignores SIGTERM; with `unmarked_child`, a child that ignores it too, stays in
+    the runner's process group and drops the launch's environment (so only a signal to the group finds it)."""
+    code = "import os, signal, subprocess, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+    if unmarked_child:
+        code += ("subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+                 "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)', sys.argv[1] + '-child'], "
+                 "env={'PATH': os.environ.get('PATH', '/usr/bin:/bin')})\n")
+    code += "print('started', flush=True)\ntime.sleep(120)\n"
+    # SIGTERM ignored from the shell on (an ignored signal stays ignored across exec), so that a deadline
+    # that comes while Python is still starting finds it ignored too.
+    return ["sh", "-c", 'trap "" TERM; exec "$@"', "sh", sys.executable, "-c", code, mark]
+
+
+@pytest.mark.parametrize("kind", ["ssh", "adb"])
+def test_sigkill_follows_an_ignored_sigterm_at_the_deadline(kind, request, write_inventory, tmp_path):
+    """What stops the launch on the device at the deadline is the host's SIGKILL after the grace. On ssh the
+    device's supervisor is given a grace longer than the test (ZBENCH_KILL_GRACE_S), on adb the child is
+    beyond the shell wrapper's reach: either way only the host's follow-up ends them."""
+    if kind == "ssh":
+        entry = request.getfixturevalue("sshd").device_entry(workdir=str(tmp_path / "w"))
+        entry["env"] = {**entry["env"], "ZBENCH_KILL_GRACE_S": "120"}
+    else:
+        entry = adb_device_entry(request.getfixturevalue("adb_server"), request.getfixturevalue("fake_adbd").serial,
+                                 tmp_path / "w")
+    t = make_transport(write_inventory({"d": entry})["d"])
+    t.open()
+    mark = marker()
+    try:
+        result = t.run(stubborn(mark, unmarked_child=kind == "adb"), timeout_s=3)
+    finally:
+        t.close()
+    assert result.timed_out and result.exit_code is None
+    assert "killed on the device" in result.stderr, result.stderr  # not "terminated": SIGTERM was ignored
+    assert gone(mark, within_s=3), "a process that ignored SIGTERM outlived the deadline"
+
+
 # -- ssh specifics ------------------------------------------------------------------------------------
 
 
@@ -213,6 +281,117 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         assert t.connects == 4
     finally:
         t.close()
+
+
+def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, write_inventory, tmp_path):
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    job = tmp_path / "job.json"
+    job.write_text("{}")
+    try:
+        missing = t.workdir() + "/no/such/folder/job.json"
+        with pytest.raises(DeviceError) as push_error:
+            t.push(job, missing)
+        with pytest.raises(DeviceError) as pull_error:
+            t.pull_dir(t.workdir() + "/missing", tmp_path / "back")
+        assert t.run(["true"], timeout_s=20).ok  # an SFTP error is not a lost connection
+    finally:
+        t.close()
+    assert str(push_error.value).startswith(f"device pi: cannot push {job} to {missing}: "), push_error.value
+    assert str(pull_error.value).startswith(f"device pi: cannot pull {t.spec.workdir}/missing: "), pull_error.value
+    assert t.connects == 1
+
+
+class DropDuringTransfer:
+    """Drops the ssh connection while `target` is being written by a pull (part of it there), `times` times."""
+
+    def __init__(self, sshd, target: Path, size: int, times: int) -> None:
+        self.sshd, self.target, self.size, self.times = sshd, target, size, times
+        self.drops = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        while not self._done.is_set() and self.drops < self.times:
+            try:
+                written = self.target.stat().st_size
+            except FileNotFoundError:
+                written = 0
+            if 0 < written < self.size and self.sshd.drop_connections():
+                self.drops += 1
+                while not self._done.is_set() and self.target.exists() and self.target.stat().st_size >= written:
+                    time.sleep(0.001)  # until the retry starts the file again
+            time.sleep(0.001)
+
+    def stop(self) -> None:
+        self._done.set()
+        self._thread.join(10)
+
+
+def test_ssh_connection_lost_during_a_pull_loses_nothing(sshd, write_inventory, tmp_path):
+    """A connection dropped in the middle of a file: the pull reconnects and starts again, and every byte
+    arrives. Dropped again during the retry: a DeviceError naming the device, and the files are still on
+    the device (a pull never removes them)."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    measured = os.urandom(48 * 1024 * 1024)  # incompressible, and large enough to be caught mid-transfer
+    launch = Path(t.workdir()) / "launch-0"
+    launch.mkdir()
+    (launch / "frames.csv").write_bytes(measured)
+    try:
+        back = tmp_path / "back"
+        dropper = DropDuringTransfer(sshd, back / "frames.csv", len(measured), times=1)
+        try:
+            pulled = t.pull_dir(str(launch), back)
+        finally:
+            dropper.stop()
+        assert dropper.drops == 1 and t.connects == 2
+        assert [p.name for p in pulled] == ["frames.csv"] and (back / "frames.csv").read_bytes() == measured
+
+        again = tmp_path / "again"
+        dropper = DropDuringTransfer(sshd, again / "frames.csv", len(measured), times=2)
+        try:
+            with pytest.raises(DeviceError) as lost:
+                t.pull_dir(str(launch), again)
+        finally:
+            dropper.stop()
+        assert dropper.drops == 2
+        assert str(lost.value).startswith(f"device pi: connection to {t.where} lost during pull {launch}"), lost.value
+        assert (launch / "frames.csv").read_bytes() == measured  # still on the device
+        assert t.pull_dir(str(launch), tmp_path / "third")[0].read_bytes() == measured  # and fetched later
+    finally:
+        t.close()
+
+
+def test_a_launch_whose_pull_fails_keeps_what_was_measured(sshd, write_inventory, tmp_path):
+    """Through Device: the connection drops during the pull and again during its retry. The launch reads
+    the rows pulled before the failure, says where the rest is, and leaves it on the device."""
+    from pytest_zbench.host.device import Device
+    from pytest_zbench.protocol import Job
+
+    writer = ("import os, sys\nout = sys.argv[-1]\n"
+              "open(os.path.join(out, 'frames.csv'), 'w').write('frame,phase,cpu_ms\\n' + "
+              "''.join(f'{f},{\"warmup\" if f < 1 else \"measure\"},1.5\\n' for f in range(4)))\n"
+              "open(os.path.join(out, 'zz-extra.bin'), 'wb').write(os.urandom(48 * 1024 * 1024))\n")
+    spec = write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"), runner=[sys.executable, "-c", writer])})["pi"]
+    device = Device(spec, make_transport(spec))
+    job = Job(backend="software", mode="uncapped", refresh_hz=60.0, warmup_frames=1, frames=3, capture=(), seed=1,
+              scene={"id": "pull.fails", "width": 16, "height": 12, "ops": []})
+    local = tmp_path / "launch-0"
+    dropper = DropDuringTransfer(sshd, local / "zz-extra.bin", 48 * 1024 * 1024, times=2)
+    try:
+        outcome = device.launch(job, 0, local, timeout_s=60)
+    finally:
+        dropper.stop()
+        device.close()
+    assert dropper.drops == 2
+    (lost,) = [i for i in outcome.issues if i.kind == "protocol" and "could not pull" in i.detail]
+    outdir = f"{tmp_path / 'w'}/pull.fails/launch-0"
+    assert lost.detail.startswith(f"could not pull {outdir} from device pi: device pi: connection to ") and (
+        f"left on the device in {outdir}" in lost.detail)
+    assert [row["frame"] for row in outcome.frames.rows] == [0, 1, 2, 3]  # pulled before the drop: kept
+    assert sorted(os.listdir(outdir)) == ["frames.csv", "zz-extra.bin"]
 
 
 def test_ssh_host_key_mismatch_is_a_clear_device_error(sshd, write_inventory, tmp_path):
@@ -334,16 +513,16 @@ def test_adb_server_address_resolution(monkeypatch, write_inventory, tmp_path):
 # -- command specifics ------------------------------------------------------------------------------------
 
 
-def test_command_scripts_resolve_relative_to_the_inventory(write_inventory, tmp_path):
-    entry = command_entry(tmp_path)
+def test_command_scripts_resolve_relative_to_the_inventory(write_inventory, folder_device):
+    entry = folder_device.entry()
     spec = write_inventory({"c": {**entry, "exec": ["nope/missing.sh", "exec"]}})["c"]
     t = make_transport(spec)
     with pytest.raises(DeviceError, match="missing.sh"):
         t.open()
 
 
-def test_command_failed_push_names_the_script(write_inventory, tmp_path):
-    spec = write_inventory({"c": command_entry(tmp_path)})["c"]
+def test_command_failed_push_names_the_script(write_inventory, folder_device, tmp_path):
+    spec = write_inventory({"c": folder_device.entry()})["c"]
     t = make_transport(spec)
     t.open()
     with pytest.raises(DeviceError, match="outside the device folder"):
@@ -352,26 +531,64 @@ def test_command_failed_push_names_the_script(write_inventory, tmp_path):
         t.pull_dir(t.workdir() + "/missing", tmp_path / "x")
 
 
-def test_command_without_kill_key_stops_the_exec_script(write_inventory, tmp_path):
-    entry = command_entry(tmp_path)
+def gone(mark: str, within_s: float = 5.0) -> bool:
+    deadline = time.monotonic() + within_s
+    while pids_with(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return pids_with(mark) == []
+
+
+def test_command_without_kill_key_the_exec_script_stops_the_device_process(write_inventory, folder_device):
+    entry = folder_device.entry()  # an exec script that stops the device process on SIGTERM
     del entry["kill"]
-    spec = write_inventory({"c": entry})["c"]
-    t = make_transport(spec)
+    t = make_transport(write_inventory({"c": entry})["c"])
     t.open()
     mark = marker()
     result = t.run(hung(mark), timeout_s=1)
-    assert result.timed_out
-    deadline = time.monotonic() + 3
-    while pids_with(mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert pids_with(mark) == []
+    t.close()
+    assert result.timed_out and "no kill script" in result.stderr
+    assert gone(mark)
+
+
+def test_command_deadline_reaches_the_device_only_through_the_kill_script(write_inventory, folder_device):
+    """The stand-in runs what exec starts outside the host's process tree, like a phone or a TV: when exec
+    cannot stop it either, the kill script is all that stops it at the deadline."""
+    entry = folder_device.entry(exec_can_stop=False)
+    without_kill = {k: v for k, v in entry.items() if k != "kill"}
+    specs = write_inventory({"c": entry, "c-no-kill": without_kill})
+    t = make_transport(specs["c"])
+    t.open()
+    mark = marker()
+    try:
+        result = t.run(hung(mark, child=True), timeout_s=1.5)
+    finally:
+        t.close()
+    assert result.timed_out and "kill script exited 0" in result.stderr, result.stderr
+    assert gone(mark), "the device process (or its child) outlived the deadline: the kill script was not used"
+
+    # The same deadline without a kill script: the host stops exec and its whole tree, and the device
+    # process runs on. This is what makes the check above mean something.
+    t = make_transport(specs["c-no-kill"])
+    t.open()
+    left = marker()
+    try:
+        result = t.run(hung(left), timeout_s=1)
+        assert result.timed_out and "stopped with its whole process tree" in result.stderr
+        time.sleep(0.5)
+        assert pids_with(left), "the stand-in device's process was stopped without the kill script"
+    finally:
+        t.close()
+        for run in (folder_device.root / ".runs").glob("*.pid"):
+            subprocess.run([sys.executable, str(FOLDER_DEVICE), "--root", str(folder_device.root), "kill",
+                            run.name[: -len(".pid")]], timeout=30)
+    assert gone(left)
 
 
 def test_factory(write_inventory, tmp_path, monkeypatch):
     specs = write_inventory({
         "s": {"transport": "ssh", "host": "h", "user": "u"},
         "a": {"transport": "adb", "serial": "x"},
-        "c": command_entry(tmp_path),
+        "c": FolderDevice(tmp_path).entry(),
         "l": {"transport": "local"},
     })
     names = {k: type(make_transport(v)).__name__ for k, v in specs.items()}
@@ -379,6 +596,48 @@ def test_factory(write_inventory, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "asyncssh", None)
     with pytest.raises(UsageError, match="asyncssh"):
         make_transport(specs["s"])
+
+
+def test_adb_never_starts_a_server_on_a_port_the_inventory_did_not_name(write_inventory, tmp_path, monkeypatch):
+    # adbutils runs `adb start-server` (on adb's default port 5037) when it cannot connect; a recording adb
+    # in its place shows whether it tried.
+    from .servers import free_port
+
+    calls = tmp_path / "adb-calls"
+    fake_adb = tmp_path / "adb"
+    fake_adb.write_text(f"#!/bin/sh\necho \"$@\" >> {calls}\n")
+    fake_adb.chmod(0o755)
+    monkeypatch.setenv("ADBUTILS_ADB_PATH", str(fake_adb))
+    port = free_port()
+    spec = write_inventory({"n7": {"transport": "adb", "serial": "emulator-5554", "adb_host": "127.0.0.1",
+                                   "adb_port": port}})["n7"]
+    t = make_transport(spec)
+    with pytest.raises(DeviceError) as info:
+        t.open()
+    t.close()
+    assert f"no adb server at 127.0.0.1:{port}" in str(info.value)
+    assert f"adb -P {port} start-server" in str(info.value)
+    assert not calls.exists(), calls.read_text()
+
+
+def test_command_env_values_never_reach_the_exec_scripts_command_line(write_inventory, folder_device):
+    entry = folder_device.entry()
+    entry["env"] = {**entry["env"], "ZB_TOKEN": "s3cret-value"}
+    spec = write_inventory({"dev": entry})["dev"]
+    t = make_transport(spec)
+    t.open()
+    try:
+        # the stand-in device tells the runner the exec script's pid: its command line is what `ps` shows
+        code = ("import os; print(os.environ['ZB_TOKEN']); "
+                "print(open(f'/proc/{os.environ[\"FOLDER_DEVICE_EXEC_PID\"]}/cmdline').read().replace(chr(0), ' '))")
+        result = t.run([sys.executable, "-c", code], timeout_s=30)
+    finally:
+        t.close()
+    assert result.ok, result.stderr
+    value, parent_cmdline = result.stdout.splitlines()[:2]
+    assert value == "s3cret-value"
+    assert "folder_device.py" in parent_cmdline and "--env ZB_TOKEN" in parent_cmdline
+    assert "s3cret-value" not in parent_cmdline
 
 
 # -- local specifics ----------------------------------------------------------------------------------------

@@ -65,3 +65,23 @@ def test_uncapped_interval_is_the_delta_between_frame_ends():
         intervals.append(pacer.end())
         clock.now += gap * MS  # time between frames (writing the row) counts in the next interval
     assert intervals == pytest.approx([3, 6, 2])
+
+
+
+def _intervals(pacer, clock: FakeClock, work_ms: list[float], walk_ms: float) -> list[float]:
+    out = []
+    for ms in work_ms:
+        pacer.begin()
+        clock.now += round(ms * MS)
+        out.append(pacer.end())
+        clock.now += round(walk_ms * MS)  # work between frames (the runner's counting walk)
+        pacer.exclude(round(walk_ms * MS))
+    return out
+
+
+@pytest.mark.parametrize("make", [lambda c: PacedVsync(100.0, clock=c, sleep=c.sleep), lambda c: Uncapped(clock=c)],
+                         ids=["paced", "uncapped"])
+def test_work_excluded_between_frames_never_shows_in_the_intervals(make):
+    work = [6, 8, 2, 9, 12]
+    with_walk, without = FakeClock(), FakeClock()
+    assert _intervals(make(with_walk), with_walk, work, 9) == pytest.approx(_intervals(make(without), without, work, 0))

@@ -8,7 +8,8 @@ launch:
     for each frame:
         backend.begin_frame()                   # start the clocks
         ... interpreter draws on surface.getCanvas() ...
-        timing = backend.end_frame()            # flush/submit, stop the clocks
+        timing = backend.end_frame()            # flush/submit, stop the clocks (and split cpu_ms by stage:
+                                                # end_frame's own start closes the record stage)
     pixels = backend.read_rgba(surface)         # captures only, after all measured frames
     backend.close()
 
@@ -19,6 +20,7 @@ it makes the surface, flushes, times and reads back.
 from __future__ import annotations
 
 import importlib
+import inspect
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +36,12 @@ class FrameTiming:
     """What a backend measured around one frame; becomes that frame's row of frames.csv."""
 
     cpu_ms: float
+    # cpu_ms by stage, on the clock of cpu_ms, adding up to it (docs/runner-protocol.md, "The reference
+    # runner's counters"): recording the frame's draws (on the raster backend they rasterise as they go),
+    # the flush that turns recorded work into GPU commands, and the submit to the driver.
+    record_ms: float | None = None
+    flush_ms: float | None = None
+    submit_ms: float | None = None
     gpu_ms: float | None = None
     gpu_source: GpuSource = "none"
     disjoint: bool | None = None  # None: the backend cannot tell
@@ -109,15 +117,28 @@ BACKENDS: dict[str, str] = {
 }
 
 
-def open_backend(name: str) -> Backend:
-    """Create the backend called `name`; raise KeyError for an unknown name, BackendUnavailable otherwise."""
+def open_backend(name: str, *, timer: str | None = None) -> Backend:
+    """Create the backend called `name`; raise KeyError for an unknown name, BackendUnavailable otherwise.
+
+    `timer`: the GPU time source a job asks for (Job.gpu_timer). A backend without GPU timing serves only
+    "none"; asking it for a GPU source makes it unavailable, with that reason."""
     target = BACKENDS[name]
     module_name, _, class_name = target.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise BackendUnavailable(f"backend {name!r} cannot be loaded: {exc}") from exc
-    backend: Backend = getattr(module, class_name)()
+    cls = getattr(module, class_name)
+    if timer is None:
+        backend: Backend = cls()
+    elif "timer" in inspect.signature(cls).parameters:
+        backend = cls(timer=timer)
+    else:
+        backend = cls()
+        if timer != backend.timer_source:
+            backend.close()
+            raise BackendUnavailable(f"backend {name!r} has no GPU time source {timer!r} (it times with "
+                                     f"{backend.timer_source!r})")
     return backend
 
 

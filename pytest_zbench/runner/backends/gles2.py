@@ -7,8 +7,9 @@ Per frame:
 
     begin_frame   start the CPU clock; the time source begins (timer_query: glBeginQueryEXT)
     ...           the interpreter records Skia draws
-    end_frame     ctx.flush() issues the GL commands; the time source closes its bracket (glEndQueryEXT);
-                  ctx.submit(kNo) → cpu_ms; finish_bracket/readback wait here → gpu_ms; glGetError → gl_error;
+    end_frame     (its start closes the record stage) ctx.flush() issues the GL commands (the flush stage);
+                  the time source closes its bracket (glEndQueryEXT); ctx.submit(kNo) (the submit stage)
+                  → cpu_ms; finish_bracket/readback wait here → gpu_ms; glGetError → gl_error;
                   stderr is scanned for Skia's shader compile/link errors; at most FRAMES_IN_FLIGHT frames stay
                   queued (an EGL fence, as a swap chain would block), so the CPU cannot run unboundedly ahead
                   of the GPU in uncapped mode.
@@ -257,15 +258,18 @@ class Gles2Backend(Backend):
     def end_frame(self) -> FrameTiming:
         ctx, gl, source = self._ctx, self._gl, self._source
         assert ctx is not None and source is not None
+        recorded = time.perf_counter_ns()  # the frame's draws are recorded: the flush stage starts
         ordinal = self._ordinal
         self._ordinal += 1
         # Skia's flush clears pending GL errors before its own allocations, so errors raised while the frame
         # was recorded (by anything else calling GL) are read first, then those of Skia's own commands.
         errors = gl.drain_errors()
         ctx.flush(skia.GrFlushInfo())
+        flushed = time.perf_counter_ns()
         source.before_submit(ordinal)
         ctx.submit(skia.GrSyncCpu.kNo)
-        cpu_ms = (time.perf_counter_ns() - self._t0) / 1e6
+        submitted = time.perf_counter_ns()
+        cpu_ms = (submitted - self._t0) / 1e6
         sample = source.after_submit(ordinal, self._t0)
         if source.deferred and not self.collects_late_timings:
             sample = next((s for s in source.drain() if s.ordinal == ordinal), GpuSample(ordinal, None))
@@ -288,7 +292,8 @@ class Gles2Backend(Backend):
             issues.append(Issue("shader", "Skia abandoned the GL context (a shader/program failure or a lost "
                                           "context); later frames cannot be drawn"))
         timing = FrameTiming(cpu_ms=cpu_ms, gpu_source=self.timer_source, gl_error=bool(errors),
-                             issues=tuple(issues))
+                             issues=tuple(issues), record_ms=(recorded - self._t0) / 1e6,
+                             flush_ms=(flushed - recorded) / 1e6, submit_ms=(submitted - flushed) / 1e6)
         if sample is None:  # the value arrives later, through late_timings()
             self._provisional[ordinal] = timing
             self._settle(source.poll())

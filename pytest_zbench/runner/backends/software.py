@@ -46,11 +46,15 @@ class SoftwareBackend(Backend):
         self._t0 = time.perf_counter()
 
     def end_frame(self) -> FrameTiming:
-        # Raster drawing happens inside each draw call; the flush is kept so the bracket means the same
-        # thing as on a GPU backend (everything the frame asked for is done).
+        # Raster drawing happens inside each draw call (the record stage); the flush is kept so the bracket
+        # means the same thing as on a GPU backend (everything the frame asked for is done). A raster surface
+        # has no driver to submit to: that stage is 0.
+        recorded = time.perf_counter()
         if self._surface is not None:
             self._surface.flushAndSubmit()
-        return FrameTiming(cpu_ms=(time.perf_counter() - self._t0) * 1000.0)
+        done = time.perf_counter()
+        return FrameTiming(cpu_ms=(done - self._t0) * 1000.0, record_ms=(recorded - self._t0) * 1000.0,
+                           flush_ms=(done - recorded) * 1000.0, submit_ms=0.0)
 
     def read_rgba(self, surface: skia.Surface) -> np.ndarray:
         return read_surface_rgba(surface)

@@ -1,0 +1,205 @@
+"""Live progress of the scene being measured (scene, launch, frame), beside pytest's own output.
+
+On a terminal it is a note at the end of pytest's current line of dots, cut to the room left on that line
+and erased before pytest writes there again (ZbenchPlugin wraps pytest's report hooks for that), so pytest's
+`[ 4%]` column stays where it belongs. The note is written past pytest's TerminalWriter, which would count
+it as part of the line. Off a terminal (a CI log) it is a plain line every few seconds (lab/ci_output.py).
+
+Under pytest-xdist the scenes run on the workers, whose output nobody sees: each worker writes its current
+scene, launch and frame into a small file of a folder the controller handed it (workerinput), and a thread
+of the controller shows one part per worker (`gw0 fill.alpha.x2 1/5 310/660 | gw1 ...`) on a terminal, or a
+line per worker every few seconds off one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..lab.ci_output import PROGRESS_INTERVAL_S, LineProgress
+
+NOTE_INTERVAL_S = 0.25  # how often a terminal note is rewritten
+WORKER_INTERVAL_S = 0.5  # how often a worker rewrites its progress file
+MIN_NOTE = 12  # narrower than this, a note says nothing: none is shown
+PROGRESS_DIR_KEY = "zbench_progress_dir"  # workerinput: the folder of the workers' progress files
+
+
+class TerminalNote:
+    """A note at the end of the terminal's current line; `lock` is held by whoever writes to the terminal
+    while a note may be shown (the plugin's report hook wrappers, the controller's thread)."""
+
+    def __init__(self, reporter: Any, capture: Any) -> None:
+        self._reporter = reporter
+        self._capture = capture
+        self._shown = 0
+        self.lock = threading.RLock()
+
+    def _write(self, text: str) -> None:
+        writer = self._reporter._tw  # pytest's TerminalWriter; its file, past its count of the line's width
+        handle = getattr(writer, "_file", None)
+        if handle is None:
+            return
+        disabled = self._capture.global_and_fixture_disabled() if self._capture is not None else None
+        with disabled or contextlib.nullcontext():  # fd capture would swallow it otherwise
+            handle.write(text)
+            handle.flush()
+
+    def show(self, text: str) -> None:
+        with self.lock:
+            writer = self._reporter._tw
+            room = writer.fullwidth - writer.width_of_current_line - 1
+            text = (" " + text) if room >= MIN_NOTE else ""
+            if len(text) > room:
+                text = text[:room - 1] + "…"
+            erase = "\b" * self._shown + " " * self._shown + "\b" * self._shown
+            self._write(erase + text)
+            self._shown = len(text)
+
+    def clear(self) -> None:
+        with self.lock:
+            if self._shown:
+                self._write("\b" * self._shown + " " * self._shown + "\b" * self._shown)
+                self._shown = 0
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        """Around one of pytest's writes: the note erased first, and not rewritten until pytest is done."""
+        with self.lock:
+            self.clear()
+            yield
+
+
+def describe(scene_id: str, launch: int, launches: int, frame: int, of: int) -> str:
+    return f"{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}"
+
+
+class NoteProgress:
+    """The in-process progress sink on a terminal: the note, rewritten at most every NOTE_INTERVAL_S."""
+
+    def __init__(self, note: TerminalNote, clock: Callable[[], float] = time.monotonic) -> None:
+        self.note = note
+        self._clock = clock
+        self._at = -1e9
+
+    def __call__(self, scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
+        now = self._clock()
+        if now - self._at < NOTE_INTERVAL_S and frame not in (0, of):
+            return
+        self._at = now
+        self.note.show(f"[{describe(scene_id, launch, launches, frame, of)}]")
+
+    def clear(self) -> None:
+        self.note.clear()
+
+
+class WorkerProgressFile:
+    """An xdist worker's progress sink: its current scene in `<folder>/<worker>.json`, replaced atomically
+    (the controller never reads half a file), removed when the test is reported."""
+
+    def __init__(self, path: Path, clock: Callable[[], float] = time.monotonic) -> None:
+        self.path = path
+        self._clock = clock
+        self._at = -1e9
+
+    def __call__(self, scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
+        now = self._clock()
+        if now - self._at < WORKER_INTERVAL_S and frame not in (0, of):
+            return
+        self._at = now
+        state = {"scene": scene_id, "launch": launch, "launches": launches, "frame": frame, "of": of}
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        try:
+            tmp.write_text(json.dumps(state), encoding="utf-8")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # progress is a courtesy: a folder gone (the controller ended) must not fail a measurement
+
+    def clear(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.unlink()
+
+
+def read_workers(folder: Path) -> dict[str, dict[str, Any]]:
+    """Each worker's current scene (worker id -> state), from the files of the progress folder."""
+    states: dict[str, dict[str, Any]] = {}
+    try:
+        paths = sorted(folder.glob("gw*.json"))
+    except OSError:
+        return states
+    for path in paths:
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+            states[path.stem] = {k: state[k] for k in ("scene", "launch", "launches", "frame", "of")}
+        except (OSError, ValueError, KeyError, TypeError):
+            continue  # replaced or removed while read: the next round has it
+    return states
+
+
+def worker_note(states: dict[str, dict[str, Any]]) -> str:
+    """One terminal note for every worker: `gw0 fill.alpha.x2 1/5 310/660 | gw1 text.labels 2/5 40/660`."""
+    return " | ".join(f"{worker} {s['scene']} {s['launch'] + 1}/{s['launches']} {s['frame']}/{s['of']}"
+                      for worker, s in sorted(states.items()))
+
+
+class ControllerProgress:
+    """The xdist controller's view of its workers: a thread reading their progress files."""
+
+    def __init__(self, note: TerminalNote | None, write_line: Callable[[str], None]) -> None:
+        self.folder = Path(tempfile.mkdtemp(prefix="zbench-progress-"))
+        self.note = note
+        self._write_line = write_line
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="zbench-progress", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        interval = NOTE_INTERVAL_S * 2 if self.note is not None else PROGRESS_INTERVAL_S
+        started = time.monotonic()
+        shown: dict[str, dict[str, Any]] = {}
+        while not self._stop.wait(interval):
+            states = read_workers(self.folder)
+            if self.note is not None:
+                if states:
+                    self.note.show(f"[{worker_note(states)}]")
+                else:
+                    self.note.clear()
+                continue
+            for worker, state in sorted(states.items()):
+                if state != shown.get(worker):
+                    self._write_line(f"zbench [{worker}]: {describe(**_args(state))} "
+                                     f"({time.monotonic() - started:.0f} s into the session)")
+            shown = states
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        if self.note is not None:
+            self.note.clear()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _args(state: dict[str, Any]) -> dict[str, Any]:
+    return {"scene_id": state["scene"], "launch": state["launch"], "launches": state["launches"],
+            "frame": state["frame"], "of": state["of"]}
+
+
+def in_process_sink(reporter: Any, capture: Any) -> NoteProgress | LineProgress:
+    """The progress sink of a session without xdist: the note on a terminal, else plain lines."""
+    if reporter.isatty:
+        return NoteProgress(TerminalNote(reporter, capture))
+
+    def write_line(line: str) -> None:
+        # On a line of its own, below the dots so far; pytest's dots continue under it.
+        midline = reporter._tw.width_of_current_line
+        with (capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()):
+            reporter.write(("\n" if midline else "") + line + "\n", flush=True)
+
+    return LineProgress(write_line)

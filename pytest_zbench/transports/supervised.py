@@ -1,0 +1,104 @@
+"""Commands on this host under the supervisor (_supervisor.py): the local transport's runner, the command
+transport's host-side scripts, a temporary workdir's keeper. What the supervisor guarantees is in its
+docstring and README, "Reliability"."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, OutputReaders, take_leftover
+
+SUPERVISOR = Path(__file__).with_name("_supervisor.py")
+
+
+def start_supervisor(args: list[str], env: Mapping[str, str], *, capture: bool = False,
+                     cwd: str | None = None) -> subprocess.Popen[bytes]:
+    """The supervisor in a session of its own (so the deadline can signal it alone), its stdin a pipe from
+    this process that stays open until the run ends: end of file tells it that this host is gone. The
+    command it runs inherits `cwd` (the supervisor itself is run by absolute path)."""
+    pdeathsig = ["--pdeathsig"] if args[0] == "run" and threading.current_thread() is threading.main_thread() else []
+    # PR_SET_PDEATHSIG fires when the thread that started the child exits: only the main thread lives as long
+    # as the host. From another thread, the stdin watchdog alone tells the supervisor that the host is gone.
+    return subprocess.Popen(
+        [sys.executable, "-I", str(SUPERVISOR), args[0], *pdeathsig, *args[1:]], stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+        stderr=subprocess.PIPE if capture else subprocess.DEVNULL, env=dict(env), start_new_session=True, cwd=cwd,
+    )
+
+
+def release(proc: subprocess.Popen[bytes]) -> None:
+    """Close the watchdog pipe of a supervisor whose work is done, and collect it."""
+    try:
+        if proc.stdin is not None:
+            proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=KILL_GRACE_S * 3)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def supervised_run(command: Sequence[str], env: Mapping[str, str], *, timeout_s: float,
+                   on_line: LineCallback | None, argv: tuple[str, ...],
+                   before_stop: Callable[[], str] | None = None, cwd: str | None = None) -> CommandResult:
+    """Run `command` on this host under the supervisor, in `cwd`; at the deadline the whole tree is stopped.
+    `before_stop` runs first at the deadline (the command transport's kill script); its note goes to stderr."""
+    started = time.monotonic()
+    try:
+        proc = start_supervisor(["run", "--", *command], env, capture=True, cwd=cwd)
+    except OSError as exc:
+        return CommandResult(argv, 127, "", f"cannot start {command[0]!r}: {exc.strerror or exc}", False, 0.0)
+    readers = OutputReaders(proc, on_line)
+    timed_out = False
+    notes: list[str] = []
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        if before_stop is not None:
+            notes.append(before_stop())
+            try:
+                proc.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass
+        if proc.poll() is None:
+            stop(proc)
+            notes.append("stopped with its whole process tree")
+    readers.join(KILL_GRACE_S)
+    release(proc)
+    stderr, leftover = take_leftover(readers.stderr)
+    if notes:
+        stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
+    return CommandResult(
+        argv=argv,
+        exit_code=None if timed_out else proc.returncode,
+        stdout=readers.stdout,
+        stderr=stderr,
+        timed_out=timed_out,
+        wall_s=time.monotonic() - started,
+        leftover=leftover,
+    )
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """The deadline: SIGTERM to the supervisor, which stops the tree (SIGKILL after its grace); SIGKILL to
+    the supervisor only if it has not finished well after that."""
+    for sig, wait in ((signal.SIGTERM, SUPERVISOR_STOP_S), (signal.SIGKILL, KILL_GRACE_S)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue

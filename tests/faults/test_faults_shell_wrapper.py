@@ -1,0 +1,106 @@
+"""The shell wrapper that supervises a launch on ssh devices without Python and on adb devices
+(transports/_shell.py), run with this host's /bin/sh: what it promises is checked on a real POSIX shell."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from fault_support import processes_with
+
+from pytest_zbench.transports._shell import (
+    alive_command,
+    kill_command,
+    launch_token,
+    parse_pid_line,
+    supervised_command,
+)
+from pytest_zbench.transports.base import take_leftover
+
+CHILD = "import os, sys, time\nif os.fork() == 0:\n    {detach}os.execv(sys.executable, [sys.executable, '-c', " \
+        "'import time; time.sleep(600)', sys.argv[1]])\n{after}"
+
+
+def runner(mark: str, *, detach: bool = False, after: str = "sys.exit(0)") -> list[str]:
+    code = CHILD.format(detach="os.setsid(); " if detach else "", after=after)
+    return [sys.executable, "-c", code, mark]
+
+
+def start(argv: list[str], *, watch_stdin: bool = False, token: str | None = None) -> subprocess.Popen[str]:
+    command = supervised_command(argv, {"ZB_SECRET": "it's $HOME"}, token=token or launch_token(),
+                                 watch_stdin=watch_stdin)
+    return subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def gone(mark: str, timeout: float = 10) -> bool:
+    deadline = time.monotonic() + timeout
+    while processes_with(mark):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.fixture
+def mark():
+    value = f"zbench-fault-{uuid.uuid4().hex}"
+    yield value
+    for pid in processes_with(value):
+        subprocess.run(["kill", "-9", str(pid)], capture_output=True)
+
+
+@pytest.mark.parametrize("detach", [False, True])
+def test_what_the_runner_leaves_running_is_stopped_and_counted(mark, detach):
+    proc = start(runner(mark, detach=detach))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert parse_pid_line(out.splitlines()[0]) is not None
+    assert take_leftover(err) == ("", 1)
+    assert gone(mark, timeout=1)
+
+
+def test_the_exit_status_is_the_runners_and_a_signal_reads_as_one(mark):
+    proc = start([sys.executable, "-c", "import sys; sys.exit(7)"])
+    proc.communicate(timeout=60)
+    assert proc.returncode == 7
+    proc = start([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"])
+    proc.communicate(timeout=60)
+    assert proc.returncode == -9  # as sshd reports a process killed by SIGKILL
+
+
+def test_the_deadline_kill_reaches_every_process_of_the_launch(mark):
+    token = launch_token()
+    proc = start(runner(mark, detach=True, after="time.sleep(600)"), token=token)
+    pid = parse_pid_line(proc.stdout.readline())
+    assert pid is not None
+    deadline = time.monotonic() + 30
+    while len(processes_with(mark)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert subprocess.run(["/bin/sh", "-c", alive_command(pid, token)], capture_output=True,
+                          text=True).stdout.strip() == "alive"
+    subprocess.run(["/bin/sh", "-c", kill_command(pid, "TERM", token)], check=True)
+    proc.communicate(timeout=30)
+    assert gone(mark)
+    assert subprocess.run(["/bin/sh", "-c", alive_command(pid, token)], capture_output=True,
+                          text=True).stdout.strip() == "gone"
+
+
+def test_end_of_file_on_the_channel_stops_the_launch(mark):
+    proc = start(runner(mark, detach=True, after="time.sleep(600)"), watch_stdin=True)
+    proc.stdout.readline()
+    deadline = time.monotonic() + 30
+    while len(processes_with(mark)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.stdin.close()  # what the device sees when the connection, or the host, is gone
+    assert gone(mark)
+    proc.wait(timeout=30)
+
+
+def test_the_environment_reaches_the_runner_quoted(mark):
+    proc = start([sys.executable, "-c", "import os; print(os.environ['ZB_SECRET'])"])
+    out, _ = proc.communicate(timeout=60)
+    assert out.splitlines()[1] == "it's $HOME"

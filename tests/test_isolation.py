@@ -1,0 +1,122 @@
+"""Isolation checks on plain run.json scene entries (pytest_zbench/host/isolation.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pytest_zbench.host.isolation import RHO_THRESHOLD, check_isolation, spearman, terminal_lines
+
+
+def entry(scene: str, sweep: str, params: dict[str, Any], gpu: list[float] | None, cpu: list[float], *,
+          device: str = "dev", first: list[float] | None = None, **extra: Any) -> dict[str, Any]:
+    runs = []
+    for k, cpu_ms in enumerate(cpu):
+        run: dict[str, Any] = {"cpu_ms": {"p50": cpu_ms}, "partial": False,
+                               "first_frame_ms": first[k] if first else 50.0}
+        if gpu is not None:
+            run["gpu_ms"] = {"p50": gpu[k]}
+        runs.append(run)
+    return {"id": scene, "sweep": sweep, "family": scene.split(".")[0], "device": device, "params": params,
+            "gpu_valid": True if gpu is not None else None, "per_run": runs, "skipped": None, **extra}
+
+
+def fill(kind: str, gpu: dict[int, list[float]], cpu: dict[int, list[float]], **kw: Any) -> list[dict[str, Any]]:
+    return [entry(f"fill.{kind}.x{n}", f"fill.{kind}.x{{layers}}", {"layers": n}, gpu.get(n), cpu[n], **kw)
+            for n in cpu]
+
+
+def test_spearman_with_ties_and_constant_sides() -> None:
+    assert spearman([1, 2, 3], [10, 20, 30]) == 1.0
+    assert spearman([1, 2, 3], [30, 20, 10]) == -1.0
+    # Two values of the dimension, two launches each, cleanly separated: ties keep rho below 1.
+    rho = spearman([1, 1, 2, 2], [1.0, 2.0, 3.0, 4.0])
+    assert rho is not None and 0.89 < rho < 0.9
+    assert spearman([1, 2, 3], [5, 5, 5]) is None
+    assert spearman([1], [1]) is None
+
+
+def test_a_culled_family_is_flagged_and_a_scaling_one_is_not() -> None:
+    # The shape measured on llvmpipe: opaque overdraw costs microseconds of GPU time at any depth (rising a
+    # little, in rank), translucent layers cost milliseconds each.
+    opaque = fill("opaque", {1: [0.0034, 0.0036], 2: [0.0041, 0.0051], 4: [0.0055, 0.0137], 8: [0.0056, 0.0051]},
+                  {1: [0.35, 0.33], 2: [0.28, 0.41], 4: [0.44, 0.42], 8: [0.43, 0.43]})
+    alpha = fill("alpha", {1: [0.0045, 0.006], 2: [4.7, 1.68], 4: [1.47, 12.8], 8: [24.9, 16.5]},
+                 {1: [0.39, 0.5], 2: [0.53, 0.43], 4: [0.46, 0.37], 8: [0.52, 0.5]})
+    found = {i.family: i for i in check_isolation(opaque + alpha)}
+    assert set(found) == {"fill.opaque.x{layers}", "fill.alpha.x{layers}"}
+    culled, scaling = found["fill.opaque.x{layers}"], found["fill.alpha.x{layers}"]
+    assert (culled.verdict, culled.likely_cause, culled.metric) == ("not_scaling", "culled", "gpu_ms")
+    assert culled.rho is not None and culled.rho >= RHO_THRESHOLD  # ranks rise: the rise is what is too small
+    assert (scaling.verdict, scaling.likely_cause) == ("scales", None)
+    assert scaling.values == (1, 2, 4, 8) and scaling.launches == 8
+    lines = terminal_lines(opaque + alpha)
+    assert len(lines) == 1 and lines[0].startswith("isolation: fill.opaque.x{layers} on dev does not scale with "
+                                                   "layers, likely culled")
+
+
+def test_noise_without_a_trend_does_not_scale_and_names_no_cause() -> None:
+    flat = fill("alpha", {}, {1: [2.0, 2.6], 2: [2.5, 2.1], 4: [2.4, 2.2], 8: [2.3, 2.2]})
+    (found,) = check_isolation(flat)
+    assert (found.metric, found.verdict, found.likely_cause) == ("cpu_ms", "not_scaling", None)
+    assert "rho below" in found.reason
+
+
+def test_a_gpu_flat_sweep_whose_cpu_time_rises_is_bound_elsewhere() -> None:
+    entries = fill("alpha", {1: [1.0, 1.1], 2: [1.05, 1.0], 4: [1.1, 1.0], 8: [1.0, 1.05]},
+                   {1: [1.0, 1.1], 2: [2.0, 2.1], 4: [4.0, 4.2], 8: [8.0, 8.3]})
+    (found,) = check_isolation(entries)
+    assert (found.metric, found.verdict, found.likely_cause) == ("gpu_ms", "not_scaling", "bound_elsewhere")
+
+
+def test_a_gpu_idle_sweep_whose_cpu_time_rises_is_bound_elsewhere_not_culled() -> None:
+    # Text on llvmpipe: the atlas draws cost the GPU nothing measurable, the CPU's layout scales.
+    entries = [entry(f"textscroll.lines{n}", "textscroll.lines{lines}", {"lines": n}, gpu, cpu)
+               for n, gpu, cpu in ((8, [0.0009, 0.001], [0.85, 0.9]), (16, [0.0008, 0.001], [1.2, 1.22]),
+                                   (32, [0.0007, 0.0008], [1.3, 1.35]))]
+    (found,) = check_isolation(entries)
+    assert (found.metric, found.verdict, found.likely_cause) == ("gpu_ms", "not_scaling", "bound_elsewhere")
+
+
+def test_a_sweep_whose_first_frame_alone_rises_is_cached() -> None:
+    entries = [entry(f"texture.once.s{s}", "texture.once.s{size}", {"size": s}, None, cpu, first=first)
+               for s, cpu, first in ((256, [1.0, 1.1, 1.0], [10.0, 11.0, 10.5]),
+                                     (1024, [1.05, 1.0, 1.1], [60.0, 62.0, 58.0]))]
+    (found,) = check_isolation(entries)
+    assert (found.verdict, found.likely_cause) == ("not_scaling", "cached")
+
+
+def test_product_sweeps_are_judged_per_value_of_the_other_params_and_names_are_not_dimensions() -> None:
+    entries = [entry(f"texture.{u}.s{s}", "texture.{upload}.s{size}", {"upload": u, "size": s}, None,
+                     [s / 100, s / 100 + 0.1])
+               for u in ("once", "every_frame") for s in (256, 1024)]
+    found = check_isolation(entries)
+    assert [(i.family, i.dimension, i.verdict) for i in found] == [
+        ("texture.every_frame.s{size}", "size", "scales"), ("texture.once.s{size}", "size", "scales")]
+
+
+def test_too_few_launches_are_inconclusive_and_skipped_or_unswept_scenes_are_left_out() -> None:
+    few = [entry(f"shadow.blur{b}", "shadow.blur{blur}", {"blur": b}, None, [float(b)]) for b in (2, 8)]
+    (found,) = check_isolation(few)
+    assert found.verdict == "inconclusive" and found.rho is None
+    # A param that moves with the dimension but is not in the id template is not a dimension of its own.
+    moving = [entry(f"drawcalls.rects.n{n}", "drawcalls.rects.n{count}", {"count": n, "columns": c}, None,
+                    [n / 100, n / 100 + 0.2]) for n, c in ((1000, 40), (2500, 50))]
+    assert [(i.dimension, i.verdict) for i in check_isolation(moving)] == [("count", "scales")]
+    skipped = [dict(e, skipped="runner lacks op") for e in moving]
+    unswept = [dict(e, sweep="drawcalls.rects") for e in moving]
+    assert check_isolation(skipped) == [] and check_isolation(unswept) == []
+
+
+def test_entries_are_valid_run_json() -> None:
+    import jsonschema
+
+    from pytest_zbench.host.run_record import load_schema
+
+    validator = jsonschema.Draft202012Validator(load_schema()["properties"]["isolation"])
+    isolation = [i.to_dict() for i in check_isolation(
+        fill("opaque", {1: [0.003, 0.004], 8: [0.005, 0.004]}, {1: [0.3, 0.3], 8: [0.4, 0.4]}))]
+    assert isolation[0]["likely_cause"] == "culled"
+    assert list(validator.iter_errors(isolation)) == []
+    isolation[0]["verdict"] = "fine"
+    assert [e.message for e in validator.iter_errors(isolation)] == ["'fine' is not one of ['scales', "
+                                                                     "'not_scaling', 'inconclusive']"]

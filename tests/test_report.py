@@ -1,0 +1,138 @@
+"""report.html and the traces of a real session: a scene with a baseline, one with a missing golden, one with
+a failing golden, loaded in headless Chromium (layout, images decoded, no console message) and screenshotted
+for a person to look at; plus the report's rules on plain values."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from browser import load, screenshot
+from PIL import Image
+from trace_format import problems
+
+from pytest_zbench.cli import main
+from pytest_zbench.host import report_charts as charts
+from pytest_zbench.host.html_report import _issues, overall, write_report
+
+# Run in the report's folder next to it: reads the rendered report's DOM and layout, writes what it found.
+PROBE = """<!doctype html><meta charset=utf-8><iframe id=r src="report.html" width=1300 height=900></iframe>
+<pre id=found></pre><script>
+document.getElementById('r').addEventListener('load', () => {
+  const d = document.getElementById('r').contentDocument;
+  const images = [...d.images];
+  const box = e => e.getBoundingClientRect();
+  document.getElementById('found').textContent = JSON.stringify({
+    sections: [...d.querySelectorAll('section')].map(s => [s.id, s.dataset.result]),
+    rows: [...d.querySelectorAll('#scenes tr[data-result]')].map(r => r.dataset.result),
+    images: images.length, decoded: images.filter(i => i.complete && i.naturalWidth > 0).length,
+    charts: [...d.querySelectorAll('figure.chart svg')].map(s => [s.closest('figure').className, box(s).width,
+                                                                    box(s).height]),
+    ticks: d.querySelectorAll('figure.chart text.tick').length,
+    zoomed: [...d.querySelectorAll('figure.zoom svg')].map(s => box(s).width),
+    blink: d.querySelectorAll('.blink img').length,
+    review: d.querySelectorAll('.review img').length,
+    width: d.documentElement.scrollWidth,
+  });
+});
+</script>"""
+
+
+def test_the_report_of_a_real_session_in_a_real_browser(project, tmp_path, record_property):
+    history = f"--zbench-history={tmp_path / 'history.sqlite'}"
+    # A first session of one scene: its golden and the baseline of the next.
+    project.run("--zbench-device=local", "-k", "mini.fill.x1", "--zbench-update-goldens=missing", history,
+                goldens=True).assert_outcomes(passed=2)
+    wrong = project.root / "goldens/software/x86_64/round.one/frame-0.png"
+    wrong.parent.mkdir(parents=True)
+    Image.new("RGBA", (64, 48), (255, 255, 255, 255)).save(wrong)  # no rounded rect: a region differs
+    # Interleaved A/B against the same runner: one session is enough for a verdict with an interval (a second
+    # session against one baseline session is inconclusive, with no interval to draw).
+    result = project.run("--zbench-device=local", history, "--zbench-ab=python -m pytest_zbench.runner",
+                         goldens=True)
+    result.assert_outcomes(passed=4, failed=2)  # the golden of round.one (wrong) and of mini.fill.x2 (none)
+
+    document = project.run_json()
+    scenes = {s["id"]: s for s in document["scenes"]}
+    assert scenes["mini.fill.x1"]["regression"]["metrics"]  # judged A/B
+    for scene in document["scenes"]:
+        trace = json.loads((project.results / "local" / f"{scene['id']}.trace.json").read_text())
+        assert problems(trace) == [], scene["id"]
+
+    report = project.results / "report.html"
+    text = report.read_text()
+    assert "src='http" not in text and "<script" not in text and "<link" not in text  # offline, one file
+    (project.results / "probe.html").write_text(PROBE)
+    loaded = load(project.results / "probe.html", tmp_path / "profile")
+    assert loaded.console == []
+    found = json.loads(loaded.dom.split("<pre id=\"found\">", 1)[1].split("</pre>", 1)[0])
+    # Failed first (round.one's golden, then mini.fill.x2's missing one), the passing scene last.
+    assert [s[1] for s in found["sections"]] == ["failed", "missing", "passed"]
+    assert found["rows"] == ["failed", "missing", "passed"]
+    assert found["images"] >= 4 + 2 + 1 and found["decoded"] == found["images"]  # triage, blink, review
+    assert found["blink"] == 2 and found["review"] == 1 and len(found["zoomed"]) == 3
+    kinds = [c[0] for c in found["charts"]]
+    assert kinds.count("chart effects") >= 1 and kinds.count("chart cdf") == 3 and kinds.count("chart timeline") == 3
+    assert all(w > 300 and h > 100 for _, w, h in found["charts"]) and all(w > 100 for w in found["zoomed"])
+    assert found["ticks"] > 5 * len(found["charts"])
+    assert found["width"] <= 1300  # nothing wider than the window
+
+    # `zbench report RUN.json` makes the same page and traces again from the results folder.
+    shown = text.split("<body>", 1)[1]
+    report.unlink()
+    for trace in (project.results / "local").glob("*.trace.json"):
+        trace.unlink()
+    assert main(["report", str(project.results / "run.json")]) == 0
+    assert report.read_text().split("<body>", 1)[1] == shown
+    assert len(list((project.results / "local").glob("*.trace.json"))) == 3
+
+    png = screenshot(report, project.results / "report.png", tmp_path / "profile")
+    assert png.stat().st_size > 20_000
+    kept = shutil.copy(png, tmp_path / "report.png")
+    record_property("screenshot", str(kept))
+    print(f"report screenshot: {kept}")
+
+
+def test_overall_result_and_order_put_attention_first():
+    def scene(outcome, verdict, golden):
+        return {"outcome": outcome, "regression": {"verdict": verdict},
+                "correctness": {"outcome": "failed" if golden in ("failed", "missing") else "passed",
+                                "frames": [{"status": golden}]}}
+
+    assert overall(scene("passed", "regressed", "passed")) == "regressed"
+    assert overall(scene("passed", "inconclusive", "passed")) == "passed"  # not a failure, not hidden either
+    assert overall(scene("passed", "unchanged", "missing")) == "missing"
+    assert overall(scene("failed", "regressed", "missing")) == "failed"
+    assert overall({"outcome": "passed", "correctness": {"outcome": "failed", "frames": [{"status": "passed"}],
+                                                         "invariants": ["runner reported nan"]}}) == "failed"
+
+
+def test_issues_are_grouped_by_launch_and_repeats_counted():
+    issues = [{"kind": "gl_error", "detail": "0x502", "launch": 0}, {"kind": "gl_error", "detail": "0x502", "launch": 0},
+              {"kind": "timeout", "detail": "killed", "launch": 2}]
+    text = _issues(issues)
+    assert text.index("launch 0") < text.index("0x502 (×2)") < text.index("launch 2") < text.index("killed")
+    assert _issues([]) == ""
+
+
+def test_charts_clip_cold_frames_and_mark_them():
+    values = [2.0] * 99 + [960.0]
+    assert charts.clip_top(values, 16.7) < 30  # the budget with room, not the cold frame
+    svg = charts.timeline([charts.Series("launch 0", values)], budget=16.7, warmup=0, y_label="cpu_ms", caption="c")
+    assert svg.count("class=outlier") == 1 and "960.00 ms (above the axis)" in svg and "1 frame(s) above" in svg
+    cold = charts.timeline([charts.Series("launch 0", [280.0, 50.0] + [2.0] * 30)], budget=16.7, warmup=2,
+                           y_label="cpu_ms", caption="c")
+    assert cold.count("class=outlier") == 2  # warmup frames do not set the range either
+    many = charts.timeline([charts.Series(f"launch {k}", [1.0, 2.0], charts.COLOURS[k]) for k in range(8)],
+                           budget=None, warmup=0, y_label="cpu_ms", caption="c")
+    assert "height='234'" in many  # eight launches' legend takes two rows: the plot moves down, nothing is cut
+    cdf = charts.cdf([charts.Series("launch 0", values)], budget=16.7, x_label="ms", caption="c")
+    assert "1 frame(s) beyond the axis" in cdf and "budget 16.70 ms" in cdf
+    assert charts.nice_ticks(0, 17) == [0, 5, 10, 15] and charts.nice_ticks(0.6, 1.4) == [0.6, 0.8, 1.0, 1.2, 1.4]
+
+
+def test_a_report_without_samples_or_verdicts_still_renders(tmp_path):
+    document = {"run_id": "r", "started_utc": "t", "app": {}, "gpu": {}, "display": {}, "device": {"id": "d"},
+                "scenes": [{"id": "s", "device": "d", "runs": 0, "outcome": "error", "samples_file": "missing.csv"}]}
+    text = write_report(document, tmp_path, tmp_path / "report.html").read_text()
+    assert "data-result='error'" in text and "<svg" not in text
