@@ -11,8 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -52,7 +51,10 @@ SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate", "sustained"
 # A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
 GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
-SCENE_KEYS = ("id", "description", "params", "sweep", "ops", *SETTING_KEYS)
+SCENE_KEYS = ("id", "description", "params", "sweep", "ops", "complexity", *SETTING_KEYS)
+# An adaptive scene's `complexity`: what one unit of complexity is, the complexity captures render at, and the
+# largest complexity its layout keeps on the surface (draws off the surface may be culled, docs/scenes.md).
+COMPLEXITY_KEYS = ("unit", "capture", "max")
 # `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
 MAX_UNROLL = 64
 # Scene cases of one corpus (every file of the scenes folder): each becomes a perf and a golden test per
@@ -72,6 +74,15 @@ class GateOverride:
 
 
 @dataclass(frozen=True)
+class ComplexitySpec:
+    """How the host plans an adaptive scene's complexity (docs/scenes.md, "Adaptive scenes")."""
+
+    unit: str  # what one unit of complexity draws, in the plural: "rects", "labels"
+    capture: int  # the complexity every captured frame renders at, whatever the device and the plan
+    max: int = MAX_COUNT  # the search and the ramps never go past it
+
+
+@dataclass(frozen=True)
 class SceneCase:
     """One expanded scene: what the plugin turns into a perf test and a golden test."""
 
@@ -87,6 +98,7 @@ class SceneCase:
     description: str
     # Validated ops with lengths still symbolic; job_scene resolves them for one surface.
     ops: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    complexity: ComplexitySpec | None = None  # set exactly when the scene is adaptive
     gate: GateOverride | None = None
     # Minutes of one sustained launch (docs/sustained.md); None: --zbench-sustained decides.
     sustained_min: float | None = None
@@ -100,7 +112,7 @@ class SceneCase:
     @property
     def adaptive(self) -> bool:
         """True when a `repeat` counts "complexity", i.e. the job must carry a per-frame complexity."""
-        return any(op["op"] == "repeat" and op["count"] == COMPLEXITY_COUNT for op in walk_ops(self.ops))
+        return counts_complexity(self.ops)
 
     def job_scene(self, width: int, height: int) -> dict[str, Any]:
         """The job's `scene` object (docs/runner-protocol.md) with every length resolved to pixels of this surface."""
@@ -116,22 +128,14 @@ class SceneCase:
         }
 
 
-# Whether the scenes being loaded are run with a per-frame complexity list (`count: complexity`): the runner
-# conformance kit builds such jobs for its own scenes; the plugin does not yet.
-_COMPLEXITY_JOBS: ContextVar[bool] = ContextVar("complexity_jobs", default=False)
+def counts_complexity(ops: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a display list is adaptive: a `repeat` anywhere in it counts "complexity"."""
+    return any(op["op"] == "repeat" and op["count"] == COMPLEXITY_COUNT for op in walk_ops(ops))
 
 
-def load_scene_file(path: Path, *, complexity_jobs: bool = False) -> list[SceneCase]:
-    """Every case of one family file, in file order; raises SceneError naming the file, scene and key.
-    `complexity_jobs`: the caller gives adaptive scenes their complexity (only the conformance kit does)."""
-    token = _COMPLEXITY_JOBS.set(complexity_jobs)
-    try:
-        return _load_scene_file(Path(path))
-    finally:
-        _COMPLEXITY_JOBS.reset(token)
-
-
-def _load_scene_file(path: Path) -> list[SceneCase]:
+def load_scene_file(path: Path) -> list[SceneCase]:
+    """Every case of one family file, in file order; raises SceneError naming the file, scene and key."""
+    path = Path(path)
     doc = _read_yaml(path)
     where = _Where(path)
     if doc is None:
@@ -297,6 +301,8 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
         values = {**params, **combination}
         case_where = replace(where, scene=case_id)
         ops = tuple(_ops(_substitute(raw["ops"], values, case_where.at("ops")), case_where.at("ops")))
+        complexity = _complexity(_substitute(raw.get("complexity"), values, case_where.at("complexity")), ops,
+                                 settings, case_where)
         cases.append(SceneCase(
             id=case_id,
             family=family,
@@ -309,11 +315,39 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             tolerance=MappingProxyType({k: MappingProxyType(dict(v)) for k, v in settings.tolerance.items()}),
             description=_substitute(description, values, case_where.at("description")),
             ops=ops,
+            complexity=complexity,
             gate=settings.gate,
             sustained_min=settings.sustained_min,
             sweep=template,
         ))
     return cases
+
+
+def _complexity(raw: Any, ops: tuple[Mapping[str, Any], ...], settings: _Settings,
+                where: _Where) -> ComplexitySpec | None:
+    """An adaptive scene's `complexity` mapping; a scene without a `repeat` counting "complexity" has none."""
+    adaptive = counts_complexity(ops)
+    if raw is None:
+        if adaptive:
+            raise where.at("complexity").error(
+                "an adaptive scene (a repeat whose count is \"complexity\") needs "
+                "'complexity: {unit: ..., capture: N}': what one unit draws and the complexity captures render at")
+        return None
+    if not adaptive:
+        raise where.at("complexity").error("'complexity' belongs to adaptive scenes: give a repeat "
+                                           "'count: complexity', or remove the key")
+    if settings.mode == "paced":
+        raise where.at("mode").error("an adaptive scene is measured uncapped: its score is fitted to frame "
+                                     "intervals that paced mode quantises to vsync periods; remove 'mode'")
+    spec = _mapping(raw, where.at("complexity"))
+    _check_keys(spec, COMPLEXITY_KEYS, ("unit", "capture"), where.at("complexity"), "'complexity'")
+    unit = spec["unit"]
+    if not isinstance(unit, str) or not unit.strip():
+        raise where.at("complexity").at("unit").error(f"unit names what one unit of complexity draws, e.g. "
+                                                     f"'rects', got {unit!r}")
+    high = cast(int, _integer(1, MAX_COUNT)(spec.get("max", MAX_COUNT), where.at("complexity").at("max")))
+    capture = cast(int, _integer(0, high)(spec["capture"], where.at("complexity").at("capture")))
+    return ComplexitySpec(unit=unit.strip(), capture=capture, max=high)
 
 
 def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:
@@ -693,15 +727,8 @@ def _text(raw: Any, where: _Where) -> str:
 
 
 def _count(raw: Any, where: _Where) -> int | str:
-    if raw == COMPLEXITY_COUNT:
-        if _COMPLEXITY_JOBS.get():
-            return COMPLEXITY_COUNT  # the runner takes the count per frame from the job (adaptive scenes)
-        # A runner takes such a count from the job's per-frame complexity list (docs/display-list.md), which
-        # the plugin does not build for any scene yet: every launch of the scene would fail on the device.
-        raise where.error(f"count {COMPLEXITY_COUNT!r} needs a job with a per-frame complexity list, which "
-                          "this host does not produce (no scene is run adaptively yet); give a whole number "
-                          f"from 1 to {MAX_COUNT}")
-    return cast(int, _integer(1, MAX_COUNT)(raw, where))
+    # "complexity": the runner takes the count per frame from the job (adaptive scenes).
+    return COMPLEXITY_COUNT if raw == COMPLEXITY_COUNT else cast(int, _integer(1, MAX_COUNT)(raw, where))
 
 
 def _integer(low: int, high: int) -> Validator:

@@ -197,6 +197,9 @@ class LaunchSummary:
     # Measured frames the kernel preempted (the runner's `preemptions` counter > 0), over those where it is
     # known; None when the runner does not count them (docs/regression.md, "A busy host").
     preempted_share: float | None = None
+    # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
+    # regression gate reads as the per-launch metric `adaptive.score`.
+    adaptive: Mapping[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_frames": self.n_frames}
@@ -211,6 +214,8 @@ class LaunchSummary:
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
         out["preempted_share"] = _rounded(self.preempted_share, SHARE_DIGITS)
+        if self.adaptive is not None:
+            out["adaptive"] = _rounded(self.adaptive, SHARE_DIGITS)
         return out
 
 

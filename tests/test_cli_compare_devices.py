@@ -44,6 +44,19 @@ def test_compare_judges_b_against_a_regressed_first(tmp_path, capsys):
     assert "nothing.json" in capsys.readouterr().err
 
 
+def test_compare_judges_an_adaptive_scene_on_its_score(tmp_path):
+    a = run_doc("aaaa", {"rrect.grid.adaptive": 400.0}, seed=1)
+    b = run_doc("bbbb", {"rrect.grid.adaptive": 300.0}, seed=50)
+    for doc in (a, b):  # an adaptive scene's launches carry their score; its per-frame statistics are not judged
+        entry = doc["scenes"][0]
+        entry["adaptive"] = {"score": entry["metrics"]["cpu_ms"]["p50"]}
+        for launch in entry["per_run"]:
+            launch["adaptive"] = {"role": "ramp", "score": launch["cpu_ms"]["p50"]}
+    (scene,) = compare_runs(a, tmp_path / "a.json", b).scenes
+    assert scene.verdict == "inconclusive" and scene.detail.startswith("adaptive.score 0.7")
+    assert "cpu_ms" not in scene.message
+
+
 def test_devices_lists_the_inventory_reached_and_probed(tmp_path, capsys):
     inventory = tmp_path / "devices.yaml"
     inventory.write_text("""\

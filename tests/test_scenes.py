@@ -63,14 +63,29 @@ def test_corpus_has_every_family_and_the_expected_ids(corpus):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
             "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
-    assert 35 <= len(corpus) <= 50
+    assert 35 <= sum(not case.adaptive for case in corpus.values()) <= 50  # and the adaptive variants
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
     assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by
 
 
+def test_adaptive_variants_sit_beside_the_fixed_ones_with_a_unit_a_capture_and_a_max(corpus):
+    adaptive = {case_id: case for case_id, case in corpus.items() if case.adaptive}
+    assert set(adaptive) == {"fill.alpha.adaptive", "drawcalls.rects.adaptive", "text.labels.adaptive",
+                             "shadow.blur8.adaptive", "rrect.grid.adaptive", "gradients.linear.adaptive",
+                             "image.draws.adaptive"}
+    assert all("adaptive" in case_id for case_id in adaptive)  # `-k adaptive` selects exactly them
+    assert not any(case.adaptive for case_id, case in corpus.items() if "adaptive" not in case_id)
+    for case in adaptive.values():
+        assert case.complexity is not None and case.complexity.unit
+        assert 0 < case.complexity.capture <= case.complexity.max
+        assert case.mode is None and case.capture == (0,)
+    assert corpus["fill.alpha.x4"].complexity is None
+
+
 def test_fill_family_uses_only_rect_ops(corpus):
+    """Its fixed-load scenes: the adaptive variant needs `repeat`, which counts its layers."""
     for case in corpus.values():
-        if case.family == "fill":
+        if case.family == "fill" and not case.adaptive:
             scene = case.job_scene(800, 480)
             assert case.features == {"rect"}
             assert {op["op"] for op in walk(scene["ops"])} == {"rect"}
@@ -213,6 +228,7 @@ def test_settings_merge_defaults_with_the_scene(tmp_path):
 # --- mistakes: each names the file, the scene and the key ----------------------------------------------------
 
 RECT = '{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}'
+ADAPTIVE = "{op: repeat, count: complexity, ops: [" + RECT + "]}"
 
 
 def scene_file(ops: str, extra: str = "", scene_id: str = "demo.bad") -> str:
@@ -252,6 +268,17 @@ MISTAKES = {
     "key given twice": (scene_file("{op: rect, x: 0, x: 1, y: 0, w: 1, h: 1, color: '#000000'}"), None, None,
                         "given twice"),
     # Checked at load time, not on the device (README, Reliability):
+    "adaptive without complexity": (scene_file(ADAPTIVE), "demo.bad", "complexity", "needs 'complexity:"),
+    "complexity without adaptive": (scene_file(RECT, "    complexity: {unit: rects, capture: 1}\n"), "demo.bad",
+                                    "complexity", "belongs to adaptive scenes"),
+    "adaptive and paced": (scene_file(ADAPTIVE, "    mode: paced\n    complexity: {unit: rects, capture: 1}\n"),
+                           "demo.bad", "mode", "measured uncapped"),
+    "complexity without unit": (scene_file(ADAPTIVE, "    complexity: {capture: 1}\n"), "demo.bad", "complexity.unit",
+                                "needs 'unit'"),
+    "capture past max": (scene_file(ADAPTIVE, "    complexity: {unit: rects, capture: 20, max: 10}\n"), "demo.bad",
+                         "complexity.capture", "from 0 to 10"),
+    "unknown complexity key": (scene_file(ADAPTIVE, "    complexity: {unit: rects, capture: 1, min: 3}\n"),
+                               "demo.bad", "complexity.min", "unknown key"),
     "id ending in a newline": (scene_file(RECT, scene_id='"demo.a\\n"'), "demo.a\n", "id", "must match"),
     "colour ending in a newline": (scene_file('{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000\\n"}'),
                                    "demo.bad", "ops[0].color", "#RRGGBB"),
@@ -271,8 +298,6 @@ MISTAKES = {
                        "ops[0].size", "greater than 0"),
     "animated size below zero": (scene_file("{op: rect, x: 0, y: 0, w: {anim: linear, from: -5, to: 10, period: 4},"
                                             " h: 1, color: '#000000'}"), "demo.bad", "ops[0].w.from", "0 or more"),
-    "count complexity": (scene_file("{op: repeat, count: complexity, ops: [" + RECT + "]}"), "demo.bad",
-                         "ops[0].count", "does not produce"),
     "tolerance typo": (scene_file(RECT, "    tolerance: {gles2: {max_detla: 3}}\n"), "demo.bad",
                        "tolerance.gles2.max_detla", "unknown key"),
     "tolerance bad value": (scene_file(RECT, "    tolerance: {software: {max_delta: -1}}\n"), "demo.bad",

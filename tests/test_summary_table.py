@@ -86,3 +86,18 @@ def test_unreliable_percentiles_are_marked_and_colour_comes_from_the_markup():
 def test_partial_launches_keep_the_runs_column():
     lines = summary_lines([entry("a"), entry("b", complete=4)])
     assert "runs" in lines[2] and "4/5" in "\n".join(lines)
+
+
+def test_an_adaptive_scene_shows_its_score_and_a_table_without_one_has_no_score_column():
+    fixed = [entry(f"fill.alpha.x{n}", cpu=1.0 + n) for n in (1, 2, 4)]
+    adaptive = entry("fill.alpha.adaptive", verdict="regressed")
+    adaptive["regression"]["metrics"] = [{"metric": "adaptive.score", "effect": 0.8, "verdict": "regressed"}]
+    adaptive["adaptive"] = {"score": 1234.0, "ci": [1210.0, 1272.0], "censored": None}
+    lines = summary_lines([*fixed, adaptive], width=100)
+    assert max(map(len, lines)) <= 100, "\n".join(lines)
+    assert "score" in lines[2]
+    row = next(line for line in lines if line.startswith("fill.alpha.adaptive"))
+    assert "1234±2.5%" in row and "regressed 0.80x" in row and "1.00" not in row  # per-frame statistics: "-"
+    assert any(line.startswith("adaptive scenes: the score is the largest complexity") for line in lines)
+    plain = summary_lines(fixed, width=100)
+    assert "score" not in plain[2] and not any(line.startswith("adaptive scenes") for line in plain)

@@ -25,7 +25,7 @@ UNKNOWN_OP = "zbench_check_unknown_op"
 @lru_cache(maxsize=1)
 def kit_scenes() -> dict[str, SceneCase]:
     with resources.as_file(resources.files(__package__).joinpath("scenes.yaml")) as path:
-        return {case.id: case for case in load_scene_file(Path(path), complexity_jobs=True)}
+        return {case.id: case for case in load_scene_file(Path(path))}
 
 
 def kit_scene(name: str) -> SceneCase:

@@ -110,5 +110,6 @@ def ab_entry(run: ABRun, results_dir: Path) -> dict[str, Any]:
         "per_run_b": summary["per_run"] if summary else [],
         "samples_file_b": None if samples is None else str(samples),
         "issues_b": [dict(i.to_dict(), launch=n) for n, launch in enumerate(b.launches) for i in launch.issues],
+        **({"adaptive_b": b.adaptive.to_json()} if b.adaptive is not None else {}),
         "platform_frames_b": b.platform.entry(results_dir) if b.platform is not None else None,
     }

@@ -141,6 +141,9 @@ def _table(scenes: Sequence[dict[str, Any]]) -> str:
         gpu_cell = ("<td title='the GPU time source failed the timer check'>untrusted</td>"
                     if s.get("gpu_valid") is False else f"<td>{_ms(gpu.get('p50'))}</td>")
         verdict, golden, result = _verdict(s), _golden_word(s), overall(s)
+        if s.get("adaptive") is not None:
+            rows.append(_adaptive_row(s, (verdict, golden, result)))
+            continue
         rows.append(
             f"<tr data-result='{html.escape(result)}'><td>{html.escape(s['device'])}</td>"
             f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
@@ -211,6 +214,9 @@ def _plots(scene: dict[str, Any], results_dir: Path) -> str:
     budget = scene.get("budget_ms")
     frames = _read_frames(results_dir, scene.get("samples_file"))
     plots = []
+    adaptive = scene.get("adaptive")
+    if adaptive is not None:
+        plots.append(charts.adaptive_fit(adaptive))
     gpu_shown = scene.get("gpu_valid") is True
     if frames:
         launches = sorted(frames)
@@ -233,7 +239,8 @@ def _plots(scene: dict[str, Any], results_dir: Path) -> str:
                                                         _colour(k)) for k in launches],
                                          budget=budget, warmup=warmup, y_label="gpu_ms",
                                          caption=f"GPU time per frame ({scene.get('gpu_source')}) by launch"))
-    hist = ((scene.get("metrics") or {}).get("frame_ms") or {}).get("hist")
+    # An adaptive scene's frames are of every complexity of its plan: their vsync buckets say nothing.
+    hist = None if adaptive is not None else ((scene.get("metrics") or {}).get("frame_ms") or {}).get("hist")
     if hist:
         labels = [f"{a:g}-{b:g}" if b != float("inf") else f">{a:g}" for a, b in zip(HIST_EDGES_MS, HIST_EDGES_MS[1:])]
         plots.append(charts.bars(labels, hist, x_label="frame time bucket (ms), vsync multiples",
@@ -260,6 +267,20 @@ def _read_frames(results_dir: Path, samples_file: str | None) -> dict[int, list[
         return {}
     return out
 
+
+def _adaptive_row(s: dict[str, Any], words: tuple[str, str, str]) -> str:
+    """An adaptive scene's row: its score and interval across the frame-time columns (its per-frame statistics
+    mix the complexities of its plan); verdict, golden and result as every row has them."""
+    a = s["adaptive"]
+    ci = f" (95% CI {a['ci'][0]:.4g}..{a['ci'][1]:.4g})" if a.get("ci") else ""
+    score = "no score" if a.get("score") is None else (
+        f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(a['unit'])}{ci}")
+    return (f"<tr data-result='{html.escape(words[2])}'><td>{html.escape(s['device'])}</td>"
+            f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
+            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=6 style='text-align:left'>"
+            f"score {score}</td>"
+            + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>" for w in words)
+            + "</tr>")
 
 def _platform_frames(section: dict[str, Any] | None) -> str:
     """Android's own frame timing of the scene, in one table: a series of its own, beside the runner's."""

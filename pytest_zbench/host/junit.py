@@ -16,6 +16,8 @@ def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[
                                        ("zbench_backend", m.backend), ("runs", len(m.launches))]
     if m.job is not None:
         props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
+    if m.adaptive is not None:
+        return props + adaptive_properties(m)
     if m.summary is None:
         return props
     s = m.summary
@@ -32,6 +34,25 @@ def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[
         props.append(("gpu_source", s.gpu_source))
         if gpu_valid is not None:
             props.append(("gpu_valid", gpu_valid))
+    if m.samples_file is not None:
+        props.append(("samples_file", str(m.samples_file)))
+    return props
+
+
+def adaptive_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
+    """An adaptive scene's score, its interval and unit (docs/scenes.md). Its per-frame percentiles and jank
+    mix the complexities of its plan, so they are not properties (run.json still has them)."""
+    assert m.adaptive is not None
+    section = m.adaptive.to_json()
+    props: list[tuple[str, object]] = [("adaptive_unit", section["unit"]),
+                                       ("adaptive_scored_launches", len(section["per_run_scores"]))]
+    if section["score"] is not None:
+        props.append(("adaptive_score", section["score"]))
+    if section["ci"] is not None:
+        props += [("adaptive_ci_low", section["ci"][0]), ("adaptive_ci_high", section["ci"][1]),
+                  ("adaptive_confidence", section["confidence"])]
+    if section["censored"]:
+        props.append(("adaptive_censored", section["censored"]))
     if m.samples_file is not None:
         props.append(("samples_file", str(m.samples_file)))
     return props

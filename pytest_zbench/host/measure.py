@@ -29,6 +29,7 @@ from .platform_series import PlatformSeries
 
 if TYPE_CHECKING:
     from .ab_launches import ABRun
+    from .adaptive import AdaptiveResult
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
@@ -57,6 +58,7 @@ class SceneMeasurement:
     budget_ms: float = 0.0
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
     artifact_failures: list[str] = field(default_factory=list)  # files of this scene that could not be written
+    adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/adaptive.py)
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
     sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/sustained.py), run.json's too
 
@@ -76,6 +78,9 @@ class SceneMeasurement:
         """Why the perf test fails before any regression gate, or None: a launch that did not produce
         trustworthy samples (PERF_BLOCKING_KINDS), or no summary at all."""
         blocking = [i for i in self.issues if i.kind in PERF_BLOCKING_KINDS]
+        if not blocking and self.adaptive is not None and self.adaptive.scores is None:
+            return (f"scene {self.case.id} on device {self.device}: no adaptive score: {self.adaptive.note}; "
+                    f"samples kept in {self.samples_file}")
         if not blocking and self.summary is not None:
             return None
         return (f"scene {self.case.id} on device {self.device}: {len(self.complete_launches)} of "

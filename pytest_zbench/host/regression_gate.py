@@ -33,7 +33,13 @@ from ..regression.baseline import (
     read_run_file,
 )
 from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
-from ..regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATING_METRICS
+from ..regression.config import (
+    AB_GATING_METRICS,
+    DEFAULT_AB_THRESHOLD,
+    DEFAULT_THRESHOLD,
+    GATING_METRICS,
+    scene_metrics,
+)
 from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict, launches_to_decide
 from ..regression.history import History, HistoryError, RunInfo, SceneKey, SceneRecord, environment_fingerprint
 from ..settings import Settings
@@ -178,9 +184,11 @@ class RegressionGate:
         self._baseline_file: dict[str, Any] | None = None
         self._device_sessions: dict[tuple[str, str, str, str | None], DeviceSessions] = {}
 
-    def config(self, m: SceneMeasurement, *, interleaved: bool) -> tuple[GateConfig, dict[str, Any]]:
+    def config(self, m: SceneMeasurement, *, interleaved: bool) -> tuple[GateConfig, dict[str, Any]] | None:
         """The gate settings of one scene: the scene file's `gate:` (threshold, metrics) over the command line
-        over the mode's default (A/B: 5 %, against sessions: 15 %); and run.json's record of them."""
+        over the mode's default (A/B: 5 %, against sessions: 15 %); and run.json's record of them. Of those
+        metrics the ones that apply to the scene are judged (an adaptive scene is judged on its score,
+        regression/config.scene_metrics); None when none does: the scene is not gated."""
         override = m.case.gate
         default = DEFAULT_AB_THRESHOLD if interleaved else DEFAULT_THRESHOLD
         if override is not None and override.threshold is not None:
@@ -196,6 +204,12 @@ class RegressionGate:
         else:
             metrics = AB_GATING_METRICS if interleaved else GATING_METRICS
             metrics_from = "default (A/B)" if interleaved else "default"
+        applied = scene_metrics(tuple(metrics), adaptive=m.case.adaptive)
+        if not applied:
+            return None
+        if not set(applied) & set(metrics):
+            metrics_from = "default (adaptive scene)"
+        metrics = applied
         config = GateConfig(threshold=threshold, metrics=metrics)
         return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
                         "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,
@@ -270,13 +284,17 @@ class RegressionGate:
             return GateResult("not_judged", "calibration", "calibration run",
                               f"calibration run: launches recorded as A/A data in {self.settings.history}; "
                               "nothing gated")
-        if m.ab is not None:
-            return self._judge_ab(record, m)
-        if self.settings.baseline == "none":
+        if m.ab is None and self.settings.baseline == "none":
             return None
+        gated = self.config(m, interleaved=m.ab is not None)
+        if gated is None:
+            return None
+        config, settings = gated
+        if m.ab is not None:
+            return self._judge_ab(record, m, config, settings)
         if self.settings.baseline == "file":
-            return self._judge_file(record, m)
-        return self._judge_history(record, m)
+            return self._judge_file(record, m, config, settings)
+        return self._judge_history(record, m, config, settings)
 
     def _device_pool(self, key: SceneKey, exclude_run: str) -> DeviceSessions:
         """The other scenes' recent sessions on this device, read once per session and device."""
@@ -285,10 +303,10 @@ class RegressionGate:
             self._device_sessions[cache] = read_device_sessions(self.history, key, exclude_run=exclude_run)
         return self._device_sessions[cache]
 
-    def _judge_history(self, record: RunRecord, m: SceneMeasurement) -> GateResult:
+    def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                       settings: dict[str, Any]) -> GateResult:
         run = self.run_info(record, m.device, m.backend)
         key = scene_record(m).key(run)
-        config, settings = self.config(m, interleaved=False)
         candidate = self._candidate(m, gpu_valid(record, m.device))
         try:
             result = judge_against_history(self.history, key, candidate, config, exclude_run=run.run_id,
@@ -329,7 +347,8 @@ class RegressionGate:
         return [SessionPool(f"{len(aa)} A/A calibration sessions (build {aa[-1].build_hash[:10]})",
                             [r.launches for r in aa])]
 
-    def _judge_file(self, record: RunRecord, m: SceneMeasurement) -> GateResult:
+    def _judge_file(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                    settings: dict[str, Any]) -> GateResult:
         path = self.settings.baseline_file
         assert path is not None
         if self._baseline_file is None:
@@ -339,7 +358,6 @@ class RegressionGate:
                 return GateResult("not_judged", "file", str(path), str(exc), broken=True)
         ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
                 "gpu_source": m.summary.gpu_source if m.summary else None}
-        config, settings = self.config(m, interleaved=False)
         candidate = self._candidate(m, gpu_valid(record, m.device))
         result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, candidate, config,
                                         pool=self._calibration_pool(record, m))
@@ -350,7 +368,8 @@ class RegressionGate:
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
                              list(result.launches), candidate)
 
-    def _judge_ab(self, record: RunRecord, m: SceneMeasurement) -> GateResult:
+    def _judge_ab(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+                  settings: dict[str, Any]) -> GateResult:
         assert m.ab is not None
         b = m.ab.b
         a_name = "A (" + shlex.join(m.ab.a_runner) + ")"
@@ -360,7 +379,6 @@ class RegressionGate:
             return GateResult("not_judged", "ab", a_name,
                               f"the B runner's launches were not all complete ({len(b.complete_launches)} of "
                               f"{len(b.launches)}): {issues}; samples kept in {b.samples_file}", broken=True)
-        config, settings = self.config(m, interleaved=True)
         valid = gpu_valid(record, m.device)
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)

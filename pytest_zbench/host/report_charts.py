@@ -1,14 +1,15 @@
 """The report's charts as inline SVG: plain values in, one `<figure>` out, every chart with axes, tick values,
 units, a legend and hover titles (docs/report.md). No library and no script: the report stays one offline
-file that any browser shows, and the few chart kinds it needs (lines, a step CDF, bars, an effect interval)
-are small enough to keep here."""
+file that any browser shows, and the few chart kinds it needs (lines, a step CDF, bars, an effect interval,
+an adaptive scene's fit) are small enough to keep here."""
 
 from __future__ import annotations
 
 import html
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 WIDTH, HEIGHT = 560, 220
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 26, 40  # margins: tick labels left and below, the legend on top
@@ -255,6 +256,52 @@ def effects(rows: Sequence[Effect], *, caption: str) -> str:
     return (f"<figure class='chart effects'><svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
             f"width='{width}' height='{height}' role='img' aria-label='{html.escape(caption)}'>" + "".join(parts)
             + f"</svg><figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+def adaptive_fit(adaptive: Mapping[str, Any]) -> str:
+    """An adaptive scene's frame cost against complexity: each scored launch's step medians and its fitted
+    hinge (flat at the budget, then rising), the budget, the score and its interval. Everything drawn comes from
+    run.json's `adaptive` section."""
+    fits = (adaptive.get("fit") or {}).get("launches") or []
+    budget = float(adaptive["budget_ms"])
+    unit = str(adaptive.get("unit", ""))
+    score = adaptive.get("score")
+    caption = (f"frame cost (uncapped interval, ms) against complexity ({unit}); budget {budget:.2f} ms; "
+               + ("no score" if score is None else f"score {score:.4g}"))
+    points = [(float(p[0]), float(p[1])) for fit in fits for p in fit["points"]]
+    if not points:
+        chart = Chart(0, 1, 0, 1)
+        chart.parts.append(f"<text x='{LEFT + 10}' y='{TOP + 20}'>no scored launch</text>")
+        return chart.figure(caption, "adaptive")
+    chart = Chart(0, max(x for x, _ in points) * 1.05 or 1.0, 0, max(max(y for _, y in points), 2 * budget) * 1.1)
+    chart.axes(f"complexity ({unit})", "ms per frame")
+    _budget_line(chart, budget, horizontal=True)
+    ci = adaptive.get("ci")
+    if ci:
+        lo, hi = (min(max(float(v), chart.x_min), chart.x_max) for v in ci)
+        chart.parts.append(f"<rect x='{chart.x(lo):.1f}' y='{TOP}' width='{max(chart.x(hi) - chart.x(lo), 1):.1f}' "
+                           f"height='{HEIGHT - TOP - BOTTOM}' fill='{COLOURS[0]}' opacity='0.15'>"
+                           f"<title>95% CI {ci[0]:.4g}..{ci[1]:.4g}</title></rect>")
+    if score is not None and score <= chart.x_max:
+        x = chart.x(float(score))
+        chart.parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{TOP}' y2='{HEIGHT - BOTTOM}' stroke='{COLOURS[0]}'>"
+                           f"<title>score {score:.4g}</title></line>")
+    entries: list[tuple[str, str, bool]] = []
+    for n, fit in enumerate(fits):
+        colour = COLOURS[n % len(COLOURS)]
+        xs = [float(p[0]) for p in fit["points"]]
+        knee = min(max(float(fit["score"]), 0.0), max(xs))
+        hinge = [(min(xs), budget), (knee, budget),
+                 (max(xs), budget + float(fit["slope_ms"]) * max(0.0, max(xs) - knee))]
+        chart.parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='1.2' points='"
+                           + " ".join(f"{chart.x(x):.1f},{chart.y(min(y, chart.y_max)):.1f}" for x, y in hinge)
+                           + f"'><title>launch {fit['launch']}: score {fit['score']:.4g}</title></polyline>")
+        chart.parts += [f"<circle cx='{chart.x(x):.1f}' cy='{chart.y(min(y, chart.y_max)):.1f}' r='2.5' "
+                        f"fill='{colour}'><title>launch {fit['launch']}: {x:g} {html.escape(unit)}, {y:.2f} ms "
+                        f"({frames} frames)</title></circle>" for x, y, frames in fit["points"]]
+        entries.append((f"launch {fit['launch']}", colour, False))
+    chart.legend(entries + _budget_entry(budget, chart.y_max))
+    return chart.figure(caption, "adaptive")
 
 
 def _budget_line(chart: Chart, budget: float | None, *, horizontal: bool) -> None:

@@ -124,6 +124,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "skipped": m.skipped,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
+        # An adaptive scene's score, plans and fits (host/adaptive.py); fixed-load scenes have no such key.
+        **({"adaptive": m.adaptive.to_json()} if m.adaptive is not None else {}),
     }
 
 

@@ -24,6 +24,7 @@ from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from ..transports import make_transport
 from .ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .adaptive import measure_adaptive
 from .cold_start import cold_start_entry
 from .device import PROBE_TIMEOUT_S, Device
 from .environment import (
@@ -110,7 +111,10 @@ class HostSession:
                 return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
                                         skipped=skip)
             with self._lease(device):
-                if self.b_runner is not None:
+                if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
+                    measurement = measure_adaptive(device, case, self.settings, self.settings.results,
+                                                   self.progress, self.health, b_runner=self.b_runner)
+                elif self.b_runner is not None:
                     measurement = measure_ab(device, case, self.settings, self.b_runner, self.settings.results,
                                              self.progress, self.health)
                 elif (minutes := sustained_minutes(self.settings, case)) is not None:

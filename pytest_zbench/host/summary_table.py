@@ -41,6 +41,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("device", "", "device", numeric=False),
     Column("scene", "", "scene", numeric=False),
     Column("runs", "", "runs", drop_rank=3),
+    Column("score", "", "score"),  # an adaptive scene's (its per-frame columns are "-")
     Column("cpu_p50", "cpu ms", "p50"),
     Column("cpu_p95", "cpu ms", "p95", drop_rank=4),
     Column("gpu_p50", "gpu ms", "p50", drop_rank=6),
@@ -103,6 +104,9 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
     if dropped:
         names = ", ".join(_label(c) for c in dropped)
         lines.append(f"left out to fit {width} columns: {names} (run.json and report.html have them)")
+    if any(e.get("adaptive") is not None for e in scenes):
+        lines.append("adaptive scenes: the score is the largest complexity within the frame budget, ± half its "
+                     "95% CI (run.json scenes[].adaptive)")
     lines += _gate_notes(scenes, width)
     for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
         check = (devices.get(name, {}).get("gpu") or {}).get("timer_check") or {}
@@ -134,20 +138,35 @@ def _order(entry: dict[str, Any]) -> tuple[int, str, str]:
 
 
 def _cells(entry: dict[str, Any]) -> list[Cell]:
-    metrics = entry.get("metrics") or {}
+    """A scene's row. An adaptive scene's shows its score; its per-frame statistics, which mix the
+    complexities of its plan, are not shown."""
+    adaptive = entry.get("adaptive")
+    metrics = {} if adaptive is not None else entry.get("metrics") or {}
     frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
     runs = f"{entry.get('complete_runs', entry['runs'])}/{entry['runs']}"
-    untrusted = entry.get("gpu_valid") is False
+    untrusted = adaptive is None and entry.get("gpu_valid") is False
     return [
         Cell(entry["device"]), Cell(entry["id"]),
         Cell(runs, "yellow" if entry.get("complete_runs", entry["runs"]) != entry["runs"] else ""),
+        Cell("-") if adaptive is None else _score(adaptive),
         _value(cpu, "p50"), _value(cpu, "p95"),
         Cell("untrusted", "yellow") if untrusted else _value(gpu, "p50"),
         _value(frame, "p50"), _value(frame, "p95"), _value(frame, "p99"),
         _jank(metrics),
-        _verdict(entry.get("regression")),
+        _verdict(entry.get("regression"), "cpu_ms.p50" if adaptive is None else "adaptive.score"),
         _result(entry),
     ]
+
+
+def _score(adaptive: dict[str, Any]) -> Cell:
+    """1234±2.5% (a lower bound: >=1234)."""
+    score, ci = adaptive.get("score"), adaptive.get("ci")
+    if not isinstance(score, (int, float)):
+        return Cell("no score", "yellow")
+    text = (">=" if adaptive.get("censored") == "above" else "") + f"{score:.4g}"
+    if ci and score > 0:
+        text += f"±{(ci[1] - ci[0]) / 2 / score:.1%}"
+    return Cell(text)
 
 
 def _value(dist: dict[str, Any], key: str) -> Cell:
@@ -183,14 +202,15 @@ def _jank(metrics: dict[str, Any]) -> Cell:
     return Cell(f"{count} {share:.0%}", "yellow" if share >= 0.05 else "")
 
 
-def _verdict(section: dict[str, Any] | None) -> Cell:
-    """The verdict, with the effect on cpu_ms.p50 when the gate judged it (1.30x = 30 % slower)."""
+def _verdict(section: dict[str, Any] | None, metric: str = "cpu_ms.p50") -> Cell:
+    """The verdict, with the effect on `metric` when the gate judged it (cpu_ms.p50 1.30x = 30 % slower;
+    adaptive.score 0.80x = a score 20 % lower)."""
     if not section:
         return Cell("-")
     verdict = str(section.get("verdict"))
     word, colour = VERDICT_WORDS.get(verdict, (verdict, ""))
     effects = {m.get("metric"): m.get("effect") for m in section.get("metrics") or []}
-    effect = effects.get("cpu_ms.p50")
+    effect = effects.get(metric)
     return Cell(word + ("" if effect is None else f" {effect:.2f}x"), colour)
 
 

@@ -4,12 +4,14 @@ and the scenes only one side has."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .baseline import judge_against_run_file
+from .config import scene_metrics
 from .gate import GateConfig
 
 SHOWN = (("cpu_ms", "p50"), ("cpu_ms", "p95"), ("frame_ms", "p99"))
@@ -47,7 +49,14 @@ def compare_runs(a: Mapping[str, Any], a_path: Path, b: Mapping[str, Any], confi
         entry = b_scenes[key]
         candidate = [launch for launch in entry.get("per_run") or [] if not launch.get("partial")]
         comparison = {k: entry.get(k) for k in ("backend", "mode", "params", "gpu_source")}
-        result = judge_against_run_file(a, a_path, key[1], key[0], comparison, candidate, config)
+        # The metrics that apply to the scene, as the plugin's gate chooses them (an adaptive scene: its score).
+        metrics = scene_metrics(config.metrics, adaptive=entry.get("adaptive") is not None)
+        if not metrics:
+            why = f"none of the gated metrics ({', '.join(config.metrics)}) applies to this scene"
+            out.append(SceneComparison(key[0], key[1], a_scenes[key], entry, "not_comparable", why, why))
+            continue
+        result = judge_against_run_file(a, a_path, key[1], key[0], comparison, candidate,
+                                        dataclasses.replace(config, metrics=metrics))
         if result.verdict is None:
             verdict = "no_baseline" if result.comparable else "not_comparable"
             out.append(SceneComparison(key[0], key[1], a_scenes[key], entry, verdict, result.message,

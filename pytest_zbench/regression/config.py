@@ -14,8 +14,16 @@ from dataclasses import dataclass
 # launches are exchangeable and the permutation test holds alpha whatever a metric's shape, so jank_share gates.
 GATING_METRICS: tuple[str, ...] = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95")
 AB_GATING_METRICS: tuple[str, ...] = (*GATING_METRICS, "jank_share")
-# The metrics the gate can judge: a per-launch statistic of a per-frame series, or the jank share.
-GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share")
+# The metrics the gate can judge: a per-launch statistic of a per-frame series, the jank share, or an adaptive
+# scene's score (the launch's change point, host/adaptive.py).
+GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share"
+                         r"|adaptive\.score")
+# Metrics for which a larger value is better: a drop is the regression. Every other metric is lower-is-better.
+HIGHER_IS_BETTER: frozenset[str] = frozenset({"adaptive.score"})
+# What an adaptive scene is judged on when the gate's metrics name no adaptive metric, in every mode: its
+# per-frame statistics mix the complexities of its plan, which depends on the device's speed, so they are not
+# judged.
+ADAPTIVE_GATING_METRICS: tuple[str, ...] = ("adaptive.score",)
 # The smallest slowdown the gate calls a regression, against a history or a run.json (sessions against
 # sessions) and in A/B (interleaved launches of one session, where session offsets cancel: the sensitive mode).
 DEFAULT_THRESHOLD = 0.15
@@ -65,3 +73,14 @@ class GateConfig:
 
     def offset(self, metric: str) -> float:
         return self.jank_offset if metric == "jank_share" else 0.0
+
+    @staticmethod
+    def higher_is_better(metric: str) -> bool:
+        return metric in HIGHER_IS_BETTER
+
+
+def scene_metrics(metrics: tuple[str, ...], *, adaptive: bool) -> tuple[str, ...]:
+    """The configured metrics that apply to a scene: an adaptive scene's adaptive metrics (by default
+    ADAPTIVE_GATING_METRICS), a fixed-load scene's others (possibly none: then it is not gated)."""
+    ours = tuple(m for m in metrics if m.startswith("adaptive.") == adaptive)
+    return ours or (ADAPTIVE_GATING_METRICS if adaptive else ())

@@ -26,6 +26,8 @@ MIN_MARGIN = 0.01
 # The tail mass of a metric that is not a quantile: a mean or a max moves with the first preempted frames.
 NON_QUANTILE_TAIL = 0.01
 QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+# An adaptive scene's score is the change point of a fit to each step's median frame cost: it moves as a median.
+METRIC_TAILS = {"adaptive.score": 0.5}
 
 
 def preempted_share(launches: Sequence[Any]) -> float | None:
@@ -36,6 +38,8 @@ def preempted_share(launches: Sequence[Any]) -> float | None:
 
 def tail(metric: str) -> float:
     """The share of the frames whose lengthening moves `metric` (1 - q for a quantile q)."""
+    if metric in METRIC_TAILS:
+        return METRIC_TAILS[metric]
     stat = metric.rpartition(".")[2]
     return 1.0 - QUANTILES[stat] if stat in QUANTILES else NON_QUANTILE_TAIL
 

@@ -21,6 +21,11 @@ scene's alpha, and a verdict agrees with its interval:
 * inconclusive: neither, and the interval reaches past a bar (or the data cannot decide at all);
 * same: the interval lies inside both bars.
 
+Every metric is lower-is-better but those in config.HIGHER_IS_BETTER (an adaptive scene's score), for which a
+drop is the regression: their test statistics enter the family negated, so "slower" above reads "worse", and
+their effect and interval are turned over (1 / effect) before the bars are applied; effect and interval are
+reported as measured (candidate / baseline).
+
 Plain values only: no pytest, no I/O.
 """
 
@@ -61,15 +66,15 @@ class Verdict:
     verdict: Outcome
     effect: float | None
     ci: tuple[float, float] | None
-    p: float | None  # family-adjusted one-sided p for "candidate slower"
-    p_improved: float | None  # family-adjusted one-sided p for "candidate faster"
+    p: float | None  # family-adjusted one-sided p for "candidate worse" (slower; a lower score if higher is better)
+    p_improved: float | None  # family-adjusted one-sided p for "candidate better"
     threshold: float
     n_baseline: int  # baseline launches with the metric
     n_candidate: int
     baseline: str
     mode: GateMode = "sessions"
     n_sessions: int = 0  # baseline sessions (sessions mode)
-    p_marginal: float | None = None  # this metric's own one-sided p (slower), before the family adjustment
+    p_marginal: float | None = None  # this metric's own one-sided p (worse), before the family adjustment
     t: float | None = None
     df: float | None = None
     baseline_median: float | None = None
@@ -90,7 +95,8 @@ class Verdict:
 
     @property
     def bar(self) -> float:
-        """The slowdown that counts (the threshold; the noise enters through the test and the interval)."""
+        """The change for the worse that counts (the threshold; the noise enters through the test and the
+        interval)."""
         return self.threshold
 
     @property
@@ -111,7 +117,7 @@ class Verdict:
                          f"({how}, {self.resamples} resamples)")
         if self.p is not None:
             p = self.p_improved if self.verdict == "improved" else self.p
-            tail = "faster" if self.verdict == "improved" else "slower"
+            tail = _tail(self.metric, better=self.verdict == "improved")
             stat = (f"t={self.t:.3g}, df {self.df:.3g}, " if self.t is not None and self.df is not None
                     and math.isfinite(self.t) else "")
             parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; alpha {self.alpha:g} for "
@@ -336,9 +342,10 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
     live = [i for i, r in enumerate(rows) if not r.get("thin")]
     adjusted: Adjusted | None = None
     if live:
-        t_live = np.array([rows[i]["t"] for i in live])
+        sign = _orientation([rows[i]["metric"] for i in live], config)
+        t_live = np.array([rows[i]["t"] for i in live]) * sign
         spread = np.array([rows[i]["se"] for i in live])
-        columns = total[:, [metrics.index(rows[i]["metric"]) for i in live]]
+        columns = total[:, [metrics.index(rows[i]["metric"]) for i in live]] * sign
         corr = _correlation(columns, spread)
         adjusted = max_t(t_live, np.array([rows[i]["df"] for i in live]), corr, rng=rng)
 
@@ -384,44 +391,62 @@ def _thin(row: Mapping[str, Any], sessions: int, config: GateConfig) -> Verdict:
                    **_public(row))
 
 
-def _outcome(effect: float, ci: tuple[float, float], p_slow: float, p_fast: float,
+def _orientation(metrics: Sequence[str], config: GateConfig) -> np.ndarray:
+    """Per metric +1, or -1 for a higher-is-better one: a test statistic times it is positive for "worse"."""
+    return np.array([-1.0 if config.higher_is_better(m) else 1.0 for m in metrics])
+
+
+def _worse_ratio(effect: float, ci: tuple[float, float], metric: str,
+                 config: GateConfig) -> tuple[float, tuple[float, float]]:
+    """Effect and interval as ratios where > 1 is worse: turned over for a higher-is-better metric."""
+    if not config.higher_is_better(metric):
+        return effect, ci
+    return 1 / effect, (1 / ci[1] if ci[1] > 0 else math.inf, 1 / ci[0] if ci[0] > 0 else math.inf)
+
+
+def _outcome(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
              config: GateConfig) -> Outcome:
     alpha = config.alpha * (1 + 1e-9)
-    slow_bar, fast_bar = 1 + config.threshold, 1 / (1 + config.threshold)
-    if effect > slow_bar and p_slow <= alpha and ci[0] > 1:
+    effect, ci = _worse_ratio(effect, ci, metric, config)
+    worse_bar, better_bar = 1 + config.threshold, 1 / (1 + config.threshold)
+    if effect > worse_bar and p_worse <= alpha and ci[0] > 1:
         return "regressed"
-    if effect < fast_bar and p_fast <= alpha and ci[1] < 1:
+    if effect < better_bar and p_better <= alpha and ci[1] < 1:
         return "improved"
-    if ci[1] > slow_bar or ci[0] < fast_bar:
+    if ci[1] > worse_bar or ci[0] < better_bar:
         return "inconclusive"
     return "same"
 
 
-def _why_undecided(effect: float, ci: tuple[float, float], p_slow: float, p_fast: float,
+def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
                    config: GateConfig) -> tuple[str, float]:
-    slow_bar, fast_bar = 1 + config.threshold, 1 / (1 + config.threshold)
-    if effect >= 1:
-        edge = slow_bar if ci[1] > slow_bar else fast_bar
+    """Why an inconclusive verdict is undecided, and the bar it is measured against (as a candidate / baseline
+    ratio, like the effect)."""
+    worse, (lo, hi) = _worse_ratio(effect, ci, metric, config)
+    worse_bar, better_bar = 1 + config.threshold, 1 / (1 + config.threshold)
+    if worse >= 1:
+        edge = worse_bar if hi > worse_bar else better_bar
     else:
-        edge = fast_bar if ci[0] < fast_bar else slow_bar
-    p = p_slow if edge == slow_bar else p_fast
-    if effect > slow_bar or effect < fast_bar:
-        why = (f"the effect is past the bar {edge:.3f}x but not established (adjusted p={p:.3g} vs alpha "
+        edge = better_bar if lo < better_bar else worse_bar
+    p = p_worse if edge == worse_bar else p_better
+    shown = 1 / edge if config.higher_is_better(metric) else edge
+    if worse > worse_bar or worse < better_bar:
+        why = (f"the effect is past the bar {shown:.3f}x but not established (adjusted p={p:.3g} vs alpha "
                f"{config.alpha:g}; {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x)")
     else:
-        why = f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {edge:.3f}x"
-    return why, edge
+        why = f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {shown:.3f}x"
+    return why, shown
 
 
-def _decide_sessions(row: Mapping[str, Any], p_slow: float, p_fast: float, p_marginal: float, adjustment: str,
+def _decide_sessions(row: Mapping[str, Any], p_worse: float, p_better: float, p_marginal: float, adjustment: str,
                      config: GateConfig) -> Verdict:
-    effect, ci = row["effect"], row["ci"]
-    outcome = _outcome(effect, ci, p_slow, p_fast, config)
-    fields = dict(_public(row), p=p_slow, p_improved=p_fast, p_marginal=p_marginal, adjustment=adjustment,
+    effect, ci, metric = row["effect"], row["ci"], row["metric"]
+    outcome = _outcome(effect, ci, p_worse, p_better, metric, config)
+    fields = dict(_public(row), p=p_worse, p_improved=p_better, p_marginal=p_marginal, adjustment=adjustment,
                   test_method="t with the hierarchical bootstrap's standard error, Satterthwaite df")
     if outcome != "inconclusive":
         return Verdict(verdict=outcome, **fields)
-    why, edge = _why_undecided(effect, ci, p_slow, p_fast, config)
+    why, edge = _why_undecided(effect, ci, p_worse, p_better, metric, config)
     more, advice = _session_advice(row, edge, config)
     return Verdict(verdict="inconclusive", reason=f"Inconclusive: {why}", advice=advice, more_launches=more,
                    **fields)
@@ -476,7 +501,8 @@ def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], conf
     b = Session.of(b_launches, metrics, offsets, label="B")
     rng = np.random.default_rng(config.seed)
     cis = _launch_bootstrap(a, b, config, rng)
-    adjusted = permutation_max_t(a.y, b.y, rng=rng)
+    sign = _orientation(metrics, config)
+    adjusted = permutation_max_t(a.y * sign, b.y * sign, rng=rng)
     within = within_sessions([a, b], len(metrics))
     verdicts = []
     for j, metric in enumerate(metrics):
@@ -499,11 +525,11 @@ def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], conf
                 f"p={adjusted.min_p:.3g} > alpha {config.alpha:g}"), advice=(
                 f"At least {need} launches per side are needed (--zbench-runs={need})."), **fields))
             continue
-        outcome = _outcome(effect, cis[j], fields["p"], fields["p_improved"], config)
+        outcome = _outcome(effect, cis[j], fields["p"], fields["p_improved"], metric, config)
         if outcome != "inconclusive":
             verdicts.append(Verdict(verdict=outcome, **fields))
             continue
-        why, edge = _why_undecided(effect, cis[j], fields["p"], fields["p_improved"], config)
+        why, edge = _why_undecided(effect, cis[j], fields["p"], fields["p_improved"], metric, config)
         more, total = _more_launches(effect, cis[j], edge, a.count(j), b.count(j), config)
         advice = (f"About {more} more launches per side ({total} each, --zbench-runs={total}) would decide it."
                   if total is not None else
@@ -555,6 +581,13 @@ def _value(metric: str, value: float | None) -> str:
     if metric == "jank_share":
         return f"{value:.2%} of frames janky"
     return f"{value:.4g} ms" if "_ms" in metric else f"{value:.4g}"
+
+
+def _tail(metric: str, *, better: bool) -> str:
+    """The one-sided alternative a p-value tests, in the metric's own terms."""
+    if GateConfig.higher_is_better(metric):
+        return "higher" if better else "lower"
+    return "faster" if better else "slower"
 
 
 def _signed_pct(x: float) -> str:

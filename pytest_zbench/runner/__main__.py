@@ -1,4 +1,4 @@
-"""Command line: `python -m pytest_zbench.runner [--cpu-burn-ms MS] probe | run JOB OUTDIR`."""
+"""Command line: `python -m pytest_zbench.runner [--cpu-burn-ms MS] [--cpu-burn-per-draw-us US] probe | run JOB OUTDIR`."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pytest_zbench.runner.run import EXIT_OK, probe, run
 def _non_negative(text: str) -> float:
     value = float(text)
     if not value >= 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number of milliseconds")
+        raise argparse.ArgumentTypeError(f"{text!r} is not a non-negative number")
     return value
 
 
@@ -22,6 +22,9 @@ def main(argv: list[str] | None = None) -> int:
         description="Reference runner of the zbench runner protocol, version 1.")
     parser.add_argument("--cpu-burn-ms", type=_non_negative, default=0.0, metavar="MS",
                         help="busy-wait MS milliseconds inside every frame's timed section (a known slowdown)")
+    parser.add_argument("--cpu-burn-per-draw-us", type=_non_negative, default=0.0, metavar="US",
+                        help="busy-wait US microseconds per draw call of the frame inside its timed section (a "
+                             "known cost per element: an adaptive scene's score drops in proportion)")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("probe", help="print this runner's backends and features as one JSON object")
     run_parser = commands.add_parser("run", help="render a job; write frames.csv, captures and result.json")
@@ -31,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "probe":
         print(json.dumps(probe(), sort_keys=True), flush=True)
         return EXIT_OK
-    return run(args.job, args.outdir, cpu_burn_ms=args.cpu_burn_ms)
+    return run(args.job, args.outdir, cpu_burn_ms=args.cpu_burn_ms, cpu_burn_per_draw_us=args.cpu_burn_per_draw_us)
 
 
 if __name__ == "__main__":

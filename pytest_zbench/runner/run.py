@@ -145,6 +145,7 @@ class _Run:
     stop: _Stop
     issues: list[Issue] = field(default_factory=list)
     frames_rendered: int = 0
+    cpu_burn_per_draw_us: float = 0.0
     ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
 
     def complexity_at(self, frame: int) -> float | None:
@@ -160,6 +161,7 @@ class _Run:
         canvas = surface.getCanvas()
         pacer = make_pacer(job.mode, job.refresh_hz)
         total, warmup, burn_s = job.total_frames, job.warmup_frames, self.cpu_burn_ms / 1000.0
+        burn_per_draw_s = self.cpu_burn_per_draw_us / 1e6
         # A sustained job stops its measured frames at its duration, counted from the first one's start.
         duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
         measure_start: int | None = None
@@ -187,8 +189,8 @@ class _Run:
                         before = usage()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
-                        if burn_s:
-                            _burn(burn_s)
+                        if burn_s or burn_per_draw_s:
+                            _burn(burn_s + burn_per_draw_s * counters.draw_calls)
                         timing = backend.end_frame()
                         interval = pacer.end()
                         after = usage()
@@ -244,11 +246,12 @@ class _Run:
             (self.outdir / capture_name(frame)).write_bytes(bytes(image.encodeToData(skia.kPNG, 100)))
 
     def write_result(self) -> None:
-        write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms)
+        write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms,
+                     self.cpu_burn_per_draw_us)
 
 
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
-                 cpu_burn_ms: float) -> None:
+                 cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0) -> None:
     info = backend.probe_info()
     started_ns, started_from = process_start()
     write_result_json(
@@ -261,6 +264,7 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         wall_ms=round((time.perf_counter() - STARTED) * 1000.0, 3),
         frames_rendered=frames_rendered,
         cpu_burn_ms=cpu_burn_ms,
+        cpu_burn_per_draw_us=cpu_burn_per_draw_us,
         # Cold start counts from the process's start, on the clock of t_start_ns (docs/runner-protocol.md).
         process_start_ns=started_ns,
         process_start_source=started_from,
@@ -268,7 +272,7 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
     )
 
 
-def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
+def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0, cpu_burn_per_draw_us: float = 0.0,
         out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     outdir = Path(outdir_path)
     if not outdir.is_dir():
@@ -292,7 +296,7 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
     stop = _Stop()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return _run_with(job, job_path, declared, outdir, backend, cpu_burn_ms, out, err, stop)
+        return _run_with(job, job_path, declared, outdir, backend, cpu_burn_ms, out, err, stop, cpu_burn_per_draw_us)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -300,7 +304,7 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0,
 
 
 def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backend: Backend,
-              cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop) -> int:
+              cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop, cpu_burn_per_draw_us: float = 0.0) -> int:
     supported = backend.features
 
     def skipped(features: frozenset[str]) -> int:
@@ -321,7 +325,8 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
     if missing := program.features - supported:
         return skipped(missing)
 
-    state = _Run(job, outdir, backend, program, cpu_burn_ms, out, stop, issues=list(program.issues))
+    state = _Run(job, outdir, backend, program, cpu_burn_ms, out, stop, issues=list(program.issues),
+                 cpu_burn_per_draw_us=cpu_burn_per_draw_us)
     code = EXIT_OK
     try:
         state.frames()

@@ -148,7 +148,7 @@ BAD_FILES = {
                     "color: '#000000'}]\n", "more than the 10000 a job may hold"),
     "adaptive.yaml": ("family: adaptive\nscenes:\n  - id: adaptive.a\n    ops:\n      - {op: repeat, count: "
                       "complexity, ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: '#000000'}]}\n",
-                      "count 'complexity' needs a job with a per-frame complexity list"),
+                      "an adaptive scene (a repeat whose count is \"complexity\") needs 'complexity:"),
     "tolerance.yaml": ("family: tolerance\nscenes:\n  - id: tolerance.a\n    tolerance: {software: {exakt: true}}\n"
                        "    ops: [{op: rect, x: 0, y: 0, w: 1, h: 1, color: '#000000'}]\n",
                        "key 'tolerance.software.exakt'"),

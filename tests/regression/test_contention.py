@@ -67,7 +67,8 @@ def test_without_preemption_counts_nothing_is_guarded():
 
 
 @pytest.mark.parametrize(("metric", "edge"), [("cpu_ms.p50", 0.25), ("cpu_ms.p95", 0.025), ("cpu_ms.p99", 0.01),
-                                              ("cpu_ms.max", 0.01), ("cpu_ms.mean", 0.01)])
+                                              ("cpu_ms.max", 0.01), ("cpu_ms.mean", 0.01),
+                                              ("adaptive.score", 0.25)])  # fitted to each step's median
 def test_a_metric_is_guarded_once_the_difference_passes_half_its_tail(metric, edge):
     assert contention.margin(metric) == pytest.approx(edge)
 

@@ -307,6 +307,88 @@ def test_bad_settings_are_rejected():
     assert "jank_share" not in GateConfig().metrics  # a threshold count: gated in A/B, not against sessions
 
 
+# --- higher is better: an adaptive scene's score ---------------------------------------------------------------
+
+SCORE = GateConfig(metrics=("adaptive.score",))
+
+
+def score_launch(score: float | None) -> dict:
+    """An adaptive scene's launch as its summary reads: a ramp with its score, or a search (no score)."""
+    return {"adaptive": {"role": "search"}} if score is None else {"adaptive": {"role": "ramp", "score": score}}
+
+
+def scores(sessions: list[list[dict]], *, invert: bool = False) -> list[list[dict]]:
+    """The same sessions as scores (cpu_ms.p50 read as a score), or as frame times 1 / score (invert)."""
+    return [[score_launch(1 / launch["cpu_ms"]["p50"] if invert else launch["cpu_ms"]["p50"]) for launch in s]
+            for s in sessions]
+
+
+def test_a_score_that_drops_is_regressed_by_the_same_rules_as_a_slowdown():
+    base = scores(history(1200.0, 5, 6, seed=11))
+    (cand,) = scores([session(1200.0 / 1.3, 6, np.random.default_rng(12))])
+    v = judge(base, cand, SCORE, baseline_description="5 runs of build abc").by_metric()["adaptive.score"]
+    assert v.verdict == "regressed" and v.failed
+    assert v.effect == pytest.approx(1 / 1.3, abs=0.03)  # candidate / baseline, as for every metric
+    assert v.ci[0] <= v.effect <= v.ci[1] < 1 and v.p <= 0.01 and v.p_improved > 0.5
+    message = v.message()
+    assert message.startswith("adaptive.score REGRESSED: candidate ")
+    assert "for candidate lower" in message and f"({v.effect - 1:+.1%})" in message and "bar +15.0%" in message
+    # A score is judged exactly as the frame time 1 / score would be: the same p, the effect turned over.
+    as_time = GateConfig(metrics=("cpu_ms.p50",))
+    mirror_base = [[launch_dict(1 / l["adaptive"]["score"]) for l in s] for s in base]
+    mirror = judge(mirror_base, [launch_dict(1 / l["adaptive"]["score"]) for l in cand],
+                   as_time).by_metric()["cpu_ms.p50"]
+    assert mirror.verdict == "regressed" and v.p == pytest.approx(mirror.p)
+    assert v.effect == pytest.approx(1 / mirror.effect) and v.ci[1] == pytest.approx(1 / mirror.ci[0])
+
+
+def test_a_score_that_rises_is_improved_and_a_steady_one_is_not_judged_worse():
+    base = scores(history(1200.0, 5, 6, seed=13))
+    (up,) = scores([session(1200.0 * 1.4, 6, np.random.default_rng(14))])
+    v = judge(base, up, SCORE).by_metric()["adaptive.score"]
+    assert v.verdict == "improved" and v.effect > 1.3 and v.ci[0] > 1 and v.p_improved <= 0.01
+    assert "for candidate higher" in v.message()
+    (steady,) = scores([session(1200.0, 6, np.random.default_rng(16))])
+    assert judge(base, steady, SCORE).by_metric()["adaptive.score"].verdict in ("same", "inconclusive")
+
+
+def test_ab_a_score_that_drops_regresses_and_one_inside_the_bar_does_not():
+    a = [score_launch(1000.0 * math.exp(r)) for r in np.linspace(-0.01, 0.01, 8)]
+    lower = [score_launch(800.0 * math.exp(r)) for r in np.linspace(-0.01, 0.01, 8)]
+    v = judge_interleaved(a, lower, SCORE).by_metric()["adaptive.score"]
+    assert v.verdict == "regressed" and v.p == pytest.approx(1 / math.comb(16, 8))  # exact: the one extreme split
+    # 10 % fewer elements is a frame-time slowdown of 1.11x, under the 15 % bar: clearly there, not a regression
+    small = [score_launch(900.0 * math.exp(r)) for r in np.linspace(-0.01, 0.01, 8)]
+    v = judge_interleaved(a, small, SCORE).by_metric()["adaptive.score"]
+    assert v.verdict == "same" and v.p_marginal <= 0.01
+
+
+def test_judge_reads_the_score_from_launch_summaries_and_skips_search_launches():
+    base = [[score_launch(None), *s] for s in scores(history(500.0, 4, 5, seed=19))]
+    cand = [score_launch(None), *scores([session(300.0, 5, np.random.default_rng(20))])[0]]
+    verdict = judge(base, cand, SCORE)
+    (v,) = verdict.verdicts
+    assert verdict.regressed and (v.n_baseline, v.n_candidate, v.n_sessions) == (20, 5, 4)
+
+
+def test_an_adaptive_scene_is_judged_on_its_score_and_a_fixed_one_on_the_rest():
+    from pytest_zbench.regression.config import (
+        AB_GATING_METRICS,
+        ADAPTIVE_GATING_METRICS,
+        GATE_METRIC,
+        GATING_METRICS,
+        scene_metrics,
+    )
+
+    assert GATE_METRIC.fullmatch("adaptive.score") and ADAPTIVE_GATING_METRICS == ("adaptive.score",)
+    for defaults in (GATING_METRICS, AB_GATING_METRICS):
+        assert scene_metrics(defaults, adaptive=True) == ("adaptive.score",)
+        assert scene_metrics(defaults, adaptive=False) == defaults
+    assert scene_metrics(("cpu_ms.p50", "adaptive.score"), adaptive=False) == ("cpu_ms.p50",)
+    assert scene_metrics(("adaptive.score",), adaptive=False) == ()  # not gated
+    assert GateConfig.higher_is_better("adaptive.score") and not GateConfig.higher_is_better("cpu_ms.p50")
+
+
 # --- the significance level and the family correction, pinned ---------------------------------------------------
 # Deterministic launches (no random data): only the gate's own seeded draws vary. The turn at alpha holds for any
 # seed; the family test's two sides sit about 3 standard errors of the min-P simulation from alpha (gate seeds
