@@ -13,7 +13,7 @@ from trace_format import problems
 
 from pytest_zbench.cli import main
 from pytest_zbench.host import report_charts as charts
-from pytest_zbench.host.html_report import _issues, overall, write_report
+from pytest_zbench.host.html_report import _issues, _regression, overall, write_report
 
 # Run in the report's folder next to it: reads the rendered report's DOM and layout, writes what it found.
 PROBE = """<!doctype html><meta charset=utf-8><iframe id=r src="report.html" width=1300 height=900></iframe>
@@ -31,6 +31,8 @@ document.getElementById('r').addEventListener('load', () => {
     ticks: d.querySelectorAll('figure.chart text.tick').length,
     zoomed: [...d.querySelectorAll('figure.zoom svg')].map(s => box(s).width),
     blink: d.querySelectorAll('.blink img').length,
+    strip_rows: [...d.querySelectorAll('figure.strips text.strip-label')].map(t => t.textContent),
+    notes: [...d.querySelectorAll('p.note')].filter(p => p.textContent.startsWith('History')).length,
     review: d.querySelectorAll('.review img').length,
     width: d.documentElement.scrollWidth,
   });
@@ -73,6 +75,10 @@ def test_the_report_of_a_real_session_in_a_real_browser(project, tmp_path, recor
     assert found["blink"] == 2 and found["review"] == 1 and len(found["zoomed"]) == 3
     kinds = [c[0] for c in found["charts"]]
     assert kinds.count("chart effects") >= 1 and kinds.count("chart cdf") == 3 and kinds.count("chart timeline") == 3
+    # Each judged metric's A and B launches overlaid; mini.fill.x1's history: the first session's run (A/B runs
+    # are not in it), the other scenes have none yet and say so.
+    assert kinds.count("chart strips") >= 3 and found["strip_rows"][:2] == ["A", "B"]
+    assert kinds.count("chart history") == 1 and found["notes"] >= 2
     assert all(w > 300 and h > 100 for _, w, h in found["charts"]) and all(w > 100 for w in found["zoomed"])
     assert found["ticks"] > 5 * len(found["charts"])
     assert found["width"] <= 1300  # nothing wider than the window
@@ -136,3 +142,53 @@ def test_a_report_without_samples_or_verdicts_still_renders(tmp_path):
                 "scenes": [{"id": "s", "device": "d", "runs": 0, "outcome": "error", "samples_file": "missing.csv"}]}
     text = write_report(document, tmp_path, tmp_path / "report.html").read_text()
     assert "data-result='error'" in text and "<svg" not in text
+
+
+def test_strips_overlay_each_baseline_session_and_the_candidate_on_one_axis():
+    rows = [charts.Strip("run 1a2b3c4d", [4.0, 4.1, 4.2], charts.BASELINE_COLOUR),
+            charts.Strip("run 5e6f7a8b", [4.3, 4.2], charts.BASELINE_COLOUR),
+            charts.Strip("candidate (this run)", [5.0, 5.1, 5.2], charts.CANDIDATE_COLOUR, highlight=True)]
+    svg = charts.strips(rows, x_label="cpu_ms.p50 per launch (ms)", title="cpu_ms.p50: regressed, effect 1.22x",
+                        title_colour="#b22222", legend=[("baseline, 2 session(s), 5 launches", "#1f77b4"),
+                                                        ("candidate, 3 launches", "#ff7f0e")], caption="c")
+    assert "cpu_ms.p50 per launch (ms)</text>" in svg and "regressed, effect 1.22x" in svg
+    assert svg.count("class=legend-entry") == 2 and svg.count("class=strip-label") == 3
+    assert svg.count("<circle") == 8 + 2 and svg.count("class=median") == 3  # 8 launches, 2 legend markers
+    assert "class=tick>4.5</text>" in svg and "launch 2: 5.2" in svg
+    assert charts.strips([charts.Strip("a", [], "#000")], x_label="x", title="t", title_colour="#000", legend=[],
+                         caption="c") == ""
+
+
+def test_history_marks_change_points_and_rings_this_run():
+    points = [charts.HistoryPoint(4.0 if i < 6 else 5.0, f"11-{i + 1:02d}", f"run {i}", candidate=i == 11)
+              for i in range(12)]
+    svg = charts.history(points, [(6, "×1.250 at abc1234")], y_label="cpu_ms.p50 (ms)", caption="c")
+    assert svg.count("class=change-point") == 1 and "×1.250 at abc1234</text>" in svg
+    assert svg.count("class=candidate") == 1 and "cpu_ms.p50 (ms)</text>" in svg
+    assert all(f">{label}</text>" in svg for label in ("this run", "change point", "11-12"))
+
+
+def test_the_regression_section_draws_what_run_json_has_and_notes_what_it_lacks():
+    metric = {"metric": "cpu_ms.p50", "verdict": "regressed", "effect": 1.2, "ci": [1.1, 1.3], "bar": 0.15,
+              "confidence": 0.95}
+    sessions = [{"run_id": f"r{i}", "build": "b", "started_utc": f"2026-11-{i + 1:02d}T00:00:00Z",
+                 "value": 4.0 if i < 6 else 5.0, "candidate": i == 11} for i in range(12)]
+    section = {"verdict": "regressed", "source": "history", "baseline": "2 runs", "metrics": [metric],
+               "distributions": {"sessions": [{"label": "r0", "build": "b0"}, {"label": "r1", "build": None}],
+                                 "metrics": {"cpu_ms.p50": {"baseline": [[4.0, 4.1], [4.2]], "candidate": [5.0]}}},
+               "history_series": {"metric": "cpu_ms.p50", "sessions": sessions,
+                                  "change_points": [{"index": 6, "magnitude": 1.25, "p_value": 0.005}]}}
+    text = _regression({"regression": section})
+    assert "figure class='chart strips'" in text and "figure class='chart history'" in text
+    assert "run r0 b0</text>" in text and "run r1</text>" in text and "class=change-point" in text
+    assert "step x1.250 (+25.0%) at build b" in text  # the change point in the words `zbench history` uses
+    # An older run.json, or values that are not what the schema says: a one-line note each, never a crash.
+    old = _regression({"regression": {k: v for k, v in section.items() if k not in ("distributions",
+                                                                                    "history_series")}})
+    assert "<svg" in old and "strips" not in old and "Per-launch values: not in this run.json" in old
+    assert "History: no series" in old
+    bad = dict(section, distributions={"metrics": {"cpu_ms.p50": {"baseline": "x"}}},
+               history_series=dict(section["history_series"], change_points=[{"index": 99, "magnitude": 1,
+                                                                              "p_value": 0}]))
+    text = _regression({"regression": bad})
+    assert "Per-launch values of cpu_ms.p50: missing" in text and "History: no series" in text

@@ -1,6 +1,7 @@
 """report.html: one self-contained, offline page of a run (docs/report.md). A summary that sorts what needs
 attention first (failed, regressed, goldens to review), then per scene: the regression verdict against its
-baseline, the frame-time distribution at full resolution with the budget, per-launch timelines robust to cold
+baseline (each judged metric's per-launch values, baseline and candidate overlaid; the scene's history with its
+change points), the frame-time distribution at full resolution with the budget, per-launch timelines robust to cold
 frames, the vsync buckets, the golden triage view and the issues grouped by launch. Charts come from
 host/report_charts.py; images are inlined; the only interaction (zoom, blink) is CSS."""
 
@@ -12,8 +13,10 @@ import html
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
+from ..regression.changepoints import ChangePoint
+from ..regression.config import metric_unit
 from ..stats import HIST_EDGES_MS
 from . import report_charts as charts
 from .counters_report import counters_line
@@ -32,6 +35,7 @@ section{margin:28px 0;padding-top:10px;border-top:2px solid #eee}
 figure{margin:0}figcaption{font-size:12px;color:#555;max-width:560px}
 .chart svg{background:#fcfcfc;border:1px solid #eee;font-size:11px}.chart .tick{fill:#555;font-size:10px}
 .chart .axis-label{fill:#333;font-size:11px}.chart .legend-entry text{font-size:11px}
+.chart .strip-label,.chart .change-label{font-size:10px;fill:#333}.chart .change-label{fill:#9467bd}
 .imgs img,.zoom svg{image-rendering:pixelated;border:1px solid #ccc;background:repeating-conic-gradient(#ddd 0 25%,#fff 0 50%) 0 0/12px 12px}
 .imgs img{width:300px}.zoom svg{width:300px;height:auto}
 .blink-figure label{display:block;font-size:12px;margin-bottom:2px}
@@ -164,7 +168,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
            f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
-    out.append(_regression(scene.get("regression")))
+    out.append(_regression(scene))
     out.append(_plots(scene, results_dir))
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
@@ -179,16 +183,18 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
     return "\n".join(part for part in out if part)
 
 
-def _regression(section: dict[str, Any] | None) -> str:
-    """The verdict, the baseline in words, and each judged metric's effect with its interval."""
-    if not section:
+def _regression(scene: dict[str, Any]) -> str:
+    """The verdict, the baseline in words, each judged metric's effect with its interval and its per-launch
+    values, and the scene's history."""
+    section = scene.get("regression")
+    if not isinstance(section, dict):
         return ""
     verdict = str(section.get("verdict") or "")
     head = (f"<p class=regression>regression verdict: <b class='{html.escape(verdict)}'>"
             f"{html.escape(verdict.replace('_', ' '))}</b> ({html.escape(str(section.get('source') or ''))})")
     if verdict == "no_baseline" or not section.get("metrics"):
         message = str(section.get("message") or section.get("baseline") or "")
-        return head + f": {html.escape(message)}</p>"
+        return head + f": {html.escape(message)}</p>" + _history(section)
     head += f"; baseline: {html.escape(str(section.get('baseline') or ''))}</p>"
     rows, words = [], []
     for m in section.get("metrics") or []:
@@ -207,7 +213,109 @@ def _regression(section: dict[str, Any] | None) -> str:
         words.append(f"<li class=not_judged>{html.escape(text)}</li>")
     chart = charts.effects(rows, caption="effect of each judged metric: point = candidate / baseline, line = its "
                                          "confidence interval, shaded = the bar")
-    return head + chart + ("<ul class=words>" + "".join(words) + "</ul>" if words else "")
+    return (head + chart + ("<ul class=words>" + "".join(words) + "</ul>" if words else "")
+            + _distributions(section, scene) + _history(section))
+
+
+def _unit(metric: str, scene: dict[str, Any]) -> str:
+    return metric_unit(metric) or str((scene.get("adaptive") or {}).get("unit") or "")
+
+
+def _distributions(section: dict[str, Any], scene: dict[str, Any]) -> str:
+    """Per judged metric, the per-launch values the gate judged on one axis: a row per baseline session (A/B:
+    the A launches) and the candidate's row, with the effect, its interval and the verdict in words."""
+    dist = section.get("distributions")
+    if not isinstance(dist, dict) or not isinstance(dist.get("metrics"), dict):
+        return ("<p class=note>Per-launch values: not in this run.json (an older version wrote it), so their "
+                "chart is omitted.</p>")
+    ab = section.get("source") == "ab"
+    sessions: list[Any] = dist["sessions"] if isinstance(dist.get("sessions"), list) else []
+    figures, missing = [], []
+    for m in section.get("metrics") or []:
+        if not isinstance(m, dict):
+            continue
+        name = str(m.get("metric"))
+        try:
+            values = dist["metrics"][name]
+            baseline = [[float(v) for v in session] for session in values["baseline"]]
+            candidate = [float(v) for v in values["candidate"]]
+        except (KeyError, TypeError, ValueError):
+            missing.append(name)
+            continue
+        rows = [charts.Strip(_session_label(sessions, i, ab), session, charts.BASELINE_COLOUR)
+                for i, session in enumerate(baseline)]
+        rows.append(charts.Strip("B" if ab else "candidate (this run)", candidate, charts.CANDIDATE_COLOUR,
+                                 highlight=True))
+        n_base = sum(len(s) for s in baseline)
+        legend = ([(f"A (baseline), {n_base} launches", charts.BASELINE_COLOUR),
+                   (f"B (candidate), {len(candidate)} launches", charts.CANDIDATE_COLOUR)] if ab else
+                  [(f"baseline, {len(baseline)} session(s), {n_base} launches", charts.BASELINE_COLOUR),
+                   (f"candidate, {len(candidate)} launches", charts.CANDIDATE_COLOUR)])
+        verdict = str(m.get("verdict"))
+        unit = _unit(name, scene)
+        figures.append(charts.strips(
+            rows, x_label=f"{name} per launch" + (f" ({unit})" if unit else ""),
+            title=f"{name}: {verdict}, {_effect_words(m)}", title_colour=charts.VERDICT_COLOURS.get(verdict, "#555"),
+            legend=legend, caption=f"{name} of each launch (a dot) and each row's median (a bar), as the gate judged "
+                                   f"them: {verdict}, {_effect_words(m)}" + (f", bar ±{100 * m['bar']:.1f}%"
+                                                                             if _number(m.get("bar")) else "")))
+    note = (f"<p class=note>Per-launch values of {html.escape(', '.join(missing))}: missing or not numbers in "
+            "run.json, so their chart is omitted.</p>" if missing else "")
+    figures = [f for f in figures if f]
+    return ("<div class=plots>" + "".join(figures) + "</div>" if figures else "") + note
+
+
+def _session_label(sessions: Sequence[Any], index: int, ab: bool) -> str:
+    """A baseline row's label: A in A/B, else the session's run id and build, shortened to fit the row."""
+    if ab:
+        return "A"
+    session = sessions[index] if index < len(sessions) and isinstance(sessions[index], dict) else {}
+    run, build = str(session.get("label") or "?")[:8], str(session.get("build") or "")[:7]
+    return f"run {run}" + (f" {build}" if build else "")
+
+
+def _effect_words(m: dict[str, Any]) -> str:
+    ci: list[Any] = m["ci"] if isinstance(m.get("ci"), list) and len(m["ci"]) == 2 else [None, None]
+    if not _number(m.get("effect")):
+        return "no effect"
+    interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x"
+                if _number(ci[0]) and _number(ci[1]) else "no interval")
+    return f"effect {m['effect']:.3f}x, {interval}"
+
+
+def _history(section: dict[str, Any]) -> str:
+    """The scene's recent sessions in the history with their change points, this run's session ringed."""
+    series: Any = section.get("history_series")  # read as run.json has it: anything missing is caught below
+    try:
+        metric = str(series["metric"])
+        sessions = [dict(s, run_id=str(s["run_id"])) for s in series["sessions"]]
+        steps = [ChangePoint(int(c["index"]), float(c["magnitude"]), float(c["p_value"]),
+                             str(sessions[int(c["index"])].get("build") or ""), sessions[int(c["index"])]["run_id"],
+                             str(sessions[int(c["index"])].get("started_utc") or ""))
+                 for c in series["change_points"]]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+        return ("<p class=note>History: no series of this scene in run.json (no history was read), so its chart "
+                "is omitted.</p>")
+    points = []
+    for s in sessions:
+        value, when, build = s.get("value"), str(s.get("started_utc") or ""), str(s.get("build") or "?")
+        mine = s.get("candidate") is True
+        points.append(charts.HistoryPoint(
+            float(value) if _number(value) else None, when[5:10],
+            f"run {s['run_id'][:8]}, build {build[:10]}, {when[:16]}: "
+            + (f"{value:.4g}" if _number(value) else "no value") + (" (this run)" if mine else ""), mine))
+    unit = metric_unit(metric)
+    found = "; ".join(c.describe() for c in steps) or "none found"
+    own = "" if any(p.candidate for p in points) else "; this session's run is not among them (not recorded, or A/B)"
+    chart = charts.history(points, [(c.index, f"×{c.magnitude:.3f}" + (f" at {c.build_hash[:7]}" if c.build_hash else ""))
+                                    for c in steps],
+                           y_label=metric + (f" ({unit})" if unit else ""),
+                           caption=f"history: {metric} per session (the median of its launches), the newest "
+                                   f"{len(points)} run(s) of this scene; change points: {found}{own}")
+    if not chart:
+        why = "with a value of this metric" if points else "(A/B runs are kept out of the series)"
+        return f"<p class=note>History: no run of this scene in the history yet {why}, so no chart.</p>"
+    return f"<div class=plots>{chart}</div>"
 
 
 def _plots(scene: dict[str, Any], results_dir: Path) -> str:
@@ -467,8 +575,12 @@ def _float(text: str | None) -> float | None:
         return None
 
 
+def _number(value: Any) -> TypeGuard[float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _ms(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, (int, float)) and not isinstance(value, bool) else ""
+    return f"{value:.2f}" if _number(value) else ""
 
 
 def _value(value: Any) -> str:

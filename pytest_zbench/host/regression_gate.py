@@ -31,7 +31,9 @@ from ..regression.baseline import (
     judge_against_run_file,
     read_device_sessions,
     read_run_file,
+    session_of,
 )
+from ..regression.changepoints import change_points
 from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
 from ..regression.config import (
     AB_GATING_METRICS,
@@ -40,13 +42,35 @@ from ..regression.config import (
     GATING_METRICS,
     scene_metrics,
 )
-from ..regression.gate import GateConfig, SceneVerdict, SessionPool, Verdict, launches_to_decide
-from ..regression.history import History, HistoryError, RunInfo, SceneKey, SceneRecord, environment_fingerprint
+from ..regression.gate import (
+    BaselineSession,
+    GateConfig,
+    SceneVerdict,
+    SessionPool,
+    Verdict,
+    launch_values,
+    launches_to_decide,
+)
+from ..regression.history import (
+    HistoricRun,
+    History,
+    HistoryError,
+    RunInfo,
+    SceneKey,
+    SceneRecord,
+    environment_fingerprint,
+)
 from ..settings import Settings
 from .environment import environment
 from .launch_flags import flagged_launches
 from .measure import SceneMeasurement, launch_samples
 from .run_record import RunRecord
+
+# The report's history chart: the newest sessions of a scene it shows (its change points are found in these).
+HISTORY_SERIES_SESSIONS = 30
+# Significant digits a value keeps in run.json's distributions and history series: launches differ by far more,
+# and 4 digits keep a scene's values small.
+DIGITS = 4
 
 
 class HistorySection(TypedDict):
@@ -81,6 +105,8 @@ class GateResult:
     conditions_changed: tuple[ConditionChange, ...] = ()
     same_build: bool = False
     settings: dict[str, Any] | None = None  # the gate settings this scene was judged with, and where from
+    distributions: dict[str, Any] | None = None  # the per-launch values judged (run.json, `distributions`)
+    history_series: dict[str, Any] | None = None  # the scene's recent sessions (`history_series`)
 
     @property
     def failed(self) -> bool:
@@ -131,6 +157,8 @@ class GateResult:
             "same_build": self.same_build,
             "notes": list(self.scene_verdict.notes) if self.scene_verdict else [],
             "settings": self.settings,
+            "distributions": self.distributions,
+            "history_series": self.history_series,
         }
 
     def junit_properties(self) -> list[tuple[str, object]]:
@@ -291,10 +319,25 @@ class RegressionGate:
             return None
         config, settings = gated
         if m.ab is not None:
-            return self._judge_ab(record, m, config, settings)
-        if self.settings.baseline == "file":
-            return self._judge_file(record, m, config, settings)
-        return self._judge_history(record, m, config, settings)
+            result = self._judge_ab(record, m, config, settings)
+        elif self.settings.baseline == "file":
+            result = self._judge_file(record, m, config, settings)
+        else:
+            result = self._judge_history(record, m, config, settings)
+        return dataclasses.replace(result, history_series=self._history_series(record, m, config.metrics[0]))
+
+    def _history_series(self, record: RunRecord, m: SceneMeasurement, metric: str) -> dict[str, Any] | None:
+        """run.json's `regression.history_series` of the scene's newest runs; None when the gate has not opened
+        the history (it is not opened for a chart) or cannot read it: the report then says the chart is
+        missing."""
+        if self._history is None:
+            return None
+        run = self.run_info(record, m.device, m.backend)
+        try:
+            runs = self._history.runs_of(scene_record(m).key(run), limit=HISTORY_SERIES_SESSIONS)
+        except ZbenchError:
+            return None
+        return history_series(runs, metric, candidate_run=run.run_id)
 
     def _device_pool(self, key: SceneKey, exclude_run: str) -> DeviceSessions:
         """The other scenes' recent sessions on this device, read once per session and device."""
@@ -322,10 +365,10 @@ class RegressionGate:
                            "and becomes the baseline of the next")
             return GateResult("no_baseline", "history", description, f"no baseline: {description}",
                               fingerprint_changes=changes, settings=settings)
-        baseline_launches = result.window.launches
+        sessions = [session_of(run) for run in reversed(result.window.runs)]  # oldest first, like the series
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
                              record.app.get("build_hash") or "", [r.build_hash for r in result.window.runs],
-                             baseline_launches, candidate)
+                             sessions, candidate)
 
     @staticmethod
     def _candidate(m: SceneMeasurement, valid: bool | None) -> list[dict[str, Any]]:
@@ -356,17 +399,19 @@ class RegressionGate:
                 self._baseline_file = read_run_file(path)
             except BaselineFileError as exc:
                 return GateResult("not_judged", "file", str(path), str(exc), broken=True)
+        document = self._baseline_file
         ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
                 "gpu_source": m.summary.gpu_source if m.summary else None}
         candidate = self._candidate(m, gpu_valid(record, m.device))
-        result = judge_against_run_file(self._baseline_file, path, m.case.id, m.device, ours, candidate, config,
+        result = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate, config,
                                         pool=self._calibration_pool(record, m))
         if result.verdict is None:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
                               result.message, settings=settings)
+        session = BaselineSession(list(result.launches), str(document.get("run_id") or ""), result.build)
         return _with_context(result.verdict, "file", result.description, (), settings,
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
-                             list(result.launches), candidate)
+                             [session], candidate)
 
     def _judge_ab(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
@@ -384,14 +429,15 @@ class RegressionGate:
         b_launches = self._candidate(b, valid)
         verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
-                             settings, "", [], a_launches, b_launches)
+                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches)
 
 
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
                   settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
-                  baseline_launches: Sequence[Any], candidate_launches: Sequence[Any]) -> GateResult:
+                  baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any]) -> GateResult:
     """The verdict with what else changed named in its message: the same build, conditions that differ between
-    the candidate's launches and the baseline's, launches measured while throttled."""
+    the candidate's launches and the baseline's, launches measured while throttled; and the values judged."""
+    baseline_launches = [launch for session in baseline_sessions for launch in session.launches]
     conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
     if source != "ab":  # interleaved launches share the host's load; sessions apart do not
         verdict = contention.guard(verdict, baseline_launches, candidate_launches)
@@ -402,7 +448,39 @@ def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tu
                      + "; ".join(c.describe() for c in conditions))
     verdict = verdict.with_notes(*notes)
     return GateResult(verdict.verdict, source, baseline, verdict.message(), verdict, changes,
-                      conditions_changed=conditions, same_build=bool(same), settings=settings)
+                      conditions_changed=conditions, same_build=bool(same), settings=settings,
+                      distributions=distributions(verdict, baseline_sessions, candidate_launches))
+
+
+def history_series(runs: Sequence[HistoricRun], metric: str, *, candidate_run: str) -> dict[str, Any]:
+    """run.json's `regression.history_series`: runs of a scene, oldest first (this session's among them once
+    recorded, marked `candidate`), each the median of `metric` over its launches, and the change points `zbench
+    history` finds in them."""
+    values = [r.median(metric) for r in runs]
+    return {"metric": metric,
+            "sessions": [{"run_id": r.run_id, "build": r.build_hash, "started_utc": r.started_utc,
+                          "value": None if value is None else _rounded(value), "candidate": r.run_id == candidate_run}
+                         for r, value in zip(runs, values)],
+            "change_points": [{"index": c.index, "magnitude": round(c.magnitude, DIGITS),
+                               "p_value": round(c.p_value, DIGITS)} for c in change_points(values)]}
+
+
+def distributions(verdict: SceneVerdict, baseline: Sequence[BaselineSession],
+                  candidate: Sequence[Any]) -> dict[str, Any]:
+    """run.json's `regression.distributions`: per judged metric the per-launch values the gate judged, per
+    baseline session (in `sessions`' order; A/B: one, the A launches) and the candidate's, for the report to
+    draw overlaid. Per-launch values only, rounded: a scene's are a few dozen numbers."""
+    return {"sessions": [{"label": s.label or None, "build": s.build or None} for s in baseline],
+            "metrics": {v.metric: {"baseline": [_values(s.launches, v.metric) for s in baseline],
+                                   "candidate": _values(candidate, v.metric)} for v in verdict.verdicts}}
+
+
+def _values(launches: Sequence[Any], metric: str) -> list[float]:
+    return [_rounded(float(value)) for value in launch_values(launches, metric)]
+
+
+def _rounded(value: float) -> float:
+    return float(f"{value:.{DIGITS}g}")
 
 
 def _finite(value: Any) -> Any:

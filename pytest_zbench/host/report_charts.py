@@ -1,7 +1,8 @@
 """The report's charts as inline SVG: plain values in, one `<figure>` out, every chart with axes, tick values,
 units, a legend and hover titles (docs/report.md). No library and no script: the report stays one offline
 file that any browser shows, and the few chart kinds it needs (lines, a step CDF, bars, an effect interval,
-an adaptive scene's fit) are small enough to keep here."""
+per-launch strips of baseline and candidate, a scene's history with its change points, an adaptive scene's
+fit) are small enough to keep here."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ WIDTH, HEIGHT = 560, 220
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 26, 40  # margins: tick labels left and below, the legend on top
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
 BUDGET_COLOUR = "#b22222"
+# Baseline and candidate keep one colour each in every chart that sets them side by side.
+BASELINE_COLOUR, CANDIDATE_COLOUR = COLOURS[0], COLOURS[1]
+CHANGE_COLOUR = COLOURS[4]
 LEGEND_ROW = 14
 
 
@@ -252,10 +256,127 @@ def effects(rows: Sequence[Effect], *, caption: str) -> str:
                      f"{html.escape(row.verdict)}</title></circle>"
                      f"<text x='{right + 6:.1f}' y='{y + 4}' class=effect-label fill='{colour}'>"
                      f"{html.escape(row.metric)} {html.escape(row.verdict)}</text>")
-    width = WIDTH + 190
-    return (f"<figure class='chart effects'><svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
+    return _figure("effects", WIDTH + 190, height, parts, caption)
+
+
+def _figure(kind: str, width: float, height: float, parts: Sequence[str], caption: str) -> str:
+    """A chart laid out by its own rows (not a Chart's fixed plot area) as a `<figure>`."""
+    return (f"<figure class='chart {kind}'><svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 {width} {height}' "
             f"width='{width}' height='{height}' role='img' aria-label='{html.escape(caption)}'>" + "".join(parts)
             + f"</svg><figcaption>{html.escape(caption)}</figcaption></figure>")
+
+
+@dataclass
+class Strip:
+    """One row of a strip plot: one side's per-launch values (a baseline session, or the candidate)."""
+
+    label: str
+    values: list[float]
+    colour: str
+    highlight: bool = False
+
+
+def strips(rows: Sequence[Strip], *, x_label: str, title: str, title_colour: str,
+           legend: Sequence[tuple[str, str]], caption: str) -> str:
+    """Per-launch values of each side on one value axis: a row per side (each baseline session its own, so
+    their spread shows), a dot per launch, a bar at each row's median. The gate judges these values, so the
+    candidate's dots among the baseline's say what the effect says, at the launches' resolution."""
+    values = [v for r in rows for v in r.values if math.isfinite(v)]
+    if not values:
+        return ""
+    row_h, label_w = 20, 120  # label_w: the row labels' column, left of the plot
+    top = 8 + 2 * LEGEND_ROW  # the title line, then the legend line
+    bottom = top + row_h * len(rows)
+    low, high = min(values), max(values)
+    pad = (high - low) * 0.08 or abs(high) * 0.05 or 1.0
+    # Gate metrics are never negative: the axis does not go below zero for room (a jank share of 0 everywhere).
+    chart = Chart(max(low - pad, 0.0) if low >= 0 else low - pad, high + pad, 0, 1)
+    parts = [f"<text x='{label_w + LEFT}' y='14' class=strip-title fill='{title_colour}' font-weight='600'>"
+             f"{html.escape(title)}</text>"]
+    x = float(label_w + LEFT)
+    for label, colour in legend:
+        parts.append(f"<g class=legend-entry><circle cx='{x + 5}' cy='{14 + LEGEND_ROW - 4}' r='4' fill='{colour}'/>"
+                     f"<text x='{x + 13}' y='{14 + LEGEND_ROW}'>{html.escape(label)}</text></g>")
+        x += 24 + 6.2 * len(label)
+    plot = []
+    for value in nice_ticks(chart.x_min, chart.x_max):
+        px = chart.x(value)
+        plot.append(f"<line x1='{px:.1f}' x2='{px:.1f}' y1='{top}' y2='{bottom}' stroke='#e4e4e4'/>"
+                    f"<line x1='{px:.1f}' x2='{px:.1f}' y1='{bottom}' y2='{bottom + 4}' stroke='#888'/>"
+                    f"<text x='{px:.1f}' y='{bottom + 14}' text-anchor='middle' class=tick>{_num(value)}</text>")
+    for i, row in enumerate(rows):
+        y = top + row_h * i + row_h / 2
+        if row.highlight:
+            plot.append(f"<rect x='{LEFT}' y='{y - row_h / 2:.1f}' width='{WIDTH - LEFT - RIGHT}' height='{row_h}' "
+                        f"fill='{row.colour}' opacity='0.08'/>")
+        plot.append(f"<text x='{LEFT - 6}' y='{y + 4}' text-anchor='end' class=strip-label>"
+                    f"{html.escape(row.label)}</text>")
+        known = sorted(v for v in row.values if math.isfinite(v))
+        for k, value in enumerate(row.values):
+            if math.isfinite(value):
+                jitter = (-4, 0, 4)[k % 3]  # launches with equal values stay apart
+                plot.append(f"<circle cx='{chart.x(value):.1f}' cy='{y + jitter}' r='3' fill='{row.colour}' "
+                            f"opacity='0.75'><title>{html.escape(row.label)}, launch {k}: {_num(value)}</title>"
+                            "</circle>")
+        if known:
+            median = (known[(len(known) - 1) // 2] + known[len(known) // 2]) / 2
+            plot.append(f"<line x1='{chart.x(median):.1f}' x2='{chart.x(median):.1f}' y1='{y - 8}' y2='{y + 8}' "
+                        f"stroke='{row.colour}' stroke-width='2.5' class=median><title>{html.escape(row.label)}: "
+                        f"median {_num(median)} of {len(known)} launches</title></line>")
+    plot.append(f"<line x1='{LEFT}' x2='{WIDTH - RIGHT}' y1='{bottom}' y2='{bottom}' stroke='#888'/>"
+                f"<text x='{(LEFT + WIDTH - RIGHT) / 2}' y='{bottom + 30}' text-anchor='middle' class=axis-label>"
+                f"{html.escape(x_label)}</text>")
+    parts.append(f"<g transform='translate({label_w} 0)'>" + "".join(plot) + "</g>")
+    return _figure("strips", WIDTH + label_w, bottom + 38, parts, caption)
+
+
+@dataclass
+class HistoryPoint:
+    """One session of a scene's history: its value, the tick under it (its date), what its hover title says."""
+
+    value: float | None
+    tick: str
+    title: str
+    candidate: bool = False
+
+
+def history(points: Sequence[HistoryPoint], steps: Sequence[tuple[int, str]], *, y_label: str,
+            caption: str) -> str:
+    """A scene's value per session, oldest first, with its change points (each `(index of the first session
+    after the step, label)`) as dashed lines between sessions, labelled at the top; this run's session ringed."""
+    known = [p.value for p in points if p.value is not None and math.isfinite(p.value)]
+    if not known:
+        return ""
+    low, high = min(known), max(known)
+    pad = (high - low) * 0.15 or abs(high) * 0.05 or 1.0
+    chart = Chart(-0.5, max(len(points) - 0.5, 0.5), max(low - pad, 0.0), high + pad)
+    every = max(1, math.ceil(len(points) / 8))  # at most 8 tick labels, the newest among them: dates do not overlap
+    chart.axes("session, oldest to newest (date of the run)", y_label,
+               x_ticks=[(i, p.tick) for i, p in enumerate(points) if (len(points) - 1 - i) % every == 0])
+    for k, (index, label) in enumerate(steps):
+        px = chart.x(index - 0.5)
+        anchor, dx = ("end", -3) if px > WIDTH / 2 else ("start", 3)
+        chart.parts.append(f"<line x1='{px:.1f}' x2='{px:.1f}' y1='{TOP}' y2='{HEIGHT - BOTTOM}' "
+                           f"stroke='{CHANGE_COLOUR}' stroke-width='1.5' stroke-dasharray='5 3' class=change-point>"
+                           f"<title>change point: {html.escape(label)}</title></line>"
+                           f"<text x='{px + dx:.1f}' y='{TOP + 10 + 12 * (k % 2)}' text-anchor='{anchor}' "
+                           f"class=change-label fill='{CHANGE_COLOUR}'>{html.escape(label)}</text>")
+    line = " ".join(f"{chart.x(i):.1f},{chart.y(p.value):.1f}" for i, p in enumerate(points) if p.value is not None)
+    chart.parts.append(f"<polyline fill='none' stroke='{BASELINE_COLOUR}' stroke-width='1.2' points='{line}'/>")
+    for i, p in enumerate(points):
+        if p.value is None:
+            continue
+        colour, radius = (CANDIDATE_COLOUR, 5.5) if p.candidate else (BASELINE_COLOUR, 3)
+        ring = " stroke='#333' stroke-width='1.5' class=candidate" if p.candidate else ""
+        chart.parts.append(f"<circle cx='{chart.x(i):.1f}' cy='{chart.y(p.value):.1f}' r='{radius}' "
+                           f"fill='{colour}'{ring}><title>{html.escape(p.title)}</title></circle>")
+    entries = [("median of a session's launches", BASELINE_COLOUR, False)]
+    if any(p.candidate for p in points):
+        entries.append(("this run", CANDIDATE_COLOUR, False))
+    if steps:
+        entries.append(("change point", CHANGE_COLOUR, True))
+    chart.legend(entries)
+    return chart.figure(caption, "history")
 
 
 def adaptive_fit(adaptive: Mapping[str, Any]) -> str:

@@ -18,6 +18,14 @@ AB_GATING_METRICS: tuple[str, ...] = (*GATING_METRICS, "jank_share")
 # scene's score (the launch's change point, host/adaptive.py).
 GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share"
                          r"|adaptive\.score")
+
+
+def metric_unit(metric: str) -> str:
+    """A gate metric's unit: ms for a statistic of frame times, a share of frames for jank_share, none for an
+    adaptive score (its unit is the scene's, run.json `adaptive.unit`)."""
+    return "ms" if "_ms." in metric else "share of frames" if metric == "jank_share" else ""
+
+
 # Metrics for which a larger value is better: a drop is the regression. Every other metric is lower-is-better.
 HIGHER_IS_BETTER: frozenset[str] = frozenset({"adaptive.score"})
 # What an adaptive scene is judged on when the gate's metrics name no adaptive metric, in every mode: its

@@ -40,7 +40,7 @@ import numpy as np
 from scipy import stats as sps
 
 from ..protocol import MEASURED_GPU_SOURCES
-from .config import GATING_METRICS, GateConfig
+from .config import GATING_METRICS, GateConfig, metric_unit
 from .hierarchy import (
     Replicates,
     Session,
@@ -580,7 +580,7 @@ def _value(metric: str, value: float | None) -> str:
         return "?"
     if metric == "jank_share":
         return f"{value:.2%} of frames janky"
-    return f"{value:.4g} ms" if "_ms" in metric else f"{value:.4g}"
+    return f"{value:.4g} ms" if metric_unit(metric) == "ms" else f"{value:.4g}"
 
 
 def _tail(metric: str, *, better: bool) -> str:

@@ -75,3 +75,48 @@ def test_a_run_file_baseline_judges_comparable_launches_and_names_what_differs(t
     assert "backend 'software' there, 'gles2' here" in other.message
     missing = judge_against_run_file(document, path, "t", "d", ours, launches(1.0, 5, 2))
     assert missing.verdict is None and missing.comparable and missing.message.startswith("no baseline")
+
+
+def test_the_regression_section_carries_the_values_judged_per_session_and_side():
+    from pytest_zbench.host.regression_gate import _with_context
+    from pytest_zbench.regression.ab import judge_ab
+    from pytest_zbench.regression.gate import BaselineSession
+
+    sessions = [BaselineSession(launches(1.0 + 0.01 * k, 4, k, spread=0.05), f"run{k}", f"build{k}") for k in range(3)]
+    candidate = launches(1.2, 5, 9, spread=0.05)
+    verdict = judge(sessions, candidate, GateConfig())
+    doc = _with_context(verdict, "history", "3 runs", (), {}, "c", [], sessions, candidate).to_json()
+    json.dumps(doc, allow_nan=False)
+    dist = doc["distributions"]
+    assert dist["sessions"] == [{"label": f"run{k}", "build": f"build{k}"} for k in range(3)]
+    assert set(dist["metrics"]) == {v["metric"] for v in doc["metrics"]} == {"cpu_ms.p50", "cpu_ms.p95"}
+    p50 = dist["metrics"]["cpu_ms.p50"]
+    assert [len(s) for s in p50["baseline"]] == [4, 4, 4] and len(p50["candidate"]) == 5
+    assert p50["candidate"][0] == float(f"{candidate[0]['cpu_ms']['p50']:.4g}")  # rounded to 4 digits
+    assert all(len(repr(v)) <= 7 for s in p50["baseline"] for v in s)
+
+    # A/B: the A launches are the one baseline row, the B launches the candidate's.
+    a, b = launches(1.0, 6, 1), launches(1.1, 6, 2)
+    ab = _with_context(judge_ab(a, b, GateConfig(threshold=0.05)), "ab", "A", (), {}, "", [],
+                       [BaselineSession(a, "A")], b).to_json()["distributions"]
+    assert ab["sessions"] == [{"label": "A", "build": None}]
+    assert len(ab["metrics"]["cpu_ms.p50"]["baseline"]) == 1 and len(ab["metrics"]["cpu_ms.p50"]["candidate"]) == 6
+
+
+def test_the_history_series_marks_the_candidate_and_the_change_points():
+    from pytest_zbench.host.regression_gate import history_series
+    from pytest_zbench.regression.history import HistoricRun
+
+    def run(k: int, level: float) -> HistoricRun:
+        return HistoricRun(f"r{k}", f"2026-01-{k + 1:02d}T00:00:00Z", "run", f"b{k}", False, "f", {}, k,
+                           tuple(launches(level, 3, k)), None)
+
+    runs = [run(k, 1.0 if k < 8 else 1.3) for k in range(16)]
+    series = history_series(runs, "cpu_ms.p50", candidate_run="r15")
+    assert [s["candidate"] for s in series["sessions"]] == [False] * 15 + [True]
+    assert series["sessions"][0] == {"run_id": "r0", "build": "b0", "started_utc": "2026-01-01T00:00:00Z",
+                                     "value": series["sessions"][0]["value"], "candidate": False}
+    (step,) = series["change_points"]
+    assert step["index"] == 8 and 1.25 < step["magnitude"] < 1.35 and step["p_value"] <= 0.05
+    flat = history_series(runs[:5], "gpu_ms.p50", candidate_run="elsewhere")
+    assert [s["value"] for s in flat["sessions"]] == [None] * 5 and flat["change_points"] == []
