@@ -1,6 +1,8 @@
 """The regression gate end to end: real launches of the reference runner, judged by the perf tests, on the
-default gate metrics and without any artificial base cost per frame, with the history in a SQLite file and in
-a PostgreSQL database (the `history_url` cases).
+default gate metrics and without any artificial base cost per frame, with the history in a SQLite file, and
+also in a PostgreSQL database where the store's behaviour shapes the outcome (the `history_url` cases: workers
+writing one run at once, the CLI reading a URL); PostgreSQL's own cases are in test_history_store.py and
+test_lab_history_plugin.py.
 
 A known slowdown comes from the runner's `--cpu-burn-ms MS` (a busy-wait inside each timed frame). Statistical,
 not timed: uncapped frames, short launches. The acceptance runs (ten A/A sessions under intermittent load, a
@@ -48,9 +50,9 @@ def effect(section: dict, metric: str = "cpu_ms.p50") -> float:
     return next(m["effect"] for m in section["metrics"] if m["metric"] == metric)
 
 
-def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, tmp_path, history_url):
+def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, tmp_path):
     write_inventory(project, local=0)
-    history = history_url
+    history = str(tmp_path / "history.sqlite")
     first = project.run(*GATED, "-k", "mini", f"--zbench-history={history}")
     first.assert_outcomes(passed=2, warnings=0)  # a first run is one line under the table, not a warning each
     first.stdout.fnmatch_lines(["mini.fill.x1 * new * pass",
@@ -105,9 +107,9 @@ def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
         assert {db.runs_of(key)[0].run_id for key in keys} == {f"{run_id}-local"}
 
 
-@pytest.mark.parametrize("runs", [1, 2, 3])
+@pytest.mark.parametrize("runs", [1, 2])  # no within-session spread at all; the quick preset's two launches
 def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, tmp_path, runs):
-    """--zbench-runs=1/2/3 against a history of one session and of several, and against a run.json: a verdict
+    """--zbench-runs=1/2 against a history of one session and of several, and against a run.json: a verdict
     with its reason every time, never an exception."""
     write_inventory(project, local=0)
     history = f"--zbench-history={tmp_path / 'history.sqlite'}"
@@ -131,7 +133,8 @@ def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, 
     assert "one baseline session" in section["message"]
 
 
-def test_ab_with_a_slower_b_runner_is_regressed(project, history_url):
+def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
+    history_url = str(tmp_path / "history.sqlite")
     write_inventory(project, local=0)
     b_runner = "python -m pytest_zbench.runner --cpu-burn-ms 0.2"
     result = project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-ab={b_runner}",
