@@ -192,3 +192,13 @@ def test_the_regression_section_draws_what_run_json_has_and_notes_what_it_lacks(
                                                                               "p_value": 0}]))
     text = _regression({"regression": bad})
     assert "Per-launch values of cpu_ms.p50: missing" in text and "History: no series" in text
+
+
+def test_a_wide_effect_interval_is_clipped_to_the_log_axis_with_arrows_and_keeps_its_numbers():
+    wide = charts.Effect("cpu_ms.p95", "inconclusive", 2.95, (0.027, 317.7), 0.15)
+    narrow = charts.Effect("cpu_ms.p50", "regressed", 1.3, (1.2, 1.4), 0.15)
+    svg = charts.effects([wide, narrow], caption="c")
+    assert svg.count("class=clipped") == 2  # both ends of the wide interval, none of the narrow one
+    assert "CI 0.027x..317.700x" in svg and ">4x<" in svg and ">0.25x<" in svg and "log scale" in svg
+    assert "317x" not in svg and ">300x<" not in svg  # no tick out at the interval's end
+    assert "class=clipped" not in charts.effects([narrow], caption="c")

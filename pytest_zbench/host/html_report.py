@@ -297,11 +297,13 @@ def _history(section: dict[str, Any]) -> str:
         return ("<p class=note>History: no series of this scene in run.json (no history was read), so its chart "
                 "is omitted.</p>")
     points = []
+    dates = [str(s.get("started_utc") or "")[5:10] for s in sessions]
+    same_day = len(set(dates)) < len(dates)  # then the time tells the sessions apart: "12-01 16:29"
     for s in sessions:
         value, when, build = s.get("value"), str(s.get("started_utc") or ""), str(s.get("build") or "?")
         mine = s.get("candidate") is True
         points.append(charts.HistoryPoint(
-            float(value) if _number(value) else None, when[5:10],
+            float(value) if _number(value) else None, when[5:16].replace("T", " ") if same_day else when[5:10],
             f"run {s['run_id'][:8]}, build {build[:10]}, {when[:16]}: "
             + (f"{value:.4g}" if _number(value) else "no value") + (" (this run)" if mine else ""), mine))
     unit = metric_unit(metric)

@@ -224,6 +224,13 @@ class Effect:
 VERDICT_COLOURS = {"regressed": "#b22222", "improved": "#2a7a2a", "unchanged": "#555", "inconclusive": "#c77700"}
 
 
+# The effect axis: ratios on a log scale (1.25x slower sits as far from 1 as 0.8x faster), clipped to this
+# range, so that the wide interval of a thin baseline (0.03x..300x) does not squash every point onto 1; an
+# interval end past it is drawn as an arrow at the edge, and the title keeps the true numbers.
+EFFECT_AXIS = (0.25, 4.0)
+EFFECT_TICKS = (0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 3.0, 4.0)
+
+
 def effects(rows: Sequence[Effect], *, caption: str) -> str:
     """Each judged metric's effect (candidate / baseline) with its confidence interval, against 1 and the bar
     a change must clear: the verdict in one look."""
@@ -231,31 +238,43 @@ def effects(rows: Sequence[Effect], *, caption: str) -> str:
         return ""
     row_h = 26
     height = TOP + BOTTOM + row_h * len(rows)
-    extent = [v for r in rows for v in (r.ci[0], r.ci[1], 1 + r.bar, 1 - r.bar, r.effect) if math.isfinite(v)]
-    chart = Chart(min(extent) * 0.95, max(extent) * 1.05, 0, 1)
+    extent = [v for r in rows for v in (r.ci[0], r.ci[1], 1 + r.bar, 1 - r.bar, r.effect) if math.isfinite(v) and v > 0]
+    lo = max(EFFECT_AXIS[0], min(extent) / 1.05)
+    hi = min(EFFECT_AXIS[1], max(extent) * 1.05)
+    chart = Chart(math.log(lo), math.log(hi), 0, 1)
+
+    def x(value: float) -> float:
+        return chart.x(math.log(min(max(value, lo), hi)) if value > 0 else chart.x_min)
+
     left, right = chart.x(chart.x_min), chart.x(chart.x_max)
     parts = []
-    for value in nice_ticks(chart.x_min, chart.x_max):
-        x = chart.x(value)
-        parts.append(f"<line x1='{x:.1f}' x2='{x:.1f}' y1='{TOP}' y2='{height - BOTTOM}' stroke='#e4e4e4'/>"
-                     f"<text x='{x:.1f}' y='{height - BOTTOM + 14}' text-anchor='middle' class=tick>{value:g}x</text>")
-    one = chart.x(1.0)
-    parts.append(f"<line x1='{one:.1f}' x2='{one:.1f}' y1='{TOP}' y2='{height - BOTTOM}' stroke='#555'/>"
+    shown: list[float] = []  # 1x first, then the others that leave room for their labels
+    for value in sorted((t for t in EFFECT_TICKS if lo <= t <= hi), key=lambda t: (t != 1.0, abs(math.log(t)))):
+        if all(abs(x(value) - x(other)) >= 34 for other in shown):
+            shown.append(value)
+    for value in shown:
+        parts.append(f"<line x1='{x(value):.1f}' x2='{x(value):.1f}' y1='{TOP}' y2='{height - BOTTOM}' stroke='#e4e4e4'/>"
+                     f"<text x='{x(value):.1f}' y='{height - BOTTOM + 14}' text-anchor='middle' class=tick>{value:g}x</text>")
+    parts.append(f"<line x1='{x(1.0):.1f}' x2='{x(1.0):.1f}' y1='{TOP}' y2='{height - BOTTOM}' stroke='#555'/>"
                  f"<line x1='{left}' x2='{right}' y1='{height - BOTTOM}' y2='{height - BOTTOM}' stroke='#888'/>"
                  f"<text x='{(left + right) / 2}' y='{height - 6}' text-anchor='middle' class=axis-label>"
-                 "candidate / baseline (1x = no change; shaded: the bar a change must clear)</text>")
+                 "candidate / baseline, log scale (1x = no change; shaded: the bar a change must clear)</text>")
     for i, row in enumerate(rows):
         y = TOP + row_h * i + row_h / 2
         colour = VERDICT_COLOURS.get(row.verdict, "#555")
-        low, high = (chart.x(max(chart.x_min, 1 - row.bar)), chart.x(min(chart.x_max, 1 + row.bar)))
+        low, high = x(1 - row.bar), x(1 + row.bar)
         parts.append(f"<rect x='{low:.1f}' y='{y - 9:.1f}' width='{high - low:.1f}' height='18' fill='#f1f1f1'/>"
-                     f"<line x1='{chart.x(row.ci[0]):.1f}' x2='{chart.x(row.ci[1]):.1f}' y1='{y}' y2='{y}' "
+                     f"<line x1='{x(row.ci[0]):.1f}' x2='{x(row.ci[1]):.1f}' y1='{y}' y2='{y}' "
                      f"stroke='{colour}' stroke-width='3'/>"
-                     f"<circle cx='{chart.x(row.effect):.1f}' cy='{y}' r='4.5' fill='{colour}'><title>"
+                     f"<circle cx='{x(row.effect):.1f}' cy='{y}' r='4.5' fill='{colour}'><title>"
                      f"{html.escape(row.metric)}: {row.effect:.3f}x, CI {row.ci[0]:.3f}x..{row.ci[1]:.3f}x, "
                      f"{html.escape(row.verdict)}</title></circle>"
                      f"<text x='{right + 6:.1f}' y='{y + 4}' class=effect-label fill='{colour}'>"
                      f"{html.escape(row.metric)} {html.escape(row.verdict)}</text>")
+        for end, edge, sign in ((row.ci[0], lo, -1), (row.ci[1], hi, 1)):
+            if end < edge if sign < 0 else end > edge:  # the interval goes on past the axis: an arrow
+                tip = x(edge)
+                parts.append(f"<path class=clipped d='M{tip:.1f},{y} l{-7 * sign},-5 l0,10 z' fill='{colour}'/>")
     return _figure("effects", WIDTH + 190, height, parts, caption)
 
 
@@ -350,7 +369,9 @@ def history(points: Sequence[HistoryPoint], steps: Sequence[tuple[int, str]], *,
     low, high = min(known), max(known)
     pad = (high - low) * 0.15 or abs(high) * 0.05 or 1.0
     chart = Chart(-0.5, max(len(points) - 0.5, 0.5), max(low - pad, 0.0), high + pad)
-    every = max(1, math.ceil(len(points) / 8))  # at most 8 tick labels, the newest among them: dates do not overlap
+    # As many tick labels as fit (about 7 px a character), the newest among them: labels never overlap.
+    fit = max(2, int((WIDTH - LEFT - RIGHT) / (7 * max(len(p.tick) for p in points) + 12)))
+    every = max(1, math.ceil(len(points) / fit))
     chart.axes("session, oldest to newest (date of the run)", y_label,
                x_ticks=[(i, p.tick) for i, p in enumerate(points) if (len(points) - 1 - i) % every == 0])
     for k, (index, label) in enumerate(steps):
