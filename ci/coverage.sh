@@ -3,12 +3,8 @@
 # CLI calls: [tool.coverage.run] in pyproject.toml), one data file per process, combined; then each package
 # against its floor (ci/coverage_floors.py). Run after ci/setup.sh; the data stays in $ZBENCH_CI_RESULTS/coverage.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# Bytecode is cached (__pycache__ is ignored by git): pytest rewrites the asserts of every module of an
-# installed plugin at each session's start, and without the cache each of the suite's several hundred pytest
-# sessions re-parsed the whole package: 11.7 s against 7.1 s for a one-scene session.
-unset PYTHONDONTWRITEBYTECODE
-[ -d .venv ] && export PATH="$PWD/.venv/bin:$PATH"
+# shellcheck source=ci/env.sh
+source "$(dirname "$0")/env.sh"
 results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
 coverage_dir="$results/coverage"
 mkdir -p "$coverage_dir"

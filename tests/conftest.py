@@ -10,6 +10,13 @@ import pytest
 
 pytest_plugins = ["pytester"]
 
+
+def pytest_configure(config: pytest.Config) -> None:
+    # The two tiers of the suite (README, "Set up and run"): ci/test.sh runs `-m "not acceptance"`, the checks a change
+    # needs within minutes; ci/acceptance.sh runs `-m acceptance`, and CI (.ci/run) runs both.
+    config.addinivalue_line("markers", "acceptance: an end-to-end acceptance run of many pytest sessions with real "
+                                       "launches (15 s or more on 2 cores); ci/acceptance.sh runs them")
+
 HERE = Path(__file__).parent
 REPO = HERE.parent
 RECT_RUNNER = HERE / "thirdparty" / "rect_runner.py"

@@ -109,6 +109,7 @@ def predicted_score(adaptive: dict, burn_ms: float) -> float:
     return adaptive["score"] - burn_ms / slope
 
 
+@pytest.mark.acceptance
 def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces_and_a_burn_lowers_it(
         project, tmp_path):
     adaptive_project(project)
@@ -184,6 +185,7 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
     assert 0.6 * expected < effect < 1.5 * expected, (effect, expected)
 
 
+@pytest.mark.acceptance
 def test_ab_of_an_adaptive_scene_ramps_both_runners_through_one_plan(project):
     adaptive_project(project)
     write_inventory(project, local=0.0, burn=BURN_MS)

@@ -15,6 +15,8 @@ from parts import require
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import environment_fingerprint
 
+pytestmark = pytest.mark.acceptance  # every test here is an end-to-end acceptance run
+
 REPO = Path(__file__).resolve().parent.parent
 WRAPPER = REPO / "ci" / "arm64-device.sh"
 SELECT = ("-k", "mini.fill.x2 or round")

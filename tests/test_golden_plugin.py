@@ -17,6 +17,7 @@ def golden_cases(junit) -> dict[str, dict[str, str]]:
             for c in ET.parse(junit).getroot().iter("testcase") if c.get("name", "").startswith("golden[")}
 
 
+@pytest.mark.acceptance
 def test_missing_golden_fails_with_the_command_then_update_writes_it(project, tmp_path):
     result = project.run("--zbench-device=local", "-k", "mini", goldens=True)
     result.assert_outcomes(passed=2, failed=2)
@@ -42,6 +43,7 @@ def test_missing_golden_fails_with_the_command_then_update_writes_it(project, tm
     assert scene["correctness"]["frames"][0]["metrics"]["exact"] is True
 
 
+@pytest.mark.acceptance
 def test_colour_change_fails_with_artifacts_and_only_failed_mode_rewrites(project):
     select = ("-k", "round or mini.fill.x1")
     project.run("--zbench-device=local", *select, "--zbench-update-goldens=missing", goldens=True)
@@ -102,6 +104,7 @@ def test_runner_issues_fail_the_golden_test_even_when_pixels_match(project):
     result.stdout.fnmatch_lines(["*runner reported nan*"])
 
 
+@pytest.mark.acceptance
 def test_unused_goldens_are_listed_when_updating(project):
     project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
     stray = project.root / "goldens/software/x86_64/mini.gone/frame-0.png"
@@ -111,6 +114,7 @@ def test_unused_goldens_are_listed_when_updating(project):
     result.stdout.fnmatch_lines(["goldens no scene uses any more (1)*", "*mini.gone/frame-0.png"])
 
 
+@pytest.mark.acceptance
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_perf_and_golden_tests_share_one_measurement(project, extra):
     project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True)
@@ -131,6 +135,7 @@ def test_update_goldens_rejects_an_unknown_mode(project):
     result.stderr.fnmatch_lines(["*--zbench-update-goldens*'some'*missing, failed, all*"])
 
 
+@pytest.mark.acceptance
 def test_cross_architecture_difference_fails_naming_the_reference_set(project, tmp_path):
     # A runner that says nothing of its machine, on a local device, is described by the host.
     project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-update-goldens", goldens=True)
@@ -193,6 +198,7 @@ scenes:
 """
 
 
+@pytest.mark.acceptance
 def test_vacuous_captures_fail_their_golden_tests_and_never_become_goldens(project):
     project.write_scene("broken.yaml", SCENES_VACUOUS)
     result = project.run("--zbench-device=local", "-k", "golden and broken", "--zbench-update-goldens=missing",

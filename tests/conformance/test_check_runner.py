@@ -123,6 +123,7 @@ def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True, timeout=900)
 
 
+@pytest.mark.acceptance
 @pytest.mark.parametrize("device", ["local", "local-gles2"])
 def test_the_reference_runner_passes_on_both_backends(tmp_path, device):
     if device == "local-gles2":

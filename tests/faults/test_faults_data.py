@@ -21,6 +21,7 @@ def launch_rows(session, launch: int) -> list[dict]:
     return [row for row in csv.DictReader(open(path)) if row["launch"] == str(launch)]
 
 
+@pytest.mark.acceptance
 def test_a_silent_runner_in_a_reused_results_folder_reads_nothing_of_the_last_session(session):
     first = session.run("--zbench-update-goldens=missing")
     first.assert_outcomes(passed=2)
@@ -41,6 +42,7 @@ def test_a_silent_runner_in_a_reused_results_folder_reads_nothing_of_the_last_se
     assert entry["history"] is None  # nothing measured, nothing recorded
 
 
+@pytest.mark.acceptance
 def test_a_runner_that_leaves_files_in_a_fixed_device_workdir_is_not_read_twice(session, tmp_path):
     # With a workdir of its own (not a temporary one) the device keeps what a killed earlier session left.
     workdir = tmp_path / "device-workdir"

@@ -175,6 +175,7 @@ def test_scene_file_mistakes_are_collection_errors_naming_file_scene_and_key(loc
     assert written == [f"goldens/software/{SOFTWARE_SET}/faults.one/frame-0.png"]  # nothing under a bad tolerance
 
 
+@pytest.mark.acceptance
 def test_unusable_goldens_fail_clearly_and_update_failed_replaces_them(local_session, tmp_path):
     session = local_session
     scene = session.root / "scenes" / "faults.yaml"

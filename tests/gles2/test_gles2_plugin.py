@@ -71,6 +71,7 @@ def gles2_display(name: str, width: int, height: int, env: dict[str, str] | None
                                            f"{{width: {width}, height: {height}, refresh_hz: 60}}")
 
 
+@pytest.mark.acceptance
 def test_llvmpipes_timer_query_fails_coverage_and_its_gpu_ms_is_neither_shown_nor_gated(project, tmp_path):
     """llvmpipe's TIME_ELAPSED sees about one tile of the frame: it scales with the work (the timer check's
     ratio passes) but covers next to none of what a finish bracket sees of the light variant."""

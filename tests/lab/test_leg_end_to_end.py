@@ -17,6 +17,8 @@ import pytest
 
 from pytest_zbench.regression.history import History
 
+pytestmark = pytest.mark.acceptance  # every test here is an end-to-end acceptance run
+
 REPO = Path(__file__).resolve().parents[2]
 QUICK = ["--zbench-frames=20", "--zbench-warmup=3"]
 

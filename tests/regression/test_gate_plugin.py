@@ -50,6 +50,7 @@ def effect(section: dict, metric: str = "cpu_ms.p50") -> float:
     return next(m["effect"] for m in section["metrics"] if m["metric"] == metric)
 
 
+@pytest.mark.acceptance
 def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, tmp_path):
     write_inventory(project, local=0)
     history = str(tmp_path / "history.sqlite")
@@ -94,6 +95,7 @@ def test_a_second_session_against_one_is_inconclusive_with_the_advice(project, t
             assert len(raw) == 6 and raw[0]["cpu_ms"].size == 60
 
 
+@pytest.mark.acceptance
 def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
     history = history_url
     project.run("-k", "mini", f"--zbench-history={history}", "--zbench-baseline=none", "-n", "2").assert_outcomes(passed=2)
@@ -107,6 +109,7 @@ def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
         assert {db.runs_of(key)[0].run_id for key in keys} == {f"{run_id}-local"}
 
 
+@pytest.mark.acceptance
 @pytest.mark.parametrize("runs", [1, 2])  # no within-session spread at all; the quick preset's two launches
 def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, tmp_path, runs):
     """--zbench-runs=1/2 against a history of one session and of several, and against a run.json: a verdict
@@ -133,6 +136,7 @@ def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, 
     assert "one baseline session" in section["message"]
 
 
+@pytest.mark.acceptance
 def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     history_url = str(tmp_path / "history.sqlite")
     write_inventory(project, local=0)
@@ -161,6 +165,7 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
         assert db.scene_keys() == [] and len(db.scene_keys(kinds=("ab",))) == 1
 
 
+@pytest.mark.acceptance
 def test_a_scene_files_gate_settings_replace_the_command_lines_for_that_scene(project, tmp_path):
     write_inventory(project, local=0)
     project.write_scene("mini.yaml", """\
@@ -189,6 +194,7 @@ scenes:
     result.stdout.fnmatch_lines(["*mini.yaml*gate*metrics*'cpu_ms.p51' is not a gate metric*"])
 
 
+@pytest.mark.acceptance
 def test_zbench_history_and_calibrate_against_real_runs(project, history_url):
     write_inventory(project, local=0)
     history = history_url

@@ -13,12 +13,15 @@ import time
 from pathlib import Path
 
 import psycopg
+import pytest
 from history_rows import count
 from sqlalchemy import select
 
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression import store
 from pytest_zbench.regression.history import History
+
+pytestmark = pytest.mark.acceptance  # every test here is an end-to-end acceptance run
 
 QUICK = ["--zbench-runs=3", "--zbench-frames=6", "--zbench-warmup=2", "-p", "no:cacheprovider", "-m", "zbench_perf"]
 INVENTORY = """\

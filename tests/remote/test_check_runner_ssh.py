@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_zbench.conformance import check_runner
 
 REPO = Path(__file__).resolve().parents[2]
@@ -20,6 +22,7 @@ def ssh_spec(sshd, write_inventory, tmp_path: Path, script: Path):
     return write_inventory({"pi": entry})["pi"]
 
 
+@pytest.mark.acceptance
 def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = ssh_spec(sshd, write_inventory, tmp_path, RECT_RUNNER)
@@ -32,6 +35,7 @@ def test_the_rect_only_runner_passes_over_ssh(sshd, write_inventory, tmp_path, m
     assert [p.name for p in (tmp_path / "ssh-device").iterdir()] == [".zbench-host"]
 
 
+@pytest.mark.acceptance
 def test_a_runner_ignoring_sigterm_is_caught_over_ssh(sshd, write_inventory, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     spec = ssh_spec(sshd, write_inventory, tmp_path, BROKEN / "sigterm_ignored.py")

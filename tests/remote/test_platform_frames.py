@@ -48,6 +48,7 @@ def csv_rows(project, scene) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.acceptance
 def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_server, android_dumps):
     gfx = ring_windows(data("gfxinfo-framestats-settings-three-windows.txt"), 2, 60, 20)  # 4 overlapping dumps
     sf = latency_windows(data("sf-latency-blast-surfaceview.txt"), 12, 4)  # 4 overlapping dumps
@@ -127,6 +128,7 @@ def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_se
     assert "Platform frames" in (project.results / "report.html").read_text()
 
 
+@pytest.mark.acceptance
 def test_a_declared_refresh_rate_the_device_contradicts_is_a_warning(project, adb_server, android_dumps):
     android_dumps.serve_dumps(sf_refresh=data("sf-latency-catapult.txt"))
     write_device(project, adb_server, android_dumps, display={"width": 64, "height": 48, "refresh_hz": 62})

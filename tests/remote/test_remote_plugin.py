@@ -92,6 +92,7 @@ def scenes_by_id(document: dict) -> dict[str, dict]:
     return {s["id"]: s for s in document["scenes"]}
 
 
+@pytest.mark.acceptance
 def test_remote_device_runs_the_suite_like_local(project, remote):
     remote.write()
     project.run("--zbench-device=local", "-k", "mini", "--zbench-update-goldens", goldens=True).assert_outcomes(passed=4)
@@ -144,6 +145,7 @@ def test_remote_device_runs_the_suite_like_local(project, remote):
     assert project.run_json()["devices"][remote.name]["fingerprint"] == device["fingerprint"]
 
 
+@pytest.mark.acceptance
 def test_runner_killed_mid_run_reads_as_a_signal_and_keeps_samples(project, remote):
     runner, _ = marked_runner(project.root, rect=True)
     remote.write(runner=runner, env={**runner_env(), "RECT_RUNNER_KILL_AT": "5"})
@@ -159,6 +161,7 @@ def test_runner_killed_mid_run_reads_as_a_signal_and_keeps_samples(project, remo
         assert [l["exit_code"] for l in scene["launches"]] == [exit_status] * 2
 
 
+@pytest.mark.acceptance
 def test_hung_runner_is_killed_on_the_device_and_the_device_quarantined(project, remote):
     runner, mark = marked_runner(project.root, rect=True)
     remote.write(runner=runner, env={**runner_env(), "RECT_RUNNER_HANG": "1"})
@@ -179,6 +182,7 @@ def test_hung_runner_is_killed_on_the_device_and_the_device_quarantined(project,
     assert remote.name in document["quarantined"]
 
 
+@pytest.mark.acceptance
 def test_connection_dropped_mid_launch_is_retried_once(project, remote):
     runner, mark = marked_runner(project.root)
     remote.write(runner=runner)
@@ -227,6 +231,7 @@ def test_host_key_mismatch_fails_once_then_the_device_is_quarantined(project, ss
     ])
 
 
+@pytest.mark.acceptance
 def test_two_devices_over_two_workers_never_measure_one_device_at_once(project, sshd):
     devices = project_devices(project)
     for name in ("pi-a", "pi-b"):
