@@ -10,4 +10,4 @@ source "$(dirname "$0")/env.sh"
 
 started=$SECONDS
 run python3 -m pytest tests -m acceptance -n 2 -p no:cacheprovider -q -rfEs
-echo "acceptance runs ran in $((SECONDS - started)) s"
+echo "acceptance runs ran in $((SECONDS - started)) s (ci/acceptance.sh in $SECONDS s)"

@@ -52,3 +52,4 @@ run python3 -m pytest --zbench-device=local-arm64 --zbench-quick --zbench-runs=1
     --zbench-results="$results/local-arm64" --junitxml="$results/local-arm64/junit.xml" \
     --zbench-history="$results/history.sqlite"
 echo "local-arm64 scenes ran in $((SECONDS - started)) s"
+echo "ci/test.sh ran in $SECONDS s"
