@@ -48,6 +48,6 @@ def _contents(blob: bytes | None) -> tuple[tuple[str, str, bytes], ...] | None:
 
 
 def _sorted(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """Rows as (column, value) tuples in a stable order (None sorts as the empty string, blobs by bytes)."""
+    """Rows as (column, value) tuples in a stable order (by the repr of their values)."""
     tuples = [tuple(sorted(row.items())) for row in rows]
     return sorted(tuples, key=lambda row: [repr(value) for _, value in row])
