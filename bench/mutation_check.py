@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,8 +106,8 @@ MUTATIONS: tuple[Mutation, ...] = (
              "    if value == 0:\n        return \"0 (the counter did not run)\"",
              "    if value < 0:\n        return \"0 (the counter did not run)\"", ("tests/test_protocol.py",)),
     Mutation("pid-line-accepts-anything", "protocol", "pytest_zbench/transports/_shell.py",
-             "        if digits.isdigit():\n", "        if digits.strip('-').isdigit():\n",
-             ("tests/remote/test_transports.py", "tests/test_protocol.py")),
+             "if digits.isascii() and digits.isdigit():", "if digits.isascii() and digits.strip('-').isdigit():",
+             ("tests/remote/test_transports.py", "tests/test_protocol.py", "tests/faults/test_faults_shell_wrapper.py")),
     # -- CI rules and the GPU timer check
     Mutation("ci-skips-a-device-it-cannot-run", "ci", "pytest_zbench/plugin/fixtures.py",
              "    if ci:\n        pytest.fail(", "    if False:\n        pytest.fail(",
@@ -144,6 +145,9 @@ def run_tests(tree: Path, tests: tuple[str, ...], workers: int, timeout: float) 
     took = time.monotonic() - started
     tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-3:])
     outcome = {0: "passed", 1: "failed"}.get(done.returncode, f"error (pytest exit {done.returncode})")
+    # Under pytest-xdist, -x stops the workers after the first failure and pytest exits 2 (interrupted).
+    if done.returncode == 2 and re.search(r"\b\d+ failed\b", done.stdout):
+        outcome = "failed"
     return outcome, took, tail
 
 

@@ -118,7 +118,7 @@ def parse_pid_line(line: str) -> int | None:
     line = line.strip()
     if line.startswith(PID_MARK):
         digits = line[len(PID_MARK):]
-        if digits.isdigit():
+        if digits.isascii() and digits.isdigit():  # a pid, never "-1" (every process) nor other scripts' digits
             return int(digits)
     return None
 

@@ -12,6 +12,7 @@ import pytest
 from fault_support import processes_with
 
 from pytest_zbench.transports._shell import (
+    PID_MARK,
     alive_command,
     kill_command,
     launch_token,
@@ -104,3 +105,14 @@ def test_the_environment_reaches_the_runner_quoted(mark):
     proc = start([sys.executable, "-c", "import os; print(os.environ['ZB_SECRET'])"])
     out, _ = proc.communicate(timeout=60)
     assert out.splitlines()[1] == "it's $HOME"
+
+
+@pytest.mark.parametrize("rest", ["-1", "-42", "+7", "1 2", "", "abc", "12abc", "١٢"])
+def test_a_pid_line_that_is_not_a_plain_process_id_is_not_one(rest):
+    """The host signals the process group of the pid it reads: `kill -- -1` from a line reading "-1" would
+    signal every process it may. Only ASCII digits are a pid."""
+    assert parse_pid_line(PID_MARK + rest) is None
+
+
+def test_a_pid_line_gives_its_process_id():
+    assert parse_pid_line(f"{PID_MARK}4242\n") == 4242 and parse_pid_line("4242") is None
