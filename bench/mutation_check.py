@@ -98,7 +98,8 @@ MUTATIONS: tuple[Mutation, ...] = (
              'raise DeviceError(f"device {self.name}: cannot {what}: {exc.reason}") from None',
              "return None  # type: ignore[return-value]", ("tests/remote/test_transports.py", "tests/faults")),
     Mutation("transfer-not-retried-after-a-drop", "transports", "pytest_zbench/transports/ssh.py",
-             "                if not dead:\n", "                if True:\n", ("tests/remote/test_transports.py", "tests/faults")),
+             "                if not dead and exc.code not in (asyncssh.FX_CONNECTION_LOST, asyncssh.FX_NO_CONNECTION):\n",
+             "                if True:\n", ("tests/remote/test_transports.py", "tests/faults")),
     # -- protocol readers
     Mutation("frames-csv-lets-nan-through", "protocol", "pytest_zbench/protocol/__init__.py",
              "if math.isnan(value) or math.isinf(value):", "if math.isinf(value):", ("tests/test_protocol.py",)),
