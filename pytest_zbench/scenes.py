@@ -409,15 +409,21 @@ def _check_unique(cases: list[SceneCase], path: Path) -> None:
         seen.add(case.id)
 
 
+def _positive_or_null(raw: Mapping[str, Any], key: str, where: _Where, what: str) -> float | None:
+    """raw[key] as a float, None for null; anything else is the scene file's error, saying it must be `what`."""
+    value = raw[key]
+    if value is not None and not _positive_number(value):
+        raise where.at(key).error(f"{key} must be {what}, got {value!r}")
+    return None if value is None else float(value)
+
+
 def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settings:
     """`base` overridden by whatever `raw` sets; tolerances merge per backend so a scene can adjust one."""
     settings = base
     if "budget_ms" in raw:
-        budget = raw["budget_ms"]
-        if budget is not None and not _positive_number(budget):
-            raise where.at("budget_ms").error(f"budget_ms must be a positive number of milliseconds or null "
-                                              f"(null: one refresh interval of the device), got {budget!r}")
-        settings = replace(settings, budget_ms=None if budget is None else float(budget))
+        budget = _positive_or_null(raw, "budget_ms", where, "a positive number of milliseconds or null (null: one "
+                                                            "refresh interval of the device)")
+        settings = replace(settings, budget_ms=budget)
     if "mode" in raw:
         if raw["mode"] is not None and raw["mode"] not in MODES:
             raise where.at("mode").error(f"mode must be one of {', '.join(MODES)} or null (null: the command "
@@ -426,11 +432,9 @@ def _settings(raw: Mapping[str, Any], base: _Settings, where: _Where) -> _Settin
     if "capture" in raw:
         settings = replace(settings, capture=_capture(raw["capture"], where.at("capture")))
     if "sustained" in raw:
-        minutes = raw["sustained"]
-        if minutes is not None and not _positive_number(minutes):
-            raise where.at("sustained").error(f"sustained must be a positive number of minutes (one long launch "
-                                              f"of the scene, docs/sustained.md) or null, got {minutes!r}")
-        settings = replace(settings, sustained_min=None if minutes is None else float(minutes))
+        minutes = _positive_or_null(raw, "sustained", where, "a positive number of minutes (one long launch of the "
+                                                             "scene, docs/sustained.md) or null")
+        settings = replace(settings, sustained_min=minutes)
     if "tolerance" in raw:
         tolerance = dict(settings.tolerance)
         for backend, values in _mapping(raw["tolerance"], where.at("tolerance")).items():

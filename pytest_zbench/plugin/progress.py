@@ -81,19 +81,33 @@ def describe(scene_id: str, launch: int, launches: int, frame: int, of: int) -> 
     return f"{scene_id} launch {launch + 1}/{launches} frame {frame}/{of}"
 
 
+class _Throttle:
+    """A progress sink's rate: at most one update every `interval_s`, but always a launch's first and last
+    frame, so that a short launch is seen to start and end."""
+
+    def __init__(self, interval_s: float, clock: Callable[[], float]) -> None:
+        self.interval_s = interval_s
+        self._clock = clock
+        self._at = -1e9
+
+    def due(self, frame: int, of: int) -> bool:
+        now = self._clock()
+        if now - self._at < self.interval_s and frame not in (0, of):
+            return False
+        self._at = now
+        return True
+
+
 class NoteProgress:
     """The in-process progress sink on a terminal: the note, rewritten at most every NOTE_INTERVAL_S."""
 
     def __init__(self, note: TerminalNote, clock: Callable[[], float] = time.monotonic) -> None:
         self.note = note
-        self._clock = clock
-        self._at = -1e9
+        self._throttle = _Throttle(NOTE_INTERVAL_S, clock)
 
     def __call__(self, scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
-        now = self._clock()
-        if now - self._at < NOTE_INTERVAL_S and frame not in (0, of):
+        if not self._throttle.due(frame, of):
             return
-        self._at = now
         self.note.show(f"[{describe(scene_id, launch, launches, frame, of)}]")
 
     def clear(self) -> None:
@@ -106,14 +120,11 @@ class WorkerProgressFile:
 
     def __init__(self, path: Path, clock: Callable[[], float] = time.monotonic) -> None:
         self.path = path
-        self._clock = clock
-        self._at = -1e9
+        self._throttle = _Throttle(WORKER_INTERVAL_S, clock)
 
     def __call__(self, scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
-        now = self._clock()
-        if now - self._at < WORKER_INTERVAL_S and frame not in (0, of):
+        if not self._throttle.due(frame, of):
             return
-        self._at = now
         state = {"scene": scene_id, "launch": launch, "launches": launches, "frame": frame, "of": of}
         tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
