@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from .gate import SceneVerdict, Verdict
+from .hierarchy import launch_value
 
 # Below this difference in preempted share (one frame in a hundred) the counts are each other's noise.
 MIN_MARGIN = 0.01
@@ -30,7 +31,7 @@ QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
 METRIC_TAILS = {"adaptive.score": 0.5}
 
 
-def preempted_share(launches: Sequence[Any]) -> float | None:
+def mean_preempted_share(launches: Sequence[Any]) -> float | None:
     """The mean preempted share over the launches that report one; None when none does."""
     known = [v for v in (_share(launch) for launch in launches) if v is not None]
     return sum(known) / len(known) if known else None
@@ -52,7 +53,7 @@ def margin(metric: str) -> float:
 def guard(verdict: SceneVerdict, baseline_launches: Sequence[Any], candidate_launches: Sequence[Any]) -> SceneVerdict:
     """The scene verdict with every regressed or improved metric the host's load may explain made inconclusive,
     and a note saying how busy each side was."""
-    base, cand = preempted_share(baseline_launches), preempted_share(candidate_launches)
+    base, cand = mean_preempted_share(baseline_launches), mean_preempted_share(candidate_launches)
     if base is None or cand is None:
         return verdict
     judged = tuple(_guarded(v, base, cand) for v in verdict.verdicts)
@@ -82,8 +83,5 @@ def _guarded(v: Verdict, base: float, cand: float) -> Verdict:
 
 
 def _share(launch: Any) -> float | None:
-    value = launch.get("preempted_share") if isinstance(launch, Mapping) else getattr(launch, "preempted_share",
-                                                                                        None)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
+    value = launch_value(launch, "preempted_share")
+    return None if math.isnan(value) else value
