@@ -302,16 +302,16 @@ def _prepare(raw: Any, platform: str, fail: Any) -> PrepareSpec:
     unknown = sorted(set(raw) - set(PREPARE_KEYS))
     if unknown:
         raise fail(f"prepare.{unknown[0]}", f"not a key of 'prepare'; allowed: {', '.join(PREPARE_KEYS)}")
-    for step, platforms in BUILTIN_STEP_PLATFORMS.items():
-        if raw.get(step) not in (None, False) and platform not in platforms:
-            raise fail(f"prepare.{step}", f"a built-in step for platform {', '.join(platforms)}, not {platform}; "
-                                          "use prepare.commands for steps of your own")
     governor = raw.get("governor")
     if governor is not None and (not isinstance(governor, str) or not GOVERNOR_RE.fullmatch(governor)):
         raise fail("prepare.governor", f"expected a cpufreq governor name such as performance, got {governor!r}")
     screen_on = raw.get("screen_on", False)
     if not isinstance(screen_on, bool):
         raise fail("prepare.screen_on", f"expected true or false, got {screen_on!r}")
+    for step, platforms in BUILTIN_STEP_PLATFORMS.items():
+        if raw.get(step) not in (None, False) and platform not in platforms:
+            raise fail(f"prepare.{step}", f"a built-in step for platform {', '.join(platforms)}, not {platform}; "
+                                          "use prepare.commands for steps of your own")
     sysfs = raw.get("sysfs", "/sys")
     if not isinstance(sysfs, str) or not sysfs.startswith("/") or any(c in sysfs for c in "\r\n\0"):
         raise fail("prepare.sysfs", f"expected an absolute device-side folder such as /sys, got {sysfs!r}")

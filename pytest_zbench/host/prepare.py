@@ -285,7 +285,7 @@ def prepare_device(transport: Any, spec: DeviceSpec, preparation: Preparation | 
         code, output = run_script(transport, THERMAL_READ, prep.sysfs)
         now = hottest_c(output) if code == 0 else None
         cooldown = {"below_c": prep.cooldown.below_c, "max_wait_s": prep.cooldown.max_wait_s}
-        preparation.steps.append(step("cooldown", done=now is not None, new=cooldown, old=now,
+        preparation.steps.append(step("cooldown", done=now is not None, new=cooldown, temp_c=now,
                                       reason=f"no readable thermal zone under {prep.sysfs}/class/thermal"))
     for command in prep.commands:
         preparation.steps.append(command_record(command, *run_argv(transport, list(command.run))))
