@@ -107,6 +107,8 @@ def pids_with(pattern: str) -> list[int]:
 
 @pytest.mark.acceptance
 def test_restore_runs_after_a_session_is_sent_sigterm_mid_launch(project, sshd):
+    """SIGTERM to the xdist controller while its worker is in a launch: the controller, which prepared the
+    device, restores it; the hung runner does not outlive the session."""
     cool = sysfs(project.root / "sys", cpus=1, temp_mc=30000)
     log = project.root / "steps.log"
     mark = f"zbench-runner-{uuid.uuid4().hex[:10]}"
@@ -116,7 +118,7 @@ def test_restore_runs_after_a_session_is_sent_sigterm_mid_launch(project, sshd):
         workdir=str(project.root / "work"), display=DISPLAY, runner=[sys.executable, str(runner)],
         env={**runner_env(), "RECT_RUNNER_HANG": "1"}, prepare=prepare(cool, log, below_c=45, max_wait_s=30))})
     args = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "zbench_perf", "--zbench-device=pi",
-            "--zbench-baseline=none", "--zbench-timeout=120", "-k", "mini.fill.x1",
+            "--zbench-baseline=none", "--zbench-timeout=120", "-k", "mini.fill.x1", "-n", "2",
             f"--zbench-results={project.results}"]
     session = subprocess.Popen(args, cwd=project.root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                env=os.environ.copy(), start_new_session=True)
