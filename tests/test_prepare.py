@@ -13,6 +13,7 @@ from pytest_zbench.errors import InventoryError
 from pytest_zbench.host.prepare import (
     Preparation,
     command_record,
+    cooldown_lines,
     cooldown_wait,
     governor_record,
     governor_restore_args,
@@ -189,3 +190,12 @@ def test_an_unreachable_device_at_restore_is_recorded_on_each_step_to_undo():
     assert governor["restored"] is False and "connection refused" in governor["restore_reason"]
     assert noop["restored"] is None  # nothing was done, nothing to undo
     assert preparation.restored
+
+
+def test_a_scene_measured_hot_gets_a_terminal_line():
+    clock = Clock()
+    hot = cooldown_wait(CooldownSpec(below_c=50, max_wait_s=1), lambda: 70.0, clock=clock, sleep=clock.sleep)
+    scenes = [{"id": "fill.x1", "device": "pi", "cooldown": {**hot, "reached": False}},
+              {"id": "fill.x2", "device": "pi", "cooldown": {**hot, "reached": True}}, {"id": "fill.x3", "device": "pi"}]
+    assert cooldown_lines(scenes) == [f"cooldown: fill.x1 on pi was measured hot: {hot['reason']} (below_c 50; "
+                                      "run.json scenes[].cooldown)"]

@@ -210,6 +210,17 @@ def cool_down(transport: Any, prepare: PrepareSpec) -> dict[str, Any] | None:
     return cooldown_wait(prepare.cooldown, read_c)
 
 
+def cooldown_lines(scenes: list[dict[str, Any]]) -> list[str]:
+    """The terminal's line for each scene measured hot: its cooldown's wait ran out above the threshold."""
+    lines = []
+    for scene in scenes:
+        cooldown = scene.get("cooldown")
+        if cooldown and not cooldown["reached"]:
+            lines.append(f"cooldown: {scene['id']} on {scene['device']} was measured hot: {cooldown['reason']} "
+                         f"(below_c {cooldown['below_c']:g}; run.json scenes[].cooldown)")
+    return lines
+
+
 @dataclass
 class Preparation:
     """What was done to one device, and how to undo it. `restore` runs once (later calls do nothing)."""
