@@ -353,7 +353,7 @@ def _commands(raw: Any, fail: Any) -> tuple[CommandStep, ...]:
                 name in {s.name for s in steps}:
             raise fail(f"{where}.name", f"expected a name of letters, digits, '.', '_' and '-', unique and not one "
                                         f"of the built-in steps ({', '.join(BUILTIN_STEP_PLATFORMS)}), got {name!r}")
-        argvs = []
+        argvs: list[tuple[str, ...] | None] = []
         for key in ("run", "restore"):
             value = item.get(key)
             if value is None and key == "restore":
@@ -364,7 +364,9 @@ def _commands(raw: Any, fail: Any) -> tuple[CommandStep, ...]:
                 raise fail(f"{where}.{key}", "expected an argv list (nothing is passed through a shell), such as "
                                              "[systemctl, stop, weston]")
             argvs.append(tuple(str(a) for a in value))
-        steps.append(CommandStep(name=name, run=argvs[0], restore=argvs[1]))
+        run = argvs[0]
+        assert run is not None  # required above
+        steps.append(CommandStep(name=name, run=run, restore=argvs[1]))
     return tuple(steps)
 
 

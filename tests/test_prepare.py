@@ -13,15 +13,20 @@ from pytest_zbench.errors import InventoryError
 from pytest_zbench.host.prepare import (
     Preparation,
     command_record,
+    cool_down,
     cooldown_lines,
     cooldown_wait,
     governor_record,
     governor_restore_args,
     hottest_c,
     needs_root,
+    prepare_on,
+    restore_on,
     screen_record,
 )
+from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.inventory import CommandStep, CooldownSpec, PrepareSpec, load_inventory
+from pytest_zbench.transports import make_transport
 
 SSH = {"transport": "ssh", "host": "pi3b.lan", "user": "pi"}
 
@@ -199,3 +204,85 @@ def test_a_scene_measured_hot_gets_a_terminal_line():
               {"id": "fill.x2", "device": "pi", "cooldown": {**hot, "reached": True}}, {"id": "fill.x3", "device": "pi"}]
     assert cooldown_lines(scenes) == [f"cooldown: fill.x1 on pi was measured hot: {hot['reason']} (below_c 50; "
                                       "run.json scenes[].cooldown)"]
+
+
+# -- the steps' scripts on a real shell (the local transport; over ssh: tests/remote/test_prepare_remote.py)
+
+def fake_sysfs(root: Path, governors: dict[str, str], temp_mc: int | None) -> Path:
+    for cpu, governor in governors.items():
+        folder = root / "devices/system/cpu" / cpu / "cpufreq"
+        folder.mkdir(parents=True)
+        (folder / "scaling_governor").write_text(governor + "\n")
+        (folder / "scaling_available_governors").write_text("ondemand performance\n")
+    if temp_mc is not None:
+        zone = root / "class/thermal/thermal_zone0"
+        zone.mkdir(parents=True)
+        (zone / "temp").write_text(f"{temp_mc}\n")
+    return root
+
+
+def test_the_steps_run_on_a_device_and_are_undone_in_reverse_order(tmp_path):
+    sys_root = fake_sysfs(tmp_path / "sys", {"cpu0": "ondemand", "cpu1": "performance"}, 38500)
+    log = tmp_path / "log"
+    spec = load(tmp_path, {"transport": "local", "workdir": str(tmp_path / "work"), "prepare": {
+        "governor": "performance", "sysfs": str(sys_root), "cooldown": {"below_c": 40, "max_wait_s": 5},
+        "commands": [{"name": "note", "run": ["sh", "-c", 'echo "run $(cat "$0")" >> "$1"', str(
+            sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor"), str(log)],
+            "restore": ["sh", "-c", 'echo "restore $(cat "$0")" >> "$1"', str(
+                sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor"), str(log)]},
+            {"name": "fails", "run": ["sh", "-c", "echo no such service >&2; exit 3"], "restore": ["true"]}]}})
+    preparation = Preparation(spec.name, spec.prepare)
+    prepare_on(spec, preparation)
+    governor, cooldown, note, fails = preparation.steps
+    assert governor["done"] and governor["old"] == {"cpu0": "ondemand", "cpu1": "performance"}
+    assert governor["changed"] == ["cpu0"]
+    assert cooldown["done"] and cooldown["temp_c"] == 38.5
+    assert note["done"] and not fails["done"] and fails["reason"] == "exit 3: no such service"
+    assert (sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text() == "performance\n"
+    transport = make_transport(spec)
+    transport.open()
+    try:  # the cooldown before a scene reads the same zones
+        assert cool_down(transport, spec.prepare)["reached"] is True
+    finally:
+        transport.close()
+    restore_on(spec, preparation)
+    assert (sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text() == "ondemand\n"
+    assert (sys_root / "devices/system/cpu/cpu1/cpufreq/scaling_governor").read_text() == "performance\n"
+    assert log.read_text() == "run performance\nrestore performance\n"  # the governor is undone after it
+    assert governor["restored"] is True and note["restored"] is True and fails["restored"] is None
+    restore_on(spec, preparation)  # once only
+    assert log.read_text().count("restore") == 1
+
+
+def test_a_kernel_without_cpufreq_or_thermal_zones_is_recorded_as_such(tmp_path):
+    spec = load(tmp_path, {"transport": "local", "workdir": str(tmp_path / "work"), "prepare": {
+        "governor": "performance", "sysfs": str(tmp_path / "empty"), "cooldown": {"below_c": 40}}})
+    preparation = Preparation(spec.name, spec.prepare)
+    prepare_on(spec, preparation)
+    governor, cooldown = preparation.steps
+    assert not governor["done"] and "no cpufreq governor under" in governor["reason"]
+    assert not cooldown["done"] and "no readable thermal zone under" in cooldown["reason"]
+    restore_on(spec, preparation)
+    assert preparation.restored and governor["restored"] is None
+
+
+def test_a_prepared_local_device_end_to_end(project, tmp_path):
+    """One session on a `local` device whose entry asks for preparation (README "Preparing a device"): the
+    terminal lines, run.json conditions.prepared and scenes[].cooldown, and the governor back at the end."""
+    sys_root = fake_sysfs(tmp_path / "sys", {"cpu0": "ondemand"}, 45000)
+    devices = yaml.safe_load((project.root / "devices.yaml").read_text())
+    devices["devices"]["local"]["prepare"] = {"governor": "performance", "sysfs": str(sys_root),
+                                              "cooldown": {"below_c": 40, "max_wait_s": 0.5, "poll_s": 0.2}}
+    (project.root / "devices.yaml").write_text(yaml.safe_dump(devices))
+    result = project.run("--zbench-device=local", "--zbench-runs=1", "-k", "mini.fill.x1")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["zbench: prepared local: governor done (was ondemand); cooldown done",
+                                 "*zbench: restored local", "cooldown: mini.fill.x1 on local was measured hot: *"])
+    document = project.run_json()
+    assert validate_run(document) == []
+    governor, cooldown = document["conditions"]["prepared"]
+    assert governor["name"] == "governor" and governor["done"] and governor["restored"] is True
+    assert cooldown["name"] == "cooldown" and cooldown["done"] and cooldown["restored"] is None
+    (scene,) = document["scenes"]
+    assert scene["cooldown"]["reached"] is False and scene["cooldown"]["temp_start_c"] == 45.0
+    assert (sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text() == "ondemand\n"

@@ -113,9 +113,9 @@ class HostSession:
                 return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
                                         skipped=skip)
             with self._lease(device):
-                if device.spec.prepare is not None and device.spec.prepare.cooldown is not None:
-                    # Under the lease: no other worker heats the device while it cools (host/prepare.py)
-                    self._cooldowns[key] = cool_down(device.transport, device.spec.prepare)  # type: ignore[assignment]
+                # The cooldown under the lease: no other worker heats the device while it cools (host/prepare.py)
+                if device.spec.prepare is not None and (cooled := cool_down(device.transport, device.spec.prepare)):
+                    self._cooldowns[key] = cooled
                 if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
                     measurement = measure_adaptive(device, case, self.settings, self.settings.results,
                                                    self.progress, self.health, b_runner=self.b_runner)
