@@ -195,6 +195,12 @@ def test_an_unreachable_device_at_restore_is_recorded_on_each_step_to_undo():
     assert governor["restored"] is False and "connection refused" in governor["restore_reason"]
     assert noop["restored"] is None  # nothing was done, nothing to undo
     assert preparation.restored
+    # a governor written on some CPUs only is not done, and still has those CPUs to undo
+    partial = Preparation("pi", PrepareSpec(governor="performance"), steps=[governor_record(
+        "performance", 0, "uid 0\ncpu cpu0 ondemand set\ncpu cpu1 ondemand failed Device busy\n", sysfs="/sys")])
+    assert not partial.steps[0]["done"] and partial.to_undo() == partial.steps
+    partial.fail_restore("connection refused")
+    assert partial.steps[0]["restored"] is False and partial.to_undo() == []
 
 
 def test_a_scene_measured_hot_gets_a_terminal_line():

@@ -239,34 +239,46 @@ class Preparation:
                 parts.append(f"{record['name']} not done: {record['reason']}")
         return "; ".join(parts) or "nothing to do"
 
-    def restore(self, transport: Any) -> None:
-        """Undo the steps in reverse order; each outcome goes into its record."""
-        if self.restored:
-            return
-        self.restored = True
+    def to_undo(self) -> list[dict[str, Any]]:
+        """The records of steps that changed something on the device and are not undone yet, newest first."""
         commands = {c.name: c for c in self.prepare.commands}
-        for record in reversed(self.steps):
+
+        def changed(record: dict[str, Any]) -> bool:
             name = record["name"]
             if name == "governor":
-                args = governor_restore_args(record)
-                if not args:
-                    continue
-                code, output = run_script(transport, GOVERNOR_RESTORE, self.prepare.sysfs, *args)
+                return bool(governor_restore_args(record))
+            if name == "screen_on":
+                return bool(record["done"])
+            return bool(record["done"]) and name in commands and commands[name].restore is not None
+
+        return [r for r in reversed(self.steps) if r["restored"] is None and changed(r)]
+
+    def restore(self, transport: Any) -> None:
+        """Undo the steps in reverse order; each outcome goes into its record. A step already undone is not
+        undone again, so a restore cut short (a second Ctrl-C) can be run again for the rest."""
+        if self.restored:
+            return
+        commands = {c.name: c for c in self.prepare.commands}
+        for record in self.to_undo():
+            name = record["name"]
+            if name == "governor":
+                code, output = run_script(transport, GOVERNOR_RESTORE, self.prepare.sysfs,
+                                          *governor_restore_args(record))
                 failed = [line for line in output.splitlines() if " failed" in line]
                 _restored(record, code == 0 and not failed, "; ".join(failed) or output.strip()[-300:])
-            elif name == "screen_on" and record["done"]:
+            elif name == "screen_on":
                 code, output = run_script(transport, SCREEN_RESTORE, record["old"] or "")
                 _restored(record, code == 0, output.strip()[-300:])
-            elif name in commands and record["done"] and commands[name].restore is not None:
+            else:
                 code, output = run_argv(transport, list(commands[name].restore or ()))
                 _restored(record, code == 0, f"exit {code}: {output.strip()[-300:]}")
+        self.restored = True
 
     def fail_restore(self, reason: str) -> None:
         """The device could not be reached to undo the steps: every step that needed undoing says so."""
+        for record in self.to_undo():
+            _restored(record, False, reason)
         self.restored = True
-        for record in self.steps:
-            if record["done"] and record["name"] != "cooldown" and record["restored"] is None:
-                _restored(record, False, reason)
 
 
 def _restored(record: dict[str, Any], ok: bool, reason: str) -> None:
@@ -327,7 +339,7 @@ def restore_on(spec: DeviceSpec, preparation: Preparation) -> None:
     """Undo what `prepare_on` did, over a new connection; a device that cannot be reached is recorded."""
     if preparation.restored:
         return
-    if not any(r["done"] or r.get("changed") for r in preparation.steps):
+    if not preparation.to_undo():
         preparation.restored = True
         return
     transport = make_transport(spec)
