@@ -1,6 +1,7 @@
 """Device preparation end to end on the loopback sshd (README "Preparing a device"): the prepare steps run
 once per device (on the xdist controller, not once per worker), what cannot be done is recorded with its
 reason, the cooldown is bounded and recorded, and the restore runs at the end, also after a SIGTERM mid-run.
+Android's steps over the real adb server to the emulated adbd.
 
 The governor and thermal files are a folder of the test's (`prepare.sysfs`): the tests run as root, and this
 machine's own governor is never touched."""
@@ -19,9 +20,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_zbench.host.prepare import Preparation, prepare_on, restore_on
 from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.inventory import load_inventory
 
-from .servers import runner_env
+from .servers import adb_device_entry, runner_env
 
 RECT_RUNNER = Path(__file__).resolve().parent.parent / "thirdparty" / "rect_runner.py"
 DISPLAY = {"width": 64, "height": 48, "refresh_hz": 60}
@@ -144,3 +147,44 @@ def test_restore_runs_after_a_session_is_sent_sigterm_mid_launch(project, sshd):
     while pids_with(f"{mark}.py run ") and time.monotonic() < deadline:
         time.sleep(0.1)
     assert pids_with(f"{mark}.py run ") == [], "the interrupted launch's runner outlived the session"
+
+
+# Android's `settings`, `svc` and `input` on the emulated device (its stand-ins keep the stay-on value in a file).
+ANDROID_STANDINS = {
+    "settings": '#!/bin/sh\nf="$HOME/stay_on"\ncase "$1 $2 $3" in\n'
+                '  "get global stay_on_while_plugged_in") cat "$f" 2>/dev/null || echo 0 ;;\n'
+                '  "put global stay_on_while_plugged_in") echo "$4" > "$f" ;;\n  *) exit 1 ;;\nesac\n',
+    "svc": '#!/bin/sh\n[ "$1 $2" = "power stayon" ] || exit 1\n'
+           'case "$3" in true) echo 7 > "$HOME/stay_on" ;; false) echo 0 > "$HOME/stay_on" ;; *) exit 1 ;; esac\n',
+    "input": '#!/bin/sh\necho "$*" >> "$HOME/input.log"\n',
+}
+
+
+def test_android_steps_over_adb_keep_the_screen_on_and_put_it_back(fake_adbd, adb_server, tmp_path):
+    standins = [fake_adbd.bin_dir / name for name in ANDROID_STANDINS]
+    for path, text in zip(standins, ANDROID_STANDINS.values()):
+        path.write_text(text)
+        path.chmod(0o755)
+    stay_on = fake_adbd.sandbox / "stay_on"
+    stay_on.write_text("0\n")
+    try:
+        cool = sysfs(tmp_path / "sys", cpus=1, temp_mc=30000)
+        (tmp_path / "devices.yaml").write_text(yaml.safe_dump({"devices": {"n7": adb_device_entry(
+            adb_server, fake_adbd.serial, tmp_path / "work",
+            prepare={"governor": "performance", "screen_on": True, "sysfs": str(cool)})}}))
+        spec = load_inventory(tmp_path / "devices.yaml").get("n7")
+        preparation = Preparation(spec.name, spec.prepare)
+        prepare_on(spec, preparation)
+        governor, screen = preparation.steps
+        assert governor["done"] and governor["old"] == {"cpu0": "schedutil"}
+        assert screen == {"name": "screen_on", "done": True, "reason": None, "old": "0", "new": "stay on",
+                          "restored": None, "restore_reason": None}
+        assert stay_on.read_text() == "7\n" and "KEYCODE_WAKEUP" in (fake_adbd.sandbox / "input.log").read_text()
+        assert (cool / GOVERNOR.format(n=0)).read_text() == "performance\n"
+        restore_on(spec, preparation)
+        assert stay_on.read_text() == "0\n" and screen["restored"] is True
+        assert (cool / GOVERNOR.format(n=0)).read_text() == "schedutil\n" and governor["restored"] is True
+    finally:
+        for path in standins:
+            path.unlink(missing_ok=True)
+        stay_on.unlink(missing_ok=True)
