@@ -30,7 +30,7 @@ SECONDS_KEYS = ("timeout_s", "connect_timeout_s", "keepalive_s")
 PACKAGE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.[A-Za-z][A-Za-z0-9_]*)+")
 
 COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "display", "workdir", "description",
-               "env", "timeout_s", "ci"}
+               "env", "timeout_s", "ci", "prepare"}
 TRANSPORT_KEYS: dict[str, set[str]] = {
     "local": set(),
     "ssh": {"host", "port", "user", "identity_file", "known_hosts", "connect_timeout_s", "keepalive_s"},
@@ -105,6 +105,7 @@ class DeviceSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     source: Path | None = None
     ci: CiSpec | None = None  # None: the device is not in the CI matrix
+    prepare: PrepareSpec | None = None  # None: the device is measured as it is (README "Preparing a device")
 
     def option(self, key: str, default: Any = None) -> Any:
         return self.options.get(key, default)
@@ -243,7 +244,130 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         options=options,
         source=path,
         ci=_ci(entry["ci"], fail) if "ci" in entry else None,
+        prepare=_prepare(entry["prepare"], platform or "linux", fail) if "prepare" in entry else None,
     )
+
+
+# The `prepare` key: steps run on the device through its transport once per session before its first scene,
+# undone at the session's end (host/prepare.py; README "Preparing a device").
+PREPARE_KEYS = ("governor", "cooldown", "screen_on", "sysfs", "commands")
+COOLDOWN_KEYS = ("below_c", "max_wait_s", "poll_s")
+COMMAND_KEYS = ("name", "run", "restore")
+# The built-in steps and the platforms they know how to do: cpufreq and thermal zones are Linux kernel
+# interfaces (Android's too); keeping the screen on is Android's `svc power stayon`.
+BUILTIN_STEP_PLATFORMS: dict[str, tuple[str, ...]] = {
+    "governor": ("linux", "raspberrypi", "android"),
+    "cooldown": ("linux", "raspberrypi", "android"),
+    "screen_on": ("android",),
+}
+GOVERNOR_RE = re.compile(r"[A-Za-z0-9_]+")
+COOLDOWN_DEFAULT_MAX_WAIT_S = 300.0
+COOLDOWN_DEFAULT_POLL_S = 5.0
+
+
+@dataclass(frozen=True)
+class CooldownSpec:
+    """Before each scene, wait until the device's hottest thermal zone is under `below_c`, for at most
+    `max_wait_s`, reading it every `poll_s`."""
+
+    below_c: float
+    max_wait_s: float = COOLDOWN_DEFAULT_MAX_WAIT_S
+    poll_s: float = COOLDOWN_DEFAULT_POLL_S
+
+
+@dataclass(frozen=True)
+class CommandStep:
+    """A step of the user's own: an argv run on the device to prepare it, and one to undo it (optional)."""
+
+    name: str
+    run: tuple[str, ...]
+    restore: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True)
+class PrepareSpec:
+    """What to do to a device before it is measured (each step optional). `sysfs`: the device-side folder the
+    governor and thermal files are read under (/sys; another folder for a test or a chroot)."""
+
+    governor: str | None = None
+    cooldown: CooldownSpec | None = None
+    screen_on: bool = False
+    sysfs: str = "/sys"
+    commands: tuple[CommandStep, ...] = ()
+
+
+def _prepare(raw: Any, platform: str, fail: Any) -> PrepareSpec:
+    if not isinstance(raw, dict):
+        raise fail("prepare", "expected a mapping such as {governor: performance, cooldown: {below_c: 50}}")
+    unknown = sorted(set(raw) - set(PREPARE_KEYS))
+    if unknown:
+        raise fail(f"prepare.{unknown[0]}", f"not a key of 'prepare'; allowed: {', '.join(PREPARE_KEYS)}")
+    governor = raw.get("governor")
+    if governor is not None and (not isinstance(governor, str) or not GOVERNOR_RE.fullmatch(governor)):
+        raise fail("prepare.governor", f"expected a cpufreq governor name such as performance, got {governor!r}")
+    screen_on = raw.get("screen_on", False)
+    if not isinstance(screen_on, bool):
+        raise fail("prepare.screen_on", f"expected true or false, got {screen_on!r}")
+    for step, platforms in BUILTIN_STEP_PLATFORMS.items():
+        if raw.get(step) not in (None, False) and platform not in platforms:
+            raise fail(f"prepare.{step}", f"a built-in step for platform {', '.join(platforms)}, not {platform}; "
+                                          "use prepare.commands for steps of your own")
+    sysfs = raw.get("sysfs", "/sys")
+    if not isinstance(sysfs, str) or not sysfs.startswith("/") or any(c in sysfs for c in "\r\n\0"):
+        raise fail("prepare.sysfs", f"expected an absolute device-side folder such as /sys, got {sysfs!r}")
+    return PrepareSpec(governor=governor, cooldown=_cooldown(raw["cooldown"], fail) if "cooldown" in raw else None,
+                       screen_on=screen_on, sysfs=sysfs.rstrip("/") or "/", commands=_commands(raw.get("commands", []), fail))
+
+
+def _cooldown(raw: Any, fail: Any) -> CooldownSpec:
+    if not isinstance(raw, dict) or "below_c" not in raw:
+        raise fail("prepare.cooldown", "expected a mapping such as {below_c: 50, max_wait_s: 300, poll_s: 5}")
+    unknown = sorted(set(raw) - set(COOLDOWN_KEYS))
+    if unknown:
+        raise fail(f"prepare.cooldown.{unknown[0]}", f"not a key of 'cooldown'; allowed: {', '.join(COOLDOWN_KEYS)}")
+    below = raw["below_c"]
+    if not _is_number(below) or not 0 < below < 150:
+        raise fail("prepare.cooldown.below_c", f"expected a temperature in degrees Celsius (0 to 150), got {below!r}")
+    for key in ("max_wait_s", "poll_s"):
+        value = raw.get(key)
+        if value is not None and (not _is_number(value) or not 0 < value < math.inf):
+            raise fail(f"prepare.cooldown.{key}", f"expected a positive number of seconds, got {value!r}")
+    return CooldownSpec(below_c=float(below), max_wait_s=float(raw.get("max_wait_s", COOLDOWN_DEFAULT_MAX_WAIT_S)),
+                        poll_s=float(raw.get("poll_s", COOLDOWN_DEFAULT_POLL_S)))
+
+
+def _commands(raw: Any, fail: Any) -> tuple[CommandStep, ...]:
+    example = "[{name: stop-compositor, run: [systemctl, stop, weston], restore: [systemctl, start, weston]}]"
+    if not isinstance(raw, list):
+        raise fail("prepare.commands", f"expected a list of steps such as {example}")
+    steps: list[CommandStep] = []
+    for i, item in enumerate(raw):
+        where = f"prepare.commands[{i}]"
+        if not isinstance(item, dict) or "name" not in item or "run" not in item:
+            raise fail(where, f"expected a mapping with name and run (restore optional), as in {example}")
+        unknown = sorted(set(item) - set(COMMAND_KEYS))
+        if unknown:
+            raise fail(f"{where}.{unknown[0]}", f"not a key of a command step; allowed: {', '.join(COMMAND_KEYS)}")
+        name = item["name"]
+        if not isinstance(name, str) or not NAME_RE.fullmatch(name) or name in BUILTIN_STEP_PLATFORMS or \
+                name in {s.name for s in steps}:
+            raise fail(f"{where}.name", f"expected a name of letters, digits, '.', '_' and '-', unique and not one "
+                                        f"of the built-in steps ({', '.join(BUILTIN_STEP_PLATFORMS)}), got {name!r}")
+        argvs: list[tuple[str, ...] | None] = []
+        for key in ("run", "restore"):
+            value = item.get(key)
+            if value is None and key == "restore":
+                argvs.append(None)
+                continue
+            if isinstance(value, str) or not isinstance(value, list) or not value or not all(
+                    isinstance(a, (str, int, float)) and not isinstance(a, bool) for a in value):
+                raise fail(f"{where}.{key}", "expected an argv list (nothing is passed through a shell), such as "
+                                             "[systemctl, stop, weston]")
+            argvs.append(tuple(str(a) for a in value))
+        run = argvs[0]
+        assert run is not None  # required above
+        steps.append(CommandStep(name=name, run=run, restore=argvs[1]))
+    return tuple(steps)
 
 
 def _ci(raw: Any, fail: Any) -> CiSpec:

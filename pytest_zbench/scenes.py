@@ -472,7 +472,8 @@ def _gate(raw: Any, base: GateOverride | None, where: _Where) -> GateOverride:
         bad = [m for m in metrics if not GATE_METRIC.fullmatch(m)]
         if bad:
             raise where.at("metrics").error(f"{', '.join(map(repr, bad))} is not a gate metric: give statistics "
-                                            "such as cpu_ms.p50, gpu_ms.p95, frame_ms.p99 or jank_share")
+                                            "such as cpu_ms.p50, gpu_ms.p95, frame_ms.p99, jank_share or "
+                                            "time_to_first_frame_ms")
         if len(set(metrics)) != len(metrics):
             raise where.at("metrics").error(f"metrics names a metric twice: {metrics!r}")
         out = replace(out, metrics=tuple(metrics))

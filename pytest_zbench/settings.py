@@ -214,7 +214,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     bad = [m for m in gate_metrics or () if not GATE_METRIC.fullmatch(m)]
     if bad or gate_metrics == ():
         raise UsageError(f"--zbench-gate-metrics: {', '.join(bad) or 'nothing given'}: give statistics such as "
-                         "cpu_ms.p50, gpu_ms.p95, frame_ms.p99, jank_share or adaptive.score, comma separated")
+                         "cpu_ms.p50, gpu_ms.p95, frame_ms.p99, jank_share, adaptive.score or time_to_first_frame_ms, "
+                         "comma separated")
     try:
         history = parse_location(str(values["history"]), lambda text: path(text))
     except ValueError as exc:

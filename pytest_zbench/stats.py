@@ -200,6 +200,9 @@ class LaunchSummary:
     # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
     # regression gate reads as the per-launch metric `adaptive.score`.
     adaptive: Mapping[str, Any] | None = None
+    # Cold start: from the runner process's start to the end of its first frame (host/cold_start.py; None
+    # when the runner does not say when its process started). Set by the host, which reads result.json.
+    time_to_first_frame_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_frames": self.n_frames}
@@ -209,7 +212,8 @@ class LaunchSummary:
         out.update(_rounded({
             "gpu_source": self.gpu_source, "jank": self.jank, "severe_jank": self.severe_jank,
             "longest_stall_ms": self.longest_stall_ms, "first_frame_ms": self.first_frame_ms,
-            "warmup_ms": self.warmup_ms, "counters": self.counters, "partial": self.partial,
+            "warmup_ms": self.warmup_ms, "time_to_first_frame_ms": self.time_to_first_frame_ms,
+            "counters": self.counters, "partial": self.partial,
             "mode": self.mode, "budget_ms": self.budget_ms, "fps": self.fps,
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)

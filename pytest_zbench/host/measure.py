@@ -7,6 +7,7 @@ file per device and scene, so xdist workers never share one): a crash later in t
 from __future__ import annotations
 
 import csv
+import dataclasses
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
 from . import platform_frames
+from .cold_start import time_to_first_frame_ms
 from .device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from .health import DeviceHealth
 from .platform_series import PlatformSeries
@@ -179,7 +181,10 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
         measurement.platform.add(len(measurement.launches) - 1, outcome.platform_frames, measurement.job.refresh_hz)
     samples = launch_samples(outcome.frames, measurement.job.mode, partial=outcome.partial)
     if samples is not None:
-        measurement.summaries.append(summarize_launch(samples, measurement.budget_ms))
+        summary = summarize_launch(samples, measurement.budget_ms)
+        # The launch's own cold start, beside its frames: the gate can judge it (cold-start metrics)
+        measurement.summaries.append(dataclasses.replace(summary,
+                                                         time_to_first_frame_ms=time_to_first_frame_ms(outcome)))
 
 
 def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float, on_progress: Any,

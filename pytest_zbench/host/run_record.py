@@ -178,6 +178,9 @@ class RunRecord:
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
     host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
+    # run.json `conditions.prepared` per device: the steps the session (its controller) ran on it and their
+    # undoing (host/prepare.py); a device without `prepare` in the inventory has none.
+    prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
@@ -209,6 +212,8 @@ class RunRecord:
         `devices` holds every device's sections when one session measured several."""
         names = [n for n in device_order if n in self.devices] or list(self.devices)
         devices = {n: self._with_session_conditions(n) for n in names}
+        for name, sections in devices.items():
+            sections["conditions"] = {**sections["conditions"], "prepared": self.prepared.get(name, [])}
         primary = devices[names[0]] if names else _empty_device()
         scenes = sorted(self.scenes, key=lambda s: (names.index(s["device"]) if s["device"] in names else 99, s["id"]))
         return {

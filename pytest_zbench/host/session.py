@@ -39,6 +39,7 @@ from .goldens import GoldenOutcome, capture_launch, check_goldens, device_arch
 from .health import DeviceHealth, default_lease_dir, lease_key
 from .lease import DeviceLease
 from .measure import ProgressSink, SceneMeasurement, measure_scene
+from .prepare import cool_down
 from .regression_gate import GateResult, HistorySection, RegressionGate
 from .run_record import RunRecord, scene_entry
 from .sustained import measure_sustained, sustained_minutes
@@ -66,6 +67,7 @@ class HostSession:
         self._scene_files: dict[Path, list[SceneCase]] = {}
         self._entries: dict[tuple[str, str], dict[str, Any]] = {}
         self._history_sections: dict[tuple[str, str], HistorySection | None] = {}
+        self._cooldowns: dict[tuple[str, str], dict[str, Any]] = {}
         self.progress: ProgressSink | None = None
         self.gate = RegressionGate(settings)
         self.b_runner = resolve_b_runner(settings.ab, inventory) if settings.ab else None
@@ -111,6 +113,9 @@ class HostSession:
                 return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
                                         skipped=skip)
             with self._lease(device):
+                # The cooldown under the lease: no other worker heats the device while it cools (host/prepare.py)
+                if device.spec.prepare is not None and (cooled := cool_down(device.transport, device.spec.prepare)):
+                    self._cooldowns[key] = cooled
                 if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
                     measurement = measure_adaptive(device, case, self.settings, self.settings.results,
                                                    self.progress, self.health, b_runner=self.b_runner)
@@ -202,6 +207,8 @@ class HostSession:
             self._entries[key] = scene_entry(measurement, "not_run", results_dir=self.settings.results,
                                              gpu_valid=self.gpu_valid(measurement.device))
             self._entries[key]["history"] = self._history_sections.get(key)
+            if key in self._cooldowns:
+                self._entries[key]["cooldown"] = self._cooldowns[key]
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
             if measurement.launches:  # cold start from the process start, per launch (host/cold_start.py)

@@ -21,6 +21,7 @@ from .stash import MEASUREMENT_KEY, RECORDED_KEY
 from .terminal import write_summary
 
 if TYPE_CHECKING:
+    from ..host.prepare import Preparation
     from ..host.session import HostSession
     from .progress import ControllerProgress, TerminalNote
 
@@ -57,6 +58,9 @@ class ZbenchPlugin:
         self._sink: Any = None  # the progress sink of this process's measurements (plugin/progress.py)
         self._note: TerminalNote | None = None  # the terminal note pytest's report hooks erase first
         self._workers_progress: ControllerProgress | None = None  # xdist controller: its workers' progress
+        # Devices this process prepared (the xdist controller, or the only process): restored at the end
+        self.preparations: dict[str, Preparation] = {}
+        self._previous_sigterm: Any = None
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -99,15 +103,78 @@ class ZbenchPlugin:
         if self._workers_progress is not None:
             self._workers_progress.close()
             self._workers_progress = None
-        if self.host is not None:
-            self.host.close()
+        try:
+            self.restore_devices()  # a session interrupted before pytest_sessionfinish
+        finally:
+            if self._previous_sigterm is not None:
+                import signal
+
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+                self._previous_sigterm = None
+            if self.host is not None:
+                self.host.close()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         """--zbench-check-runner: check every device's runner before anything is collected or measured (on the
-        xdist controller, before its workers start); a failing check ends the session."""
-        if self.is_worker or not self.settings.check_runner:
+        xdist controller, before its workers start); a failing check ends the session. Then the devices'
+        `prepare` steps, once per device in this process (never on a worker)."""
+        if self.is_worker:
             return
+        if self.settings.check_runner:
+            self._check_runners()
+        if not self.config.option.collectonly:
+            self.prepare_devices()
+
+    def prepare_devices(self) -> None:
+        """Run each session device's `prepare` steps (host/prepare.py). SIGTERM is then read as an
+        interruption, as Ctrl-C is, so that pytest_sessionfinish (or close) restores the devices."""
+        from ..host.prepare import Preparation, prepare_on
+
+        specs = [self.inventory.get(name) for name in self.settings.devices]
+        specs = [spec for spec in specs if spec.prepare is not None]
+        if not specs:
+            return
+        self._interrupt_on_sigterm()
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        record = self.open_host().record
+        for spec in specs:
+            assert spec.prepare is not None
+            preparation = self.preparations[spec.name] = Preparation(spec.name, spec.prepare)
+            record.prepared[spec.name] = preparation.steps  # one list: the restore's outcome shows in run.json
+            prepare_on(spec, preparation)
+            if reporter is not None:
+                reporter.write_line(f"zbench: prepared {spec.name}: {preparation.summary()}")
+
+    def restore_devices(self) -> None:
+        """Undo every prepared device's steps (once; later calls do nothing)."""
+        from ..host.prepare import restore_on
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        for name, preparation in self.preparations.items():
+            if preparation.restored:
+                continue
+            restore_on(self.inventory.get(name), preparation)
+            undone = [r for r in preparation.steps if r["restored"] is not None]
+            if reporter is not None and undone:
+                failed = [f"{r['name']} ({r['restore_reason']})" for r in undone if not r["restored"]]
+                reporter.write_line(f"zbench: restored {name}" + (f"; not restored: {', '.join(failed)}"
+                                                                   if failed else ""))
+
+    def _interrupt_on_sigterm(self) -> None:
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread() or self._previous_sigterm is not None:
+            return
+
+        def interrupt(signum: int, frame: Any) -> None:
+            raise KeyboardInterrupt("SIGTERM")
+
+        previous = signal.signal(signal.SIGTERM, interrupt)
+        self._previous_sigterm = signal.SIG_DFL if previous is None else previous  # None: set outside Python
+
+    def _check_runners(self) -> None:
         from ..conformance.session import check_session_runners
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -157,6 +224,7 @@ class ZbenchPlugin:
         if self._workers_progress is not None:
             self._workers_progress.close()
             self._workers_progress = None
+        self.restore_devices()  # before run.json is written: it records the restore
         if self.host is None:
             return
         if self.is_worker:

@@ -39,6 +39,10 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     for scene in host.record.scenes:
         if scene.get("sustained"):
             terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
+    from ..host.prepare import cooldown_lines
+
+    for line in cooldown_lines(host.record.scenes):
+        terminalreporter.write_line(line, yellow=True)
     from ..host.isolation import terminal_lines
     for line in terminal_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)

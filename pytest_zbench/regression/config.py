@@ -14,16 +14,22 @@ from dataclasses import dataclass
 # launches are exchangeable and the permutation test holds alpha whatever a metric's shape, so jank_share gates.
 GATING_METRICS: tuple[str, ...] = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95")
 AB_GATING_METRICS: tuple[str, ...] = (*GATING_METRICS, "jank_share")
-# The metrics the gate can judge: a per-launch statistic of a per-frame series, the jank share, or an adaptive
-# scene's score (the launch's change point, host/adaptive.py).
+# A launch's cold start (one value per launch): the time from the runner process's start to the end of its
+# first frame, and the CPU time of its warmup frames. Gated only when named (--zbench-gate-metrics, a scene
+# file's gate.metrics): the process start is dominated by what the device does outside the renderer (the
+# dynamic loader, the page cache, a busy host), so it is not among the defaults (docs/regression.md).
+COLD_START_METRICS: tuple[str, ...] = ("time_to_first_frame_ms", "warmup_ms")
+# The metrics the gate can judge: a per-launch statistic of a per-frame series, the jank share, an adaptive
+# scene's score (the launch's change point, host/adaptive.py), or a cold-start metric.
 GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share"
-                         r"|adaptive\.score")
+                         r"|adaptive\.score|" + "|".join(COLD_START_METRICS))
 
 
 def metric_unit(metric: str) -> str:
     """A gate metric's unit: ms for a statistic of frame times, a share of frames for jank_share, none for an
     adaptive score (its unit is the scene's, run.json `adaptive.unit`)."""
-    return "ms" if "_ms." in metric else "share of frames" if metric == "jank_share" else ""
+    return ("ms" if "_ms." in metric or metric in COLD_START_METRICS else "share of frames" if metric == "jank_share"
+            else "")
 
 
 # Metrics for which a larger value is better: a drop is the regression. Every other metric is lower-is-better.
