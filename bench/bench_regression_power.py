@@ -24,8 +24,12 @@ cpu_ms.p50 contains the true 1.20x. `launch-level FP` (S = 5): the same launches
 different sessions were exchangeable (one launch-level test across sessions), the mistake the two-level gate
 replaces. `--pooling` adds what pooling other scenes of the same sessions would do.
 
+Then the ceilings of each history cell for a 20 % slowdown: from the spread of the p50 effect over the cell's
+identical builds, the power of a test that knew that spread exactly (what no test of one candidate session can
+beat) and of a t test that estimates it from the baseline's S - 1 between-session degrees of freedom.
+
 Run: python bench/bench_regression_power.py [--null-trials N] [--trials N] [--launches N] [--frames N]
-[--jobs N] [--pooling]. About 20 minutes on 2 idle cores with the defaults.
+[--jobs N] [--session-spreads TAU ...] [--pooling]. About 20 minutes on 2 idle cores with the defaults.
 """
 
 from __future__ import annotations
@@ -110,7 +114,8 @@ def cell(family: str, tau: float, n: int, frames: int, null_trials: int, trials:
     simulates one history of max(HISTORY_SESSIONS) sessions and one candidate session, then scales it."""
     rng = np.random.default_rng(seed)
     cells = [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]
-    counts = {c: {"fp": 0, "improved": 0, "cover": 0, "launch_fp": 0, **{s: 0 for s in SHIFTS}} for c in cells}
+    counts = {c: {"fp": 0, "improved": 0, "cover": 0, "launch_fp": 0, "null_log": 0.0, "null_log2": 0.0,
+                  "null_effects": 0, **{s: 0 for s in SHIFTS}} for c in cells}
     ab_config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS)
     for trial in range(max(null_trials, trials)):
         history = [session_frames(family, rng, n, frames, tau) for _ in range(max(HISTORY_SESSIONS))]
@@ -141,6 +146,12 @@ def _count(counts: dict, scene, shift: float) -> None:
     if shift == 0.0:
         counts["fp"] += scene.verdict == "regressed"
         counts["improved"] += scene.verdict == "improved"
+        p50 = scene.by_metric().get("cpu_ms.p50")
+        if p50 is not None and p50.effect is not None and p50.effect > 0:
+            # The spread of the effect itself over identical builds: what a test that knew it would divide by.
+            counts["null_log"] += math.log(p50.effect)
+            counts["null_log2"] += math.log(p50.effect) ** 2
+            counts["null_effects"] += 1
         return
     counts[shift] += scene.verdict == "regressed"
     if shift == COVER_SHIFT:
@@ -172,6 +183,33 @@ def _with_offset(rng: np.random.Generator, n: int, frames: int, offset: float) -
     return session_frames("lognormal", rng, n, frames, 0.0) * math.exp(offset)
 
 
+def print_ceilings(jobs: list[tuple[str, float]], results: dict[tuple[str, float], list[dict]]) -> None:
+    """What ANY test of one candidate session could reach for a 20 % slowdown at the gate's alpha, from the
+    spread of the p50 effect over the cell's identical builds (its root mean square in logs, sd): one that
+    knew sd exactly (a normal test: the ceiling, as p95 carries no information p50 lacks here) and a t test
+    that estimates it from the baseline's S - 1 between-session degrees of freedom (noncentral t), the
+    reference for a gate without outside knowledge of the session spread."""
+    alpha, effect = GateConfig().alpha, math.log(1 + COVER_SHIFT)
+    print()
+    print(f"ceilings for a {COVER_SHIFT:.0%} slowdown at alpha {alpha} (p50 alone), from the sd of log(effect) over "
+          "identical builds:")
+    print(f"  {'family':<10} {'session':>7} {'baseline':<12} {'sd':>7} {'gate':>6} {'sd known':>9} {'S-1 df':>7}")
+    for family, tau in jobs:
+        parts = results[(family, tau)]
+        power = sum(p["trials"] for p in parts)
+        for sessions in HISTORY_SESSIONS[1:]:
+            c = {k: sum(p["counts"][f"S{sessions}"][k] for p in parts)
+                 for k in ("null_log2", "null_effects", COVER_SHIFT)}
+            if not c["null_effects"]:
+                continue
+            sd = math.sqrt(c["null_log2"] / c["null_effects"])
+            known = float(sps.norm.sf(sps.norm.isf(alpha) - effect / sd))
+            df = sessions - 1
+            estimated = float(sps.nct.sf(sps.t.isf(alpha, df), df, effect / sd))
+            print(f"  {family:<10} {tau:>7.0%} {f'{sessions} sessions':<12} {sd:>7.4f} "
+                  f"{c[COVER_SHIFT] / power:>6.3f} {known:>9.3f} {estimated:>7.3f}")
+
+
 def upper(k: int, n: int) -> float:
     """Clopper-Pearson 95 % upper bound of a rate seen k times in n."""
     return 1.0 if k >= n else float(sps.beta.ppf(0.975, k + 1, n - k))
@@ -185,11 +223,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--launches", type=int, default=10, help="launches per session and side (default: 10)")
     parser.add_argument("--frames", type=int, default=600, help="measured frames per launch (default: 600)")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes (default: 2)")
+    parser.add_argument("--session-spreads", type=float, nargs="+", default=list(SESSION_SPREADS),
+                        metavar="TAU", help="session spreads to simulate, as fractions (default: 0 0.05 0.1 0.2)")
     parser.add_argument("--pooling", action="store_true",
                         help="also measure naive pooling over other scenes of the same sessions")
     args = parser.parse_args(argv)
 
-    jobs = [(family, tau) for family in FAMILIES for tau in SESSION_SPREADS]
+    jobs = [(family, tau) for family in FAMILIES for tau in args.session_spreads]
     chunks = max(1, args.jobs)  # each (family, tau) split into chunks of trials, seeded apart
     print(f"{len(jobs)} (family, session spread) cells x history sizes {HISTORY_SESSIONS} + A/B; "
           f"{args.null_trials} identical-build trials and {args.trials} trials per shift; {args.launches} launches "
@@ -233,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
             launch = f"{c['launch_fp'] / null:.3f}" if name == "S5" else ""
             print(f"{family:<10} {tau:>7.0%} {label:<12} {fp:>14} {c['improved'] / null:>6.3f} "
                   + " ".join(f"{c[s] / power:>6.3f}" for s in SHIFTS) + f" {cover:>6} {launch:>16}")
+    print_ceilings(jobs, results)
     margin = 1.96 * math.sqrt(0.01 * 0.99 / args.null_trials)
     print()
     print(f"binomial uncertainty: at {args.null_trials} identical-build trials a true 1 % false-positive rate reads "

@@ -1,11 +1,12 @@
 """Line coverage of each package of pytest_zbench, from a coverage.py JSON report, against its floor.
 
-ci/test.sh runs the test suite under coverage (the processes it starts included, see [tool.coverage.run] in
-pyproject.toml), combines the data files and calls this with `coverage json`'s output. It prints one line per
-package (its own modules, not its subpackages') and exits 1 when any package is below its floor, or when a
-package has no floor (a new package gets one when it is added). A floor is a point a drop past which means
-tests were lost or code went untested; these were set conservatively (the whole suite measured 92 % with its
-subprocesses) and are to be raised to a few points under each package's measured figure.
+ci/coverage.sh runs ci/test.sh's test suite under coverage (the processes it starts included, see
+[tool.coverage.run] in pyproject.toml), combines the data files and calls this with `coverage json`'s output.
+It prints one line per package (its own modules, not its subpackages') and exits 1 when any package is below
+its floor, or when a package has no floor (a new package gets one when it is added). A floor is a point a drop past which means
+tests were lost or code went untested: 3-4 points under what ci/test.sh's suite (the acceptance runs not
+included) measured, 90 % in all with its subprocesses. The lab and the transports read lowest because their
+end-to-end runs (the device-lab leg, remote devices) are acceptance runs.
 
     python ci/coverage_floors.py coverage.json
 """
@@ -18,19 +19,19 @@ from pathlib import PurePosixPath
 
 # Percent of statements covered, per package; "pytest_zbench" is the top-level modules.
 FLOORS = {
-    "pytest_zbench": 80,
-    "pytest_zbench/conformance": 75,
-    "pytest_zbench/golden": 90,
-    "pytest_zbench/host": 80,
-    "pytest_zbench/lab": 75,
-    "pytest_zbench/plugin": 80,
-    "pytest_zbench/protocol": 85,
-    "pytest_zbench/regression": 80,
-    "pytest_zbench/runner": 75,
-    "pytest_zbench/runner/backends": 70,
-    "pytest_zbench/runner/gl": 60,
-    "pytest_zbench/schema": 80,
-    "pytest_zbench/transports": 70,
+    "pytest_zbench": 90,
+    "pytest_zbench/conformance": 85,
+    "pytest_zbench/golden": 92,
+    "pytest_zbench/host": 85,
+    "pytest_zbench/lab": 72,
+    "pytest_zbench/plugin": 84,
+    "pytest_zbench/protocol": 94,
+    "pytest_zbench/regression": 93,
+    "pytest_zbench/runner": 90,
+    "pytest_zbench/runner/backends": 87,
+    "pytest_zbench/runner/gl": 86,
+    "pytest_zbench/schema": 93,
+    "pytest_zbench/transports": 74,
 }
 
 

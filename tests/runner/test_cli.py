@@ -252,8 +252,10 @@ def test_cpu_burn_is_inside_every_frames_cpu_time(launch, make_job):
 
 
 def test_frames_the_kernel_preempts_are_counted(launch, make_job):
-    """A CPU hog on the runner's own CPU: the kernel shares it by time slices of a few milliseconds, so most
-    frames of 2 ms of CPU each see an involuntary switch (the `preemptions` column), which the gate reads."""
+    """A CPU hog on the runner's own CPU: the kernel shares it by time slices of at most about 12 ms (Linux's
+    scheduling period with two runnable tasks), and the hog never sleeps, so a frame busy for 30 ms of wall time
+    sees an involuntary switch (the `preemptions` column, which the gate reads) whatever slice the kernel picks.
+    Shorter frames would make the count a rate that depends on the slice (2 ms frames: 28-40 %)."""
     cpu = min(os.sched_getaffinity(0))
     mine = os.sched_getaffinity(0)
     hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
@@ -261,7 +263,7 @@ def test_frames_the_kernel_preempts_are_counted(launch, make_job):
         os.sched_setaffinity(hog.pid, {cpu})
         os.sched_setaffinity(0, {cpu})  # inherited by the runner
         run = launch(make_job([{"op": "rect", "x": 0, "y": 0, "w": 4, "h": 4, "color": "#000000"}], warmup=1,
-                              frames=60), "--cpu-burn-ms", "2")
+                              frames=20), "--cpu-burn-ms", "30")
     finally:
         os.sched_setaffinity(0, mine)
         hog.kill()
@@ -270,7 +272,7 @@ def test_frames_the_kernel_preempts_are_counted(launch, make_job):
     table = read_frames_csv(run.outdir / "frames.csv")
     counts = [r["preemptions"] for r in table.rows if r["phase"] == "measure"]
     assert all(c >= 0 and c == int(c) for c in counts), counts
-    assert sum(c > 0 for c in counts) >= 0.3 * len(counts), counts
+    assert sum(c > 0 for c in counts) >= 0.9 * len(counts), counts
 
 
 def test_cjk_text_without_a_cjk_font_fails_the_launch_naming_the_font(launch, make_job, monkeypatch, tmp_path):
