@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up a fresh Debian/Ubuntu machine for pytest-zbench: the system parts the tests start for real
 # (Mesa EGL/GLES2, OpenSSH server, adb, the PostgreSQL server of the shared-history tests, the DejaVu font
-# the reference runner draws text with; shellcheck, which actionlint uses for the workflow's scripts) and the
+# the reference runner draws text with and the CJK font of the textcjk scenes, WenQuanYi Zen Hei; shellcheck, which actionlint uses for the workflow's scripts) and the
 # package itself with every extra. Safe to run again. (A leg of the device matrix sets itself up with
 # ci/zbench-setup.sh instead.) debootstrap and qemu-user-static are for the emulated arm64 device, which
 # ci/arm64-device.sh builds; chromium is the real browser the report's tests load report.html in.
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(fonts-dejavu-core libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
+packages=(fonts-dejavu-core fonts-wqy-zenhei libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
           postgresql libpq5 git shellcheck debootstrap qemu-user-static python3-venv chromium)
 missing=()
 for p in "${packages[@]}"; do

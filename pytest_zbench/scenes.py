@@ -51,7 +51,10 @@ SETTING_KEYS = ("budget_ms", "mode", "capture", "tolerance", "gate", "sustained"
 # A scene's own regression gate settings (docs/scenes.md, "gate"): they replace the command line's for it.
 GATE_KEYS = ("threshold", "metrics")
 DEFAULTS_KEYS = (*SETTING_KEYS, "params")
-SCENE_KEYS = ("id", "description", "params", "sweep", "ops", "complexity", *SETTING_KEYS)
+SCENE_KEYS = ("id", "description", "params", "sweep", "ops", "complexity", "differential", *SETTING_KEYS)
+# A differential pair (docs/scenes.md, "Differential pairs"): this scene's cost minus another scene's of the same
+# file, which draws the same without the feature; the host reports the difference with an interval.
+DIFFERENTIAL_KEYS = ("minus", "feature")
 # An adaptive scene's `complexity`: what one unit of complexity is, the complexity captures render at, and the
 # largest complexity its layout keeps on the surface (draws off the surface may be culled, docs/scenes.md).
 COMPLEXITY_KEYS = ("unit", "capture", "max")
@@ -83,6 +86,14 @@ class ComplexitySpec:
 
 
 @dataclass(frozen=True)
+class Differential:
+    """A scene's `differential`: the scene it is compared with (same file) and the feature the difference costs."""
+
+    minus: str
+    feature: str
+
+
+@dataclass(frozen=True)
 class SceneCase:
     """One expanded scene: what the plugin turns into a perf test and a golden test."""
 
@@ -104,6 +115,7 @@ class SceneCase:
     sustained_min: float | None = None
     # The id template the case was expanded from ("fill.alpha.x{layers}"): the cases of one sweep share it.
     sweep: str = ""
+    differential: Differential | None = None
 
     def __hash__(self) -> int:
         # The generated hash would fail on the mappings; the id is unique within a corpus anyway.
@@ -161,7 +173,18 @@ def load_scene_file(path: Path) -> list[SceneCase]:
     for index, raw in enumerate(scenes):
         cases.extend(_expand_scene(raw, index, path, family, file_description, defaults, default_params))
     _check_unique(cases, path)
+    _check_differentials(cases, path)
     return cases
+
+
+def _check_differentials(cases: list[SceneCase], path: Path) -> None:
+    """A differential's `minus` is a case of the same file: what a pair compares is read side by side."""
+    ids = {case.id for case in cases}
+    for case in cases:
+        if case.differential is not None and case.differential.minus not in ids:
+            raise SceneError(path, f"differential 'minus' names {case.differential.minus!r}, which is no scene of "
+                                   f"this file (its scenes: {', '.join(sorted(ids))})", scene=case.id,
+                             key="differential.minus")
 
 
 def load_corpus(directory: Path) -> tuple[list[SceneCase], list[SceneError]]:
@@ -303,6 +326,8 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
         ops = tuple(_ops(_substitute(raw["ops"], values, case_where.at("ops")), case_where.at("ops")))
         complexity = _complexity(_substitute(raw.get("complexity"), values, case_where.at("complexity")), ops,
                                  settings, case_where)
+        differential = _differential(_substitute(raw.get("differential"), values, case_where.at("differential")),
+                                     case_id, case_where.at("differential"))
         cases.append(SceneCase(
             id=case_id,
             family=family,
@@ -319,8 +344,25 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
             gate=settings.gate,
             sustained_min=settings.sustained_min,
             sweep=template,
+            differential=differential,
         ))
     return cases
+
+
+def _differential(raw: Any, case_id: str, where: _Where) -> Differential | None:
+    """A scene's `differential: {minus: <scene id>, feature: <what the difference costs>}`. On a sweep every
+    case but the one it names is compared with it (that one is the pair's base)."""
+    if raw is None:
+        return None
+    spec = _mapping(raw, where)
+    _check_keys(spec, DIFFERENTIAL_KEYS, DIFFERENTIAL_KEYS, where, "'differential'")
+    minus = spec["minus"]
+    if not isinstance(minus, str) or not ID_RE.fullmatch(minus):
+        raise where.at("minus").error(f"'minus' is the id of the scene without the feature, got {minus!r}")
+    feature = _string(spec["feature"], where.at("feature"))
+    if not feature.strip():
+        raise where.at("feature").error("'feature' says what the difference costs, e.g. 'opacity group'")
+    return None if minus == case_id else Differential(minus, feature)
 
 
 def _complexity(raw: Any, ops: tuple[Mapping[str, Any], ...], settings: _Settings,

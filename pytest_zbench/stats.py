@@ -438,3 +438,26 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
         mode=modes[0] if modes else None,
         fps=_median_max([launch.fps for launch in launches])["median"],
     )
+
+
+# The bootstrap of a difference between two sets of launches (host/differential.py): resamples, confidence, seed.
+BOOTSTRAP_RESAMPLES = 2000
+BOOTSTRAP_CONFIDENCE = 0.95
+BOOTSTRAP_SEED = 0
+
+
+def bootstrap_difference_ci(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                            confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap interval of median(a) - median(b), where a and b are per-launch values of two
+    scenes: each side's launches are resampled with replacement on their own (the launch is the unit), drawn
+    as numpy.random.default_rng(seed).integers for a then for b; the ends are the (1 - confidence) / 2 and
+    (1 + confidence) / 2 quantiles (linear interpolation) of the resampled differences."""
+    va, vb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if va.size < 1 or vb.size < 1:
+        raise ValueError("a bootstrap of a difference needs at least one value a side")
+    rng = np.random.default_rng(seed)
+    ma = np.median(va[rng.integers(0, va.size, size=(resamples, va.size))], axis=1)
+    mb = np.median(vb[rng.integers(0, vb.size, size=(resamples, vb.size))], axis=1)
+    tail = (1 - confidence) / 2
+    lo, hi = np.quantile(ma - mb, [tail, 1 - tail])
+    return float(lo), float(hi)

@@ -182,6 +182,12 @@ scenes:
       - unroll: "{layers}"
         ops:
           - {op: rect, x: "100% + 10", y: 1, w: 20, h: 20, color: "#3366CC80"}
+  # One vertex draw of triangles, all beyond the surface's right edge.
+  - id: broken.offmesh.n{cells}
+    sweep: {cells: [1, 16]}
+    ops:
+      - {op: mesh, x: "100% + 10", y: 0, w: 40, h: 40, columns: "{cells}", rows: 1, color: "#3366CC",
+         alt_color: "#CC3366"}
   # The swept rect is off the surface: every case draws the same visible pixels.
   - id: broken.hidden.x{x}
     sweep: {x: [200, 300]}
@@ -207,13 +213,14 @@ def test_vacuous_captures_fail_their_golden_tests_and_never_become_goldens(proje
     scenes = {s["id"]: s for s in project.run_json()["scenes"]}
     issues = {scene: [i["kind"] for i in s["correctness"]["issues"]] for scene, s in scenes.items()}
     assert issues["broken.offsurface.x1"] == issues["broken.offsurface.x2"] == ["vacuous_capture"]
+    assert issues["broken.offmesh.n1"] == issues["broken.offmesh.n16"] == ["vacuous_capture"]
     assert "vacuous_capture at frame 0: every pixel is #FFFFFFFF" in out
     # Each case of the hidden sweep is judged against the other's capture, whichever is checked first.
     assert issues["broken.hidden.x200"] == issues["broken.hidden.x300"] == ["vacuous_capture"]
     assert "the pixels equal those of broken.hidden.x300 of the same sweep, whose ops differ" in out
     assert "the pixels equal those of broken.hidden.x200 of the same sweep" in out
     assert issues["broken.stack.x1"] == issues["broken.stack.x2"] == []
-    result.assert_outcomes(passed=2, failed=4)
+    result.assert_outcomes(passed=2, failed=6)
     assert {p.parent.name for p in (project.root / "goldens").rglob("*.png")} == {"broken.stack.x1",
                                                                                     "broken.stack.x2"}
     assert validate_run(project.run_json()) == []

@@ -30,6 +30,10 @@ REQUIRED_KEYS = {
     "layer": {"opacity", "ops"},
     "group": {"dx", "dy", "ops"},
     "repeat": {"count", "dx", "dy", "ops"},
+    "mesh": {"x", "y", "w", "h", "columns", "rows", "color", "alt_color"},
+    "rect_batch": {"count", "columns", "dx", "dy", "x", "y", "w", "h", "color"},
+    "shader": {"x", "y", "w", "h", "loops", "fetches"},
+    "video": {"x", "y", "w", "h", "tex_w", "tex_h", "seed"},
 }
 
 
@@ -58,14 +62,50 @@ def corpus():
 def test_corpus_has_every_family_and_the_expected_ids(corpus):
     families = {case.family for case in corpus.values()}
     assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
-                        "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll"}
+                        "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll", "geometry",
+                        "shader", "textcjk", "blending", "largeimage"}
     for layers in (1, 2, 4, 8):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
             "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
-    assert 35 <= sum(not case.adaptive for case in corpus.values()) <= 50  # and the adaptive variants
+    assert 60 <= sum(not case.adaptive for case in corpus.values()) <= 80  # and the adaptive variants
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
     assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by
+
+
+def test_the_new_families_sweep_three_points_and_pair_each_feature_with_a_scene_of_its_file(corpus):
+    sweeps = {"geometry.tris.n{tris}": "tris", "textcjk.lines{lines}": "lines", "largeimage.down.s{size}": "size",
+              "texture.video.p{p}": "p"}
+    for template, dimension in sweeps.items():
+        values = sorted(c.params[dimension] for c in corpus.values() if c.sweep == template)
+        assert len(values) == 3 and values == sorted(set(values)), template
+    # The shader's two sweeps share their first case: loops at one fetch, fetches at two loops.
+    assert {c.id for c in corpus.values() if c.family == "shader"} == {
+        "shader.l2.f1", "shader.l8.f1", "shader.l32.f1", "shader.l2.f4", "shader.l2.f16"}
+    pairs = {c.id: (c.differential.minus, c.differential.feature) for c in corpus.values() if c.differential}
+    assert pairs["layer.group"][0] == "layer.direct" and pairs["blending.unpremul"][0] == "blending.premul"
+    assert pairs["drawcalls.batch.separate"][0] == "drawcalls.batch.one"
+    assert pairs["texture.every_frame.mip.s1024"][0] == "texture.every_frame.lin.s1024"
+    assert pairs["geometry.tris.n8192"][0] == "geometry.tris.n2" and "geometry.tris.n2" not in pairs
+    for scene, (minus, _) in pairs.items():
+        assert corpus[minus].source == corpus[scene].source, scene
+    assert {op["font"] for op in walk(corpus["textcjk.lines4"].job_scene(800, 480)["ops"]) if "font" in op} == {"cjk"}
+    assert corpus["drawcalls.batch.one"].features == {"rect_batch"} and corpus["geometry.tris.n2"].features == {"mesh"}
+
+
+@pytest.mark.parametrize("differential, key, message", [
+    ("{minus: demo.none, feature: x}", "differential.minus", "no scene of this file"),
+    ("{minus: demo.a}", "differential.feature", "needs 'feature'"),
+    ("{minus: demo.a, feature: x, extra: 1}", "differential.extra", "unknown key 'extra'"),
+    ("{minus: 'Demo A', feature: x}", "differential.minus", "the id of the scene without the feature"),
+])
+def test_a_bad_differential_names_the_file_the_scene_and_the_key(tmp_path, differential, key, message):
+    path = tmp_path / "demo.yaml"
+    path.write_text("family: demo\nscenes:\n  - {id: demo.a, ops: [" + RECT + "]}\n"
+                    "  - {id: demo.b, differential: " + differential + ", ops: [" + RECT + "]}\n")
+    with pytest.raises(SceneError) as error:
+        load_scene_file(path)
+    assert error.value.scene == "demo.b" and error.value.key == key and message in str(error.value)
 
 
 def test_adaptive_variants_sit_beside_the_fixed_ones_with_a_unit_a_capture_and_a_max(corpus):

@@ -19,6 +19,7 @@ from ..regression.changepoints import ChangePoint
 from ..regression.config import metric_unit
 from ..stats import HIST_EDGES_MS
 from . import report_charts as charts
+from .corpus_report import differentials_section, isolation_section
 from .counters_report import counters_line
 from .sustained_report import report_section as sustained_section
 
@@ -57,7 +58,7 @@ def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Pat
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>zbench run "
              f"{html.escape(document['run_id'][:8])}</title>",
              f"<style>{CSS}</style><body>", _header(document), _timer_checks(document), _summary(scenes),
-             _table(scenes)]
+             _table(scenes), isolation_section(document), differentials_section(document)]
     parts += [_scene_section(scene, results_dir) for scene in scenes]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")

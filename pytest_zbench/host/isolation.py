@@ -139,16 +139,21 @@ def _metric(entries: Sequence[Mapping[str, Any]]) -> CostMetric:
     return "gpu_ms" if all(e.get("gpu_valid") is True for e in entries) else "cpu_ms"
 
 
+def launch_costs(entry: Mapping[str, Any], metric: str) -> list[float]:
+    """A scene entry's per-launch median cost on `metric`, for every complete launch (the differential pairs
+    read them too)."""
+    costs = []
+    for run in entry.get("per_run") or []:
+        summary = run.get(metric) if isinstance(run, Mapping) else None
+        value = summary.get("p50") if isinstance(summary, Mapping) else None
+        if not run.get("partial") and isinstance(value, (int, float)):
+            costs.append(float(value))
+    return costs
+
+
 def _points(entries: Sequence[Mapping[str, Any]], dimension: str, metric: str) -> list[tuple[float, float]]:
     """(dimension value, one launch's median) for every complete launch."""
-    points = []
-    for entry in entries:
-        for run in entry.get("per_run") or []:
-            summary = run.get(metric) if isinstance(run, Mapping) else None
-            value = summary.get("p50") if isinstance(summary, Mapping) else None
-            if not run.get("partial") and isinstance(value, (int, float)):
-                points.append((float(entry["params"][dimension]), float(value)))
-    return points
+    return [(float(entry["params"][dimension]), cost) for entry in entries for cost in launch_costs(entry, metric)]
 
 
 def _first_frames(entries: Sequence[Mapping[str, Any]], dimension: str) -> list[tuple[float, float]]:

@@ -17,6 +17,7 @@ from typing import Any, Literal, TypedDict
 from ..files import give_default_mode
 from ..gpu_timing import MixedGpuSources, run_source
 from .device import LaunchOutcome
+from .differential import differential_costs
 from .isolation import check_isolation
 from .launch_flags import flagged_launches
 from .measure import SceneMeasurement
@@ -85,6 +86,9 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "id": m.case.id,
         "family": m.case.family,
         "sweep": m.case.sweep,
+        # A differential pair's other side and feature (scenes.py Differential; host/differential.py)
+        "differential": (None if m.case.differential is None else
+                         {"minus": m.case.differential.minus, "feature": m.case.differential.feature}),
         "device": m.device,
         "backend": m.backend,
         "params": dict(m.case.params),
@@ -234,6 +238,8 @@ class RunRecord:
             "scenes": scenes,
             # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
             "isolation": [i.to_dict() for i in check_isolation(scenes)],
+            # Per device, each differential pair's cost with its interval over launches (host/differential.py)
+            "differentials": [d.to_dict() for d in differential_costs(scenes)],
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:

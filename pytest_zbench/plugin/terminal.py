@@ -46,6 +46,9 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     from ..host.isolation import terminal_lines
     for line in terminal_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
+    from ..host.differential import terminal_lines as differential_lines
+    for line in differential_lines(host.record.scenes):
+        terminalreporter.write_line(line)
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:
         terminalreporter.write_line(f"not written: {failure}", red=True)

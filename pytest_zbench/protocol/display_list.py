@@ -32,16 +32,20 @@ class OpSpec:
 
 
 OPS: Mapping[str, OpSpec] = {
-    "rect": OpSpec(("x", "y", "w", "h", "color")),
+    "rect": OpSpec(("x", "y", "w", "h", "color"), ("blend",)),
     "rrect": OpSpec(("x", "y", "w", "h", "radius", "color")),
     "border": OpSpec(("x", "y", "w", "h", "radius", "width", "color")),
     "linear_gradient": OpSpec(("x", "y", "w", "h", "x0", "y0", "x1", "y1", "stops")),
     "radial_gradient": OpSpec(("x", "y", "w", "h", "cx", "cy", "r", "stops")),
     "shadow": OpSpec(("x", "y", "w", "h", "radius", "blur", "dx", "dy", "color")),
     "backdrop_blur": OpSpec(("x", "y", "w", "h", "blur")),
-    "text": OpSpec(("x", "y", "size", "color", "text"), ("max_width", "line_height")),
-    "image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"),
+    "text": OpSpec(("x", "y", "size", "color", "text"), ("max_width", "line_height", "font")),
+    "image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"), ("alpha",),
                     defaults={"seed": 0, "upload": "once", "filter": "linear"}),
+    "mesh": OpSpec(("x", "y", "w", "h", "columns", "rows", "color", "alt_color")),
+    "rect_batch": OpSpec(("count", "columns", "dx", "dy", "x", "y", "w", "h", "color")),
+    "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches")),
+    "video": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "seed")),
     "path": OpSpec(("points", "closed", "color"), ("stroke_width",), {"closed": True}),
     "clip": OpSpec(("shape", "ops")),
     "layer": OpSpec(("opacity", "ops")),
@@ -56,8 +60,10 @@ KEY_KINDS: Mapping[str, ValueKind] = {
     **{key: "y" for key in ("y", "h", "dy", "y0", "y1", "cy")},
     **{key: "length" for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
     "color": "color", "stops": "stops", "points": "points", "text": "text", "opacity": "opacity",
-    "count": "count", "columns": "integer", "tex_w": "integer", "tex_h": "integer", "seed": "integer",
-    "pattern": "choice", "upload": "choice", "filter": "choice", "closed": "boolean", "shape": "shape",
+    "alt_color": "color", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
+    "tex_h": "integer", "seed": "integer", "loops": "integer", "fetches": "integer",
+    "pattern": "choice", "upload": "choice", "filter": "choice", "alpha": "choice", "blend": "choice",
+    "font": "choice", "closed": "boolean", "shape": "shape",
     "ops": "ops",
 }
 # Lengths that draw nothing unless positive (sizes), and those that only make no sense negative (a radius or
@@ -66,13 +72,27 @@ POSITIVE_KEYS = frozenset({"w", "h", "size", "r", "width", "line_height", "strok
 NON_NEGATIVE_KEYS = frozenset({"radius", "blur"})
 MAX_COUNT = 100_000
 MAX_TEXTURE = 16_384
+# A mesh's cells (two triangles each) and a rect_batch's rects: one draw, so the cap is on vertices.
+MAX_MESH_CELLS = 65_536
+# A shader op's loop and fetch counts are unrolled into the shader's source (constant loop bounds).
+MAX_SHADER_LOOPS = 1024
+MAX_SHADER_FETCHES = 64
 INTEGER_RANGES: Mapping[str, tuple[int, int]] = {
-    "columns": (1, MAX_COUNT), "tex_w": (1, MAX_TEXTURE), "tex_h": (1, MAX_TEXTURE), "seed": (0, 2**31 - 1),
+    "columns": (1, MAX_COUNT), "rows": (1, MAX_MESH_CELLS), "tex_w": (1, MAX_TEXTURE), "tex_h": (1, MAX_TEXTURE),
+    "seed": (0, 2**31 - 1), "loops": (0, MAX_SHADER_LOOPS), "fetches": (0, MAX_SHADER_FETCHES),
 }
 CHOICES: Mapping[str, tuple[str, ...]] = {
     "pattern": ("checker", "noise"),
-    "upload": ("once", "every_frame"),
-    "filter": ("nearest", "linear"),
+    # decode: the texture is held as a PNG, decoded (and uploaded) again every frame.
+    "upload": ("once", "every_frame", "decode"),
+    # mipmap: linear within and between mip levels, which are built when the texture is (re)uploaded.
+    "filter": ("nearest", "linear", "mipmap"),
+    # The texture's alpha (absent: opaque): translucent, stored premultiplied or unpremultiplied.
+    "alpha": ("opaque", "premul", "unpremul"),
+    # A rect's blend mode (absent: src_over).
+    "blend": ("src_over", "multiply", "screen", "plus"),
+    # A text's typeface (absent: sans, DejaVu Sans); cjk: a CJK font, never a silent fallback.
+    "font": ("sans", "cjk"),
 }
 # A repeat whose count is this takes it per frame from the job's complexity list (adaptive scenes).
 COMPLEXITY_COUNT = "complexity"

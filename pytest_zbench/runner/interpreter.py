@@ -17,6 +17,7 @@ clocks stopped, and only once for a scene whose frames are all alike, so countin
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,16 @@ import numpy as np
 import skia
 
 from pytest_zbench.protocol import Issue, ZbenchError
-from pytest_zbench.protocol.display_list import ANIMATIONS, CHOICES, CLIP_SHAPES, COMPLEXITY_COUNT, FEATURES, OPS
+from pytest_zbench.protocol.display_list import (
+    ANIMATIONS,
+    CHOICES,
+    CLIP_SHAPES,
+    COMPLEXITY_COUNT,
+    FEATURES,
+    INTEGER_RANGES,
+    MAX_MESH_CELLS,
+    OPS,
+)
 
 # DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
 FONT_PATHS = (
@@ -34,6 +44,19 @@ FONT_PATHS = (
     "/usr/share/fonts/dejavu/DejaVuSans.ttf",
     "/usr/share/fonts/TTF/DejaVuSans.ttf",
 )
+# A CJK font for `font: cjk` text: Debian's fonts-wqy-zenhei (ci/setup.sh installs it) or Noto Sans CJK; a
+# device whose font is elsewhere names it in ZBENCH_CJK_FONT. Missing, the scene fails: a fallback typeface
+# has no CJK glyphs, and drawing empty boxes would measure nothing.
+CJK_FONT_PATHS = (
+    "/usr/share/fonts/truetype/wqy/wqy-zenhei.ttc",
+    "/usr/share/fonts/opentype/noto/NotoSansCJK-Regular.ttc",
+)
+CJK_FONT_ENV = "ZBENCH_CJK_FONT"
+SKIA_BLEND_MODES = {"src_over": skia.BlendMode.kSrcOver, "multiply": skia.BlendMode.kMultiply,
+                    "screen": skia.BlendMode.kScreen, "plus": skia.BlendMode.kPlus}
+# A translucent texture's alpha (alpha: premul / unpremul): one value, so that both store the same picture.
+TEXTURE_ALPHA = 0xA0
+VIDEO_FRAMES = 4  # distinct frames of a video op, cycled: every frame's planes differ from the last one's
 CHECKER_CELL = 8  # texels per checker square, whatever the texture size
 CHECKER_COLORS = ((0x20, 0x50, 0xA0, 0xFF), (0xF0, 0xC0, 0x40, 0xFF))
 WHITE = 0xFFFFFFFF
@@ -41,6 +64,10 @@ WHITE = 0xFFFFFFFF
 
 class DisplayListError(ZbenchError, ValueError):
     """The display list breaks the contract; the message names the op path and key."""
+
+
+class MissingFont(ZbenchError, RuntimeError):
+    """A font the scene asks for is not on the device; the message names it and where it was looked for."""
 
 
 @dataclass
@@ -90,6 +117,7 @@ class _Footprint:
     bounds: Bounds | None
     layer: bool = False
     alloc_bytes: int = 0
+    covered: float | None = None  # the pixels drawn when they are fewer than the bounds' (a rect_batch's)
 
 
 NOTHING = _Footprint(None)
@@ -397,8 +425,92 @@ def noise_pixels(width: int, height: int, seed: int) -> np.ndarray:
     return out
 
 
-def _make_image(pixels: np.ndarray) -> skia.Image:
-    return skia.Image.fromarray(pixels, colorType=skia.kRGBA_8888_ColorType, alphaType=skia.kOpaque_AlphaType)
+def translucent(pixels: np.ndarray, alpha: str) -> np.ndarray:
+    """The texture with alpha TEXTURE_ALPHA, stored as `alpha` says (premul: colour scaled by alpha)."""
+    out: np.ndarray = pixels.copy()
+    if alpha == "premul":
+        out[..., :3] = ((pixels[..., :3].astype(np.uint16) * TEXTURE_ALPHA + 127) // 255).astype(np.uint8)
+    out[..., 3] = TEXTURE_ALPHA
+    return out
+
+
+ALPHA_TYPES = {"opaque": skia.kOpaque_AlphaType, "premul": skia.kPremul_AlphaType,
+               "unpremul": skia.kUnpremul_AlphaType}
+
+
+def _make_image(pixels: np.ndarray, alpha: str = "opaque") -> skia.Image:
+    return skia.Image.fromarray(pixels, colorType=skia.kRGBA_8888_ColorType, alphaType=ALPHA_TYPES[alpha])
+
+
+def _mesh_vertices(x: float, y: float, w: float, h: float, columns: int, rows: int,
+                   colors: tuple[int, int]) -> skia.Vertices:
+    """A columns x rows grid over the rect, two triangles per cell, the first of each in colors[0]."""
+    xs = [x + w * c / columns for c in range(columns + 1)]
+    ys = [y + h * r / rows for r in range(rows + 1)]
+    points: list[skia.Point] = []
+    for r in range(rows):
+        y0, y1 = ys[r], ys[r + 1]
+        for c in range(columns):
+            x0, x1 = xs[c], xs[c + 1]
+            points += [skia.Point(x0, y0), skia.Point(x1, y0), skia.Point(x0, y1),
+                       skia.Point(x1, y0), skia.Point(x1, y1), skia.Point(x0, y1)]
+    return skia.Vertices(skia.Vertices.kTriangles_VertexMode, points, None,
+                         [colors[k // 3 % 2] for k in range(6 * columns * rows)])
+
+
+def _batch_vertices(rects: list[tuple[float, float, float, float]], color: int) -> skia.Vertices:
+    points: list[skia.Point] = []
+    for x0, y0, x1, y1 in rects:
+        points += [skia.Point(x0, y0), skia.Point(x1, y0), skia.Point(x0, y1),
+                   skia.Point(x1, y0), skia.Point(x1, y1), skia.Point(x0, y1)]
+    return skia.Vertices(skia.Vertices.kTriangles_VertexMode, points, None, [color] * len(points))
+
+
+def shader_source(loops: int, fetches: int) -> str:
+    """The SkSL of a shader op: `fetches` reads of a texture at fixed offsets, then `loops` iterations of a
+    contracting ALU step (each moves the value 10 % of the way to a sine), so that float rounding differences
+    between backends shrink instead of growing. Loop bounds are constants: SkSL needs them."""
+    fetch = (f"for (int k = 0; k < {fetches}; k++) {{ c += tex.eval(p + float2(float(k) * 5.0, float(k) * 3.0)); }}\n"
+             f"    c /= {float(fetches)};" if fetches else "c = half4(0.5, 0.5, 0.5, 1);")
+    return f"""uniform shader tex;
+half4 main(float2 p) {{
+    half4 c = half4(0);
+    {fetch}
+    float v = 0.5;
+    for (int k = 0; k < {loops}; k++) {{ v = 0.9 * v + 0.1 * (0.5 + 0.5 * sin(p.x * 0.02 + p.y * 0.011 + float(k) * 0.37)); }}
+    return half4(c.rgb * half(0.4 + 0.6 * v), 1);
+}}
+"""
+
+
+# BT.601 limited range: Y 16..235, U and V 16..240 around 128.
+VIDEO_SHADER = """uniform shader y_plane;
+uniform shader u_plane;
+uniform shader v_plane;
+half4 main(float2 p) {
+    float y = (y_plane.eval(p).r - 0.0627) * 1.164;
+    float u = u_plane.eval(p * 0.5).r - 0.502;
+    float v = v_plane.eval(p * 0.5).r - 0.502;
+    return half4(half3(saturate(y + 1.596 * v), saturate(y - 0.392 * u - 0.813 * v), saturate(y + 2.017 * u)), 1);
+}
+"""
+
+
+def video_planes(width: int, height: int, seed: int, frame: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One frame's Y (width x height), U and V (half each way) planes: smooth gradients that move with the
+    frame, plus noise, so that no two frames are alike and no codec-like cache could reuse one."""
+    rng = np.random.default_rng(seed * VIDEO_FRAMES + frame)
+    ys, xs = np.indices((height, width))
+    luma = 16 + (219 * ((xs + ys + frame * 37) % width) / width) + rng.integers(0, 24, (height, width))
+    cw, ch = max(1, width // 2), max(1, height // 2)
+    cys, cxs = np.indices((ch, cw))
+    u = 128 + 48 * np.sin((cxs + frame * 11) / max(1, cw) * 6.283)
+    v = 128 + 48 * np.cos((cys + frame * 7) / max(1, ch) * 6.283)
+    return tuple(np.ascontiguousarray(np.clip(plane, 0, 255).astype(np.uint8)) for plane in (luma, u, v))  # type: ignore[return-value]
+
+
+def _gray_image(plane: np.ndarray) -> skia.Image:
+    return skia.Image.fromarray(plane, colorType=skia.kGray_8_ColorType)
 
 
 # ---------------------------------------------------------------------------------------------- compiler
@@ -451,12 +563,27 @@ def _add(cs: FrameCounts, fp: _Footprint) -> None:
     cs.alloc_bytes += fp.alloc_bytes
     if fp.bounds is None:
         return
-    covered = _area(_intersect(fp.bounds, cs.clip))
+    covered = _area(_intersect(fp.bounds, cs.clip)) if fp.covered is None else fp.covered
     cs.pixels_drawn += covered
     if fp.layer:
         cs.state_changes += 5
         cs.rt_switches += 2
         cs.alloc_bytes += 4 * covered
+
+
+def _bounded_int(o: _OpReader, key: str) -> int:
+    raw = o.get(key)
+    low, high = INTEGER_RANGES[key]
+    if isinstance(raw, bool) or not isinstance(raw, int) or not low <= raw <= high:
+        raise DisplayListError(f"{o.where(key)}: {raw!r} is not a whole number from {low} to {high}")
+    return raw
+
+
+SAMPLINGS = {
+    "nearest": skia.SamplingOptions(skia.FilterMode.kNearest),
+    "linear": skia.SamplingOptions(skia.FilterMode.kLinear),
+    "mipmap": skia.SamplingOptions(skia.FilterMode.kLinear, skia.MipmapMode.kLinear),
+}
 
 
 def _getter(value: float | Anim) -> Callable[[int], float]:
@@ -482,6 +609,7 @@ class _Compiler:
         self.features: set[str] = set()
         self.issues: list[Issue] = []
         self._typeface: skia.Typeface | None = None
+        self._cjk_typeface: skia.Typeface | None = None
         self._textures: dict[tuple[Any, ...], np.ndarray] = {}
 
     # -- structure
@@ -518,10 +646,29 @@ class _Compiler:
                                      f"{', '.join(FONT_PATHS)}); text uses the default typeface"))
         return self._typeface
 
+    @property
+    def cjk_typeface(self) -> skia.Typeface:
+        if self._cjk_typeface is None:
+            override = os.environ.get(CJK_FONT_ENV)
+            candidates = (override,) if override else CJK_FONT_PATHS
+            for candidate in candidates:
+                if Path(candidate).is_file():
+                    typeface = skia.Typeface.MakeFromFile(candidate)
+                    if typeface is not None:
+                        self._cjk_typeface = typeface
+                        return typeface
+            where = f"{CJK_FONT_ENV}={override}" if override else ", ".join(CJK_FONT_PATHS)
+            raise MissingFont(f"CJK font not found (looked in {where}): text with font 'cjk' needs WenQuanYi Zen "
+                              f"Hei (Debian: apt-get install fonts-wqy-zenhei) or Noto Sans CJK (fonts-noto-cjk), "
+                              f"or {CJK_FONT_ENV} set to a CJK font file")
+        return self._cjk_typeface
+
     # -- drawing ops (each counts as one draw call per execution)
 
     def _op_rect(self, o: _OpReader) -> Node:
         values, paint = o.nums("x", "y", "w", "h"), _fill(o.color("color"))
+        if o.get("blend", optional=True) is not None:
+            paint.setBlendMode(SKIA_BLEND_MODES[o.choice("blend")])
 
         def build(p: dict[str, Any]) -> Draw:
             rect = _rect(p)
@@ -626,7 +773,8 @@ class _Compiler:
             raise DisplayListError(f"{o.where('text')}: {text!r} is not a string")
         values["max_width"] = o.num("max_width", optional=True)
         values["line_height"] = o.num("line_height", optional=True)
-        typeface, paint = self.typeface, _fill(color)
+        cjk = o.get("font", optional=True) is not None and o.choice("font") == "cjk"
+        typeface, paint = self.cjk_typeface if cjk else self.typeface, _fill(color)
         templated = "{frame}" in text or "{i}" in text
 
         def build(p: dict[str, Any]) -> Draw:
@@ -678,15 +826,19 @@ class _Compiler:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise DisplayListError(f"{o.where('seed')}: {seed!r} is not an integer")
         upload = o.choice("upload")
-        sampling = skia.SamplingOptions(
-            skia.FilterMode.kNearest if o.choice("filter") == "nearest"
-            else skia.FilterMode.kLinear)
-        key = (pattern, tex_w, tex_h, seed if pattern == "noise" else None)
+        alpha = "opaque" if o.get("alpha", optional=True) is None else o.choice("alpha")
+        sampling = SAMPLINGS[o.choice("filter")]
+        key = (pattern, tex_w, tex_h, seed if pattern == "noise" else None, alpha)
         pixels = self._textures.get(key)
         if pixels is None:
             pixels = checker_pixels(tex_w, tex_h) if pattern == "checker" else noise_pixels(tex_w, tex_h, seed)
+            if alpha != "opaque":
+                pixels = translucent(pixels, alpha)
             self._textures[key] = pixels
-        tex = _Texture(pixels, self.upload_image(_make_image(pixels)) if upload == "once" else None, pixels.nbytes)
+        tex = _Texture(pixels, self.upload_image(_make_image(pixels, alpha)) if upload == "once" else None,
+                       pixels.nbytes)
+        # decode: the pixels as a PNG, decoded again in every frame (an image viewer, a thumbnail grid).
+        encoded = _make_image(pixels, alpha).encodeToData(skia.kPNG, 100) if upload == "decode" else None
 
         def build(p: dict[str, Any]) -> Draw:
             dst = _rect(p)
@@ -701,17 +853,123 @@ class _Compiler:
 
                 return draw_once
 
+            if encoded is not None:
+                def draw_decoded(canvas: skia.Canvas, st: FrameState) -> None:
+                    # Decoded now, into a new image (a new id: no cache holds it), then uploaded by the draw.
+                    decoded = skia.Image.MakeFromEncoded(encoded).makeRasterImage()
+                    st.upload_bytes += tex.nbytes
+                    canvas.drawImageRect(decoded, dst, sampling)
+
+                return draw_decoded
+
             def draw_every_frame(canvas: skia.Canvas, st: FrameState) -> None:
                 # A fresh image (a copy of the pixels, with a new id) defeats every texture cache: a GPU
-                # backend must upload it again, the raster one pays the copy.
+                # backend must upload it again (and build its mip levels), the raster one pays the copy.
                 st.upload_bytes += tex.nbytes
-                canvas.drawImageRect(_make_image(tex.pixels), dst, sampling)
+                canvas.drawImageRect(_make_image(tex.pixels, alpha), dst, sampling)
 
             return draw_every_frame
 
-        # An every_frame image is a fresh copy of its pixels in every draw.
+        # An every_frame or decoded image is a fresh copy of its pixels in every draw.
         copied = 0 if upload == "once" else tex.nbytes
         return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p), alloc_bytes=copied))
+
+    def _op_mesh(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h")
+        columns = _positive_int(o.get("columns"), o.where("columns"))
+        rows = _positive_int(o.get("rows"), o.where("rows"))
+        if columns * rows > MAX_MESH_CELLS:
+            raise DisplayListError(f"{o.where('rows')}: {columns} x {rows} cells is more than {MAX_MESH_CELLS}")
+        colors = (o.color("color"), o.color("alt_color"))
+        paint = skia.Paint(AntiAlias=False)
+
+        def build(p: dict[str, Any]) -> Draw:
+            vertices = _mesh_vertices(p["x"], p["y"], p["w"], p["h"], columns, rows, colors)
+            # kDst: the vertex colours alone (the paint has no shader to blend them with).
+            return lambda canvas, st: canvas.drawVertices(vertices, paint, skia.BlendMode.kDst)
+
+        return _leaf(build, values, _rect_footprint)
+
+    def _op_rect_batch(self, o: _OpReader) -> Node:
+        raw_count = o.get("count")
+        if raw_count == COMPLEXITY_COUNT:
+            raise DisplayListError(f"{o.where('count')}: a rect_batch's count is a number ('complexity' is for repeat)")
+        count = _positive_int(raw_count, o.where("count"))
+        columns = _positive_int(o.get("columns"), o.where("columns"))
+        if count > MAX_MESH_CELLS:
+            raise DisplayListError(f"{o.where('count')}: {count} rects is more than {MAX_MESH_CELLS}")
+        values = o.nums("dx", "dy", "x", "y", "w", "h")
+        color = o.color("color")
+        paint = skia.Paint(AntiAlias=False)
+
+        def layout(p: dict[str, Any]) -> list[Bounds]:
+            return [_box(p["x"] + p["dx"] * (i % columns), p["y"] + p["dy"] * (i // columns),
+                         p["x"] + p["dx"] * (i % columns) + p["w"], p["y"] + p["dy"] * (i // columns) + p["h"])
+                    for i in range(count)]
+
+        def build(p: dict[str, Any]) -> Draw:
+            vertices = _batch_vertices(layout(p), color)
+            return lambda canvas, st: canvas.drawVertices(vertices, paint, skia.BlendMode.kDst)
+
+        def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
+            # One draw whose pixels are its rects'; the footprint's box is their bounds, area counted exactly.
+            rects = layout(p)
+            covered = sum(_area(_intersect(r, cs.clip)) for r in rects)
+            box = _box(min(r[0] for r in rects), min(r[1] for r in rects), max(r[2] for r in rects),
+                       max(r[3] for r in rects))
+            return _Footprint(box, covered=covered)
+
+        return _leaf(build, values, footprint)
+
+    def _op_shader(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h")
+        loops, fetches = (_bounded_int(o, key) for key in ("loops", "fetches"))
+        effect = skia.RuntimeEffect.MakeForShader(shader_source(loops, fetches))
+        if effect is None:
+            raise DisplayListError(f"{o.path}: the runtime effect of {loops} loops and {fetches} fetches did not compile")
+        noise = self.upload_image(_make_image(noise_pixels(64, 64, 0)))
+        builder = skia.RuntimeShaderBuilder(effect)
+        builder.setChild("tex", noise.makeShader(skia.TileMode.kRepeat, skia.TileMode.kRepeat, SAMPLINGS["nearest"]))
+        paint = skia.Paint(Shader=builder.makeShader())
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+
+            # The shader keeps raw pointers to its child: hold the builder and the texture in this closure.
+            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple[Any, ...] = (builder, noise)) -> None:
+                canvas.drawRect(rect, paint)
+
+            return draw
+
+        return _leaf(build, values, _rect_footprint)
+
+    def _op_video(self, o: _OpReader) -> Node:
+        values = o.nums("x", "y", "w", "h")
+        tex_w = _positive_int(o.get("tex_w"), o.where("tex_w"))
+        tex_h = _positive_int(o.get("tex_h"), o.where("tex_h"))
+        seed = _bounded_int(o, "seed")
+        effect = skia.RuntimeEffect.MakeForShader(VIDEO_SHADER)
+        frames = [video_planes(tex_w, tex_h, seed, f) for f in range(VIDEO_FRAMES)]
+        nbytes = sum(plane.nbytes for plane in frames[0])
+        sampling = SAMPLINGS["linear"]
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            # The planes are scaled into the rect by the shader's local matrix: one texel of Y per pixel at 1:1.
+            matrix = skia.Matrix.Translate(p["x"], p["y"]).preScale(p["w"] / tex_w, p["h"] / tex_h)
+
+            def draw(canvas: skia.Canvas, st: FrameState) -> None:
+                # Fresh images of this frame's planes: uploaded again, as a video decoder's output is.
+                builder = skia.RuntimeShaderBuilder(effect)
+                for name, plane in zip(("y_plane", "u_plane", "v_plane"), frames[st.frame % VIDEO_FRAMES]):
+                    builder.setChild(name, _gray_image(plane).makeShader(
+                        skia.TileMode.kClamp, skia.TileMode.kClamp, sampling))
+                st.upload_bytes += nbytes
+                canvas.drawRect(rect, skia.Paint(Shader=builder.makeShader(matrix)))
+
+            return draw
+
+        return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p), alloc_bytes=nbytes))
 
     def _op_path(self, o: _OpReader) -> Node:
         values: dict[str, Any] = {"points": o.points("points")}

@@ -27,7 +27,7 @@ from pytest_zbench.protocol import (
 )
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
-from pytest_zbench.runner.interpreter import DisplayListError, Program, compile_scene
+from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
@@ -322,6 +322,10 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
     except DisplayListError as exc:
         print(f"run: bad job {job_path}: scene.{exc}", file=err)
         return EXIT_USAGE
+    except MissingFont as exc:  # the device lacks what the scene draws with: a failure, never a fallback
+        print(f"run: {exc}", file=err)
+        write_result(outdir, job, backend, [Issue("error", str(exc))], 0, cpu_burn_ms)
+        return EXIT_FAILED
     if missing := program.features - supported:
         return skipped(missing)
 

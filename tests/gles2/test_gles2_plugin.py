@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import pytest
 from pytest_zbench.host.run_record import validate_run
 
 pytestmark = pytest.mark.usefixtures("require_egl")
+REPO = Path(__file__).resolve().parents[2]
 
 
 def gles2_device(name: str, env: dict[str, str] | None = None) -> str:
@@ -125,3 +127,25 @@ def test_uncapped_frame_time_is_the_wall_clock_frame_interval(project):
         assert run["frame_ms"]["p50"] >= run["cpu_ms"]["p50"]  # the interval holds the CPU part and more
         assert run["fps"] == pytest.approx(1000 / run["frame_ms"]["mean"], rel=0.01)
     assert scene["metrics"]["fps"] == pytest.approx(float(np.median([run["fps"] for run in scene["per_run"]])))
+
+
+@pytest.mark.acceptance
+def test_on_llvmpipe_opaque_overdraw_is_flagged_as_not_scaling_and_translucent_overdraw_scales(project):
+    """llvmpipe drops a tile's earlier commands when an opaque draw covers it: fill.opaque costs one layer at
+    every depth, and the isolation check must say so, while fill.alpha, which blends every layer, scales. The
+    corpus' own fill family at the local-gles2 device's 800x480, timed by the finish bracket (llvmpipe's timer
+    query sees one tile and fails the timer check, test above)."""
+    add_devices(project, gles2_display("gl-fill", 800, 480, {"ZBENCH_GPU_TIMER": "finish_bracket"}))
+    project.write_scene("fill.yaml", (REPO / "scenes" / "fill.yaml").read_text(encoding="utf-8"))
+    result = project.run("--zbench-device=gl-fill", "-k", "fill.opaque.x or fill.alpha.x", "--zbench-mode=uncapped",
+                         "--zbench-frames=20", "--zbench-warmup=3")
+    result.assert_outcomes(passed=8)
+    document = project.run_json()
+    assert validate_run(document) == []
+    verdicts = {i["family"]: i for i in document["isolation"]}
+    opaque, alpha = verdicts["fill.opaque.x{layers}"], verdicts["fill.alpha.x{layers}"]
+    assert opaque["metric"] == alpha["metric"] == "gpu_ms" and opaque["launches"] == alpha["launches"] == 8
+    assert opaque["verdict"] == "not_scaling", opaque
+    assert alpha["verdict"] == "scales", alpha
+    result.stdout.fnmatch_lines(["*isolation: fill.opaque.x{layers} on gl-fill does not scale with layers*"])
+    assert "isolation: fill.alpha" not in result.stdout.str()

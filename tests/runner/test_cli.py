@@ -38,6 +38,14 @@ ALL_OPS = [
     {"op": "text", "x": 34, "y": 30, "size": 8, "color": "#000000", "text": "{frame}"},
     {"op": "image", "x": 40, "y": 14, "w": 8, "h": 8, "tex_w": 8, "tex_h": 8, "pattern": "noise", "seed": 7,
      "upload": "once", "filter": "linear"},
+    {"op": "image", "x": 40, "y": 0, "w": 8, "h": 6, "tex_w": 16, "tex_h": 16, "pattern": "checker", "seed": 0,
+     "upload": "decode", "filter": "mipmap", "alpha": "unpremul"},
+    {"op": "mesh", "x": 28, "y": 24, "w": 8, "h": 8, "columns": 2, "rows": 2, "color": "#00FF00", "alt_color": "#0000FF"},
+    {"op": "rect_batch", "count": 4, "columns": 2, "dx": 3, "dy": 3, "x": 36, "y": 24, "w": 2, "h": 2,
+     "color": "#FF00FF"},
+    {"op": "shader", "x": 42, "y": 22, "w": 6, "h": 4, "loops": 3, "fetches": 2},
+    {"op": "video", "x": 42, "y": 26, "w": 6, "h": 6, "tex_w": 6, "tex_h": 6, "seed": 1},
+    {"op": "rect", "x": 20, "y": 20, "w": 6, "h": 6, "color": "#FF000080", "blend": "multiply"},
     {"op": "clip", "shape": {"kind": "rect", "x": 0, "y": 24, "w": 10, "h": 8},
      "ops": [{"op": "path", "points": [[0, 24], [16, 24], [0, 32]], "closed": True, "color": "#804000"}]},
     {"op": "layer", "opacity": 0.5, "ops": [
@@ -68,7 +76,7 @@ def test_probe_lists_software_with_every_documented_op(start_runner):
     probe = parse_probe_output(stdout)
     assert probe.runner_name == "zbench-reference" and probe.runner_version
     software = probe.backends["software"]
-    assert len(_doc_ops()) == 14
+    assert len(_doc_ops()) == 18
     assert software.features == _doc_ops()
     assert software.timer_sources == ("none",)
     assert software.info["gl_renderer"] == "Skia raster" and software.info["max_texture_size"] == 0
@@ -85,8 +93,9 @@ def test_paced_run_writes_every_frame_with_phases(paced):
     for row in table.rows:
         assert row["gpu_source"] == "none" and row["gpu_ms"] is None
         assert row["cpu_ms"] > 0
-        assert row["draw_calls"] == 12  # 9 top-level drawing ops + the clipped path + 2 repeated rects
-        assert row["texture_upload_bytes"] == (8 * 8 * 4 if row["frame"] == 0 else 0)  # upload=once
+        assert row["draw_calls"] == 18  # 15 top-level drawing ops + the clipped path + 2 repeated rects
+        # upload=once in frame 0; the decoded image and the video's three planes (6x6, 3x3, 3x3) in every frame
+        assert row["texture_upload_bytes"] == (8 * 8 * 4 if row["frame"] == 0 else 0) + 16 * 16 * 4 + 36 + 9 + 9
 
 
 def test_paced_intervals_are_whole_vsync_periods(paced):
@@ -200,10 +209,10 @@ def test_bad_job_file_exits_2(launch, make_job):
 
 def test_feature_the_backend_lacks_is_skipped_with_exit_3(launch, make_job):
     run = launch(make_job([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "#000000"}],
-                          features=["rect", "video"]))
+                          features=["rect", "hologram"]))
     assert run.returncode == 3
     issues = read_result_json(run.outdir / "result.json").issues
-    assert [i.kind for i in issues] == ["feature_skipped"] and "video" in issues[0].detail
+    assert [i.kind for i in issues] == ["feature_skipped"] and "hologram" in issues[0].detail
 
 
 def test_sigterm_mid_run_keeps_frames_and_reports_partial(start_runner, make_job, tmp_path):
@@ -264,3 +273,13 @@ def test_frames_the_kernel_preempts_are_counted(launch, make_job):
     counts = [r["preemptions"] for r in table.rows if r["phase"] == "measure"]
     assert all(c >= 0 and c == int(c) for c in counts), counts
     assert sum(c > 0 for c in counts) >= 0.9 * len(counts), counts
+
+
+def test_cjk_text_without_a_cjk_font_fails_the_launch_naming_the_font(launch, make_job, monkeypatch, tmp_path):
+    monkeypatch.setenv("ZBENCH_CJK_FONT", str(tmp_path / "no-such-font.ttc"))
+    run = launch(make_job([{"op": "text", "x": 1, "y": 20, "size": 12, "color": "#000000", "text": "中文",
+                            "font": "cjk"}]))
+    assert run.returncode == 1
+    assert "CJK font not found" in run.stderr and "fonts-wqy-zenhei" in run.stderr
+    issues = read_result_json(run.outdir / "result.json").issues
+    assert [i.kind for i in issues] == ["error"] and "no-such-font.ttc" in issues[0].detail

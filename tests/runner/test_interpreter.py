@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
+from parts import require
 
 from pytest_zbench.runner.backends.software import SoftwareBackend
 from pytest_zbench.runner.interpreter import (
     CHECKER_COLORS,
+    CJK_FONT_PATHS,
     DisplayListError,
     Linear,
+    MissingFont,
     Sine,
     Step,
     compile_scene,
@@ -221,3 +225,122 @@ def test_the_interpreter_draws_every_op_of_the_protocol_table():
 
     assert FEATURES == frozenset(OPS)
     assert [name for name in OPS if not hasattr(_Compiler, f"_op_{name}")] == []
+
+
+# --- the ops of the geometry, shader, draw-call, blending, texture and large-image families
+
+
+def test_mesh_is_one_draw_of_two_triangles_per_cell_in_alternating_colours():
+    mesh = {"op": "mesh", "x": 0, "y": 0, "w": 32, "h": 32, "columns": 2, "rows": 2, "color": "#FF0000",
+            "alt_color": "#0000FF"}
+    image, counters = render([mesh])
+    assert counters.draw_calls == 1
+    # Each cell's first triangle is its top-left half (corners x0y0, x1y0, x0y1), the second its bottom-right.
+    assert px(image, 2, 2) == px(image, 18, 2) == (255, 0, 0, 255)
+    assert px(image, 13, 13) == px(image, 29, 29) == (0, 0, 255, 255)
+    assert not (ink(image) == 0).any()  # the grid covers the rect
+    finer, _ = render([{**mesh, "columns": 8, "rows": 8}])
+    assert (finer != image).any()  # the triangle count shows in the pixels
+
+
+def test_rect_batch_draws_what_a_repeat_of_rects_draws_on_whole_pixels_in_one_draw():
+    layout = {"count": 10, "columns": 4, "dx": 8, "dy": 6}
+    batch, batch_counts = render([{"op": "rect_batch", **layout, "x": 1, "y": 1, "w": 5, "h": 4, "color": "#E9C46A"}])
+    separate, separate_counts = render([{"op": "repeat", **layout, "ops": [rect(1, 1, 5, 4, "#E9C46A")]}])
+    assert (batch == separate).all() and ink(batch).sum() == 10 * 5 * 4
+    assert batch_counts.draw_calls == 1 and separate_counts.draw_calls == 10
+
+
+def test_rect_blend_modes_change_the_composite():
+    under = rect(0, 0, 32, 32, "#808080")
+    over = rect(0, 0, 32, 32, "#FF8000")
+    assert px(render([under, {**over, "blend": "multiply"}])[0], 4, 4) == (128, 64, 0, 255)
+    assert px(render([under, {**over, "blend": "src_over"}])[0], 4, 4) == (255, 128, 0, 255)
+    assert px(render([under, {**over, "blend": "plus"}])[0], 4, 4) == (255, 255, 128, 255)
+
+
+def test_shader_loops_and_fetches_each_change_the_pixels():
+    def shaded(loops, fetches):
+        return render([{"op": "shader", "x": 0, "y": 0, "w": 32, "h": 32, "loops": loops, "fetches": fetches}])
+
+    base, counters = shaded(2, 1)
+    assert counters.draw_calls == 1 and (base[..., 3] == 255).all()
+    assert len(np.unique(base.reshape(-1, 4), axis=0)) > 50
+    assert (shaded(16, 1)[0] != base).any() and (shaded(2, 4)[0] != base).any()
+    grey, _ = shaded(0, 0)
+    # No fetch, no loop: mid grey times 0.4 + 0.6 * 0.5 (v stays 0.5), 0.35 of 255.
+    assert (np.abs(grey[..., :3].astype(int) - 89) <= 1).all()
+
+
+def test_premultiplied_and_unpremultiplied_textures_draw_the_same_picture():
+    def drawn(alpha):
+        return render([rect(0, 0, 32, 16, "#264653"),
+                       {"op": "image", "x": 0, "y": 0, "w": 32, "h": 32, "tex_w": 32, "tex_h": 32, "pattern": "noise",
+                        "seed": 5, "upload": "every_frame", "filter": "nearest", "alpha": alpha}])[0]
+
+    premul, unpremul, opaque = drawn("premul"), drawn("unpremul"), drawn("opaque")
+    assert np.abs(premul.astype(int) - unpremul.astype(int)).max() <= 2
+    assert (premul != opaque).any()  # translucent: the rect shows through
+
+
+def test_decoded_images_draw_the_pixels_and_count_their_upload_every_frame():
+    image = {"op": "image", "x": 0, "y": 0, "w": 16, "h": 16, "tex_w": 16, "tex_h": 16, "pattern": "noise", "seed": 3,
+             "filter": "nearest"}
+    decoded, counts = render([{**image, "upload": "decode"}])
+    assert (decoded == render([{**image, "upload": "once"}])[0]).all()  # PNG is lossless
+    assert counts.upload_bytes == 16 * 16 * 4
+    backend = SoftwareBackend()
+    surface = backend.make_surface(16, 16)
+    program = compile_scene([{**image, "upload": "decode"}])
+    assert [program.render(surface.getCanvas(), f).upload_bytes for f in range(3)] == [16 * 16 * 4] * 3
+
+
+def test_mipmap_filtering_differs_from_linear_when_downscaled():
+    image = {"op": "image", "x": 0, "y": 0, "w": 8, "h": 8, "tex_w": 64, "tex_h": 64, "pattern": "noise", "seed": 3,
+             "upload": "every_frame"}
+    linear, _ = render([{**image, "filter": "linear"}], size=(8, 8))
+    mipmap, _ = render([{**image, "filter": "mipmap"}], size=(8, 8))
+    assert (linear != mipmap).any()
+    # Mip levels average the texels: the downscaled noise is far smoother than a linear sample of it.
+    assert mipmap[..., :3].std() < 0.7 * linear[..., :3].std()
+
+
+def test_video_uploads_its_three_planes_every_frame_and_frames_differ():
+    video = {"op": "video", "x": 0, "y": 0, "w": 32, "h": 16, "tex_w": 64, "tex_h": 32, "seed": 3}
+    backend = SoftwareBackend()
+    surface = backend.make_surface(32, 16)
+    program = compile_scene([video])
+    frames = []
+    for f in range(2):
+        counters = program.render(surface.getCanvas(), f)
+        assert counters.upload_bytes == 64 * 32 + 2 * 32 * 16 and counters.draw_calls == 1
+        frames.append(backend.read_rgba(surface))
+    assert (frames[0] != frames[1]).any() and (frames[0][..., 3] == 255).all()
+    assert len(np.unique(frames[0][..., :3].reshape(-1, 3), axis=0)) > 100  # colour, not one grey
+
+
+def test_cjk_text_draws_ideographs_and_without_a_cjk_font_fails_naming_the_font(monkeypatch, tmp_path):
+    text = {"op": "text", "x": 2, "y": 20, "size": 14, "color": BLACK, "text": "中文字", "font": "cjk"}
+    monkeypatch.setenv("ZBENCH_CJK_FONT", str(tmp_path / "missing.ttc"))
+    with pytest.raises(MissingFont) as error:
+        compile_scene([text])
+    assert "missing.ttc" in str(error.value) and "fonts-wqy-zenhei" in str(error.value)
+    monkeypatch.delenv("ZBENCH_CJK_FONT")
+    require(any(Path(p).is_file() for p in CJK_FONT_PATHS), "a CJK font (ci/setup.sh installs fonts-wqy-zenhei)")
+    image, _ = render([text], size=(64, 32))
+    sans, _ = render([{**text, "font": "sans"}], size=(64, 32))
+    assert ink(image).sum() > 60 and (image != sans).any()  # glyphs, not the sans font's missing-glyph boxes
+
+
+@pytest.mark.parametrize("ops, message", [
+    ([{"op": "mesh", "x": 0, "y": 0, "w": 1, "h": 1, "columns": 300, "rows": 300, "color": BLACK,
+       "alt_color": BLACK}], "more than 65536"),
+    ([{"op": "rect_batch", "count": "complexity", "columns": 1, "dx": 0, "dy": 0, "x": 0, "y": 0, "w": 1, "h": 1,
+       "color": BLACK}], "'complexity' is for repeat"),
+    ([{"op": "shader", "x": 0, "y": 0, "w": 1, "h": 1, "loops": 5000, "fetches": 1}], "key 'loops'"),
+    ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": BLACK, "blend": "xor"}], "key 'blend'"),
+])
+def test_new_ops_refuse_values_past_their_caps(ops, message):
+    with pytest.raises(DisplayListError) as error:
+        compile_scene(ops)
+    assert message in str(error.value)
