@@ -79,12 +79,14 @@ def test_the_new_families_sweep_three_points_and_pair_each_feature_with_a_scene_
     for template, dimension in sweeps.items():
         values = sorted(c.params[dimension] for c in corpus.values() if c.sweep == template)
         assert len(values) == 3 and values == sorted(set(values)), template
-    # The shader's two sweeps share their first case: loops at one fetch, fetches at two loops.
+    # The shader's two sweeps share their first case: loops at one fetch, fetches at two loops; and the
+    # dependent reads beside their independent twin.
     assert {c.id for c in corpus.values() if c.family == "shader"} == {
-        "shader.l2.f1", "shader.l8.f1", "shader.l32.f1", "shader.l2.f4", "shader.l2.f16"}
+        "shader.l2.f1", "shader.l8.f1", "shader.l32.f1", "shader.l2.f4", "shader.l2.f16", "shader.l2.f16.dependent"}
     pairs = {c.id: (c.differential.minus, c.differential.feature) for c in corpus.values() if c.differential}
     assert pairs["layer.group"][0] == "layer.direct" and pairs["blending.unpremul"][0] == "blending.premul"
     assert pairs["drawcalls.batch.separate"][0] == "drawcalls.batch.one"
+    assert pairs["shader.l2.f16.dependent"][0] == "shader.l2.f16"
     assert pairs["texture.every_frame.mip.s1024"][0] == "texture.every_frame.lin.s1024"
     assert pairs["geometry.tris.n8192"][0] == "geometry.tris.n2" and "geometry.tris.n2" not in pairs
     for scene, (minus, _) in pairs.items():

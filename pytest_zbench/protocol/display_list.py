@@ -44,7 +44,7 @@ OPS: Mapping[str, OpSpec] = {
                     defaults={"seed": 0, "upload": "once", "filter": "linear"}),
     "mesh": OpSpec(("x", "y", "w", "h", "columns", "rows", "color", "alt_color")),
     "rect_batch": OpSpec(("count", "columns", "dx", "dy", "x", "y", "w", "h", "color")),
-    "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches")),
+    "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches"), ("reads",)),
     "video": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "seed")),
     "path": OpSpec(("points", "closed", "color"), ("stroke_width",), {"closed": True}),
     "clip": OpSpec(("shape", "ops")),
@@ -63,7 +63,7 @@ KEY_KINDS: Mapping[str, ValueKind] = {
     "alt_color": "color", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
     "tex_h": "integer", "seed": "integer", "loops": "integer", "fetches": "integer",
     "pattern": "choice", "upload": "choice", "filter": "choice", "alpha": "choice", "blend": "choice",
-    "font": "choice", "closed": "boolean", "shape": "shape",
+    "font": "choice", "reads": "choice", "closed": "boolean", "shape": "shape",
     "ops": "ops",
 }
 # Lengths that draw nothing unless positive (sizes), and those that only make no sense negative (a radius or
@@ -93,6 +93,8 @@ CHOICES: Mapping[str, tuple[str, ...]] = {
     "blend": ("src_over", "multiply", "screen", "plus"),
     # A text's typeface (absent: sans, DejaVu Sans); cjk: a CJK font, never a silent fallback.
     "font": ("sans", "cjk"),
+    # A shader's texture reads (absent: independent): dependent ones each read where the one before points.
+    "reads": ("independent", "dependent"),
 }
 # A repeat whose count is this takes it per frame from the job's complexity list (adaptive scenes).
 COMPLEXITY_COUNT = "complexity"

@@ -466,11 +466,14 @@ def _batch_vertices(rects: list[tuple[float, float, float, float]], color: int) 
     return skia.Vertices(skia.Vertices.kTriangles_VertexMode, points, None, [color] * len(points))
 
 
-def shader_source(loops: int, fetches: int) -> str:
+def shader_source(loops: int, fetches: int, dependent: bool = False) -> str:
     """The SkSL of a shader op: `fetches` reads of a texture at fixed offsets, then `loops` iterations of a
     contracting ALU step (each moves the value 10 % of the way to a sine), so that float rounding differences
-    between backends shrink instead of growing. Loop bounds are constants: SkSL needs them."""
-    fetch = (f"for (int k = 0; k < {fetches}; k++) {{ c += tex.eval(p + float2(float(k) * 5.0, float(k) * 3.0)); }}\n"
+    between backends shrink instead of growing. Dependent reads each add the read before's red and green
+    (times 8 px) to the next one's offset: a chain of fetches no texture unit can issue ahead. Loop bounds are
+    constants: SkSL needs them."""
+    step = "t = tex.eval(p + float2(float(k) * 5.0, float(k) * 3.0)" + (" + floor(t.rg * 8.0)" if dependent else "") + ");"
+    fetch = (f"half4 t = half4(0);\n    for (int k = 0; k < {fetches}; k++) {{ {step} c += t; }}\n"
              f"    c /= {float(fetches)};" if fetches else "c = half4(0.5, 0.5, 0.5, 1);")
     return f"""uniform shader tex;
 half4 main(float2 p) {{
@@ -924,7 +927,8 @@ class _Compiler:
     def _op_shader(self, o: _OpReader) -> Node:
         values = o.nums("x", "y", "w", "h")
         loops, fetches = (_bounded_int(o, key) for key in ("loops", "fetches"))
-        effect = skia.RuntimeEffect.MakeForShader(shader_source(loops, fetches))
+        dependent = o.get("reads", optional=True) is not None and o.choice("reads") == "dependent"
+        effect = skia.RuntimeEffect.MakeForShader(shader_source(loops, fetches, dependent))
         if effect is None:
             raise DisplayListError(f"{o.path}: the runtime effect of {loops} loops and {fetches} fetches did not compile")
         noise = self.upload_image(_make_image(noise_pixels(64, 64, 0)))

@@ -259,14 +259,19 @@ def test_rect_blend_modes_change_the_composite():
     assert px(render([under, {**over, "blend": "plus"}])[0], 4, 4) == (255, 255, 128, 255)
 
 
-def test_shader_loops_and_fetches_each_change_the_pixels():
-    def shaded(loops, fetches):
-        return render([{"op": "shader", "x": 0, "y": 0, "w": 32, "h": 32, "loops": loops, "fetches": fetches}])
+def test_shader_loops_fetches_and_dependent_reads_each_change_the_pixels():
+    def shaded(loops, fetches, **reads):
+        return render([{"op": "shader", "x": 0, "y": 0, "w": 32, "h": 32, "loops": loops, "fetches": fetches,
+                        **reads}])
 
     base, counters = shaded(2, 1)
     assert counters.draw_calls == 1 and (base[..., 3] == 255).all()
     assert len(np.unique(base.reshape(-1, 4), axis=0)) > 50
     assert (shaded(16, 1)[0] != base).any() and (shaded(2, 4)[0] != base).any()
+    # Independent reads are the default; dependent ones read other texels (their offsets follow the texture).
+    assert (shaded(2, 4, reads="independent")[0] == shaded(2, 4)[0]).all()
+    assert (shaded(2, 4, reads="dependent")[0] != shaded(2, 4)[0]).any()
+    assert (shaded(2, 1, reads="dependent")[0] == base).all()  # one read depends on none
     grey, _ = shaded(0, 0)
     # No fetch, no loop: mid grey times 0.4 + 0.6 * 0.5 (v stays 0.5), 0.35 of 255.
     assert (np.abs(grey[..., :3].astype(int) - 89) <= 1).all()
