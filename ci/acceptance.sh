@@ -1,13 +1,42 @@
 #!/usr/bin/env bash
-# The suite's acceptance runs (tests marked `acceptance`): end-to-end runs of many pytest sessions with real
-# launches, each 15 s or more on 2 cores: the gate over ten sessions under load, the remote devices over a real
+# The end-to-end runs: the suite's acceptance tests (tests marked `acceptance`: many pytest sessions with real
+# launches each, 15 s or more on 2 cores: the gate over ten sessions under load, the remote devices over a real
 # sshd and adb server, the lab history on PostgreSQL, the device-lab leg, goldens end to end, the emulated arm64
-# device. CI (.ci/run) runs it after ci/test.sh; about 10 minutes on 2 cores. Needs ci/arm64-device.sh's device
-# (ci/test.sh sets it up first).
+# device), then the scene suite on the `local` device and on `local-gles2` (Skia on headless EGL GLES2, Mesa
+# llvmpipe in CI; quick setting with one launch, against the committed goldens), then a selection of scenes on
+# `local-arm64`, the reference runner on an emulated aarch64 userland (ci/arm64-device.sh, which ci/test.sh
+# sets up) against the committed aarch64 goldens and the x86_64 reference set. CI (.ci/run) runs it after
+# ci/test.sh. Fails when any test fails or when no test ran.
 set -uo pipefail
 # shellcheck source=ci/env.sh
 source "$(dirname "$0")/env.sh"
 
 started=$SECONDS
 run python3 -m pytest tests -m acceptance -n 2 -p no:cacheprovider -q -rfEs
-echo "acceptance runs ran in $((SECONDS - started)) s (ci/acceptance.sh in $SECONDS s)"
+echo "acceptance runs ran in $((SECONDS - started)) s"
+
+results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
+echo "scene suite artifacts will be in $results"
+# The scene suite is a smoke test here (quick setting with one launch per scene, a shared machine): every
+# scene measured and its goldens compared; it records into a history of its own, so no earlier run on this
+# machine becomes its baseline (and one launch against none is no verdict to wait for).
+started=$SECONDS
+for device in local local-gles2; do
+    run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
+        --zbench-results="$results/$device" --junitxml="$results/$device/junit.xml" \
+        --zbench-history="$results/history.sqlite"
+done
+echo "local and local-gles2 scenes ran in $((SECONDS - started)) s"
+# On the emulated arm64 device, a selection that covers each way aarch64 raster output differs from x86_64
+# (blend rounding, glyphs, anti-aliased rounded edges, texture filtering) and one that does not; 1 launch of
+# 2 warmup and 10 measured frames: goldens need no more, and emulation is 5-40x slower. Not the adaptive
+# variants: their search and ramps take minutes under emulation, and they draw what their fixed-load
+# siblings draw (their aarch64 goldens are committed for a real arm64 device).
+arm_scenes="(fill.alpha.x2 or fill.opaque.x2 or text.labels or rrect.grid or clip.rrect or texture.once.s256) and not adaptive"
+started=$SECONDS
+run python3 -m pytest --zbench-device=local-arm64 --zbench-quick --zbench-runs=1 --zbench-frames=10 \
+    --zbench-warmup=2 -n 2 -p no:cacheprovider -q -rfEs -k "$arm_scenes" \
+    --zbench-results="$results/local-arm64" --junitxml="$results/local-arm64/junit.xml" \
+    --zbench-history="$results/history.sqlite"
+echo "local-arm64 scenes ran in $((SECONDS - started)) s"
+echo "ci/acceptance.sh ran in $SECONDS s"

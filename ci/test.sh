@@ -1,54 +1,27 @@
 #!/usr/bin/env bash
 # Runs the project's checks: the type checker and the linter (configured in pyproject.toml), the linters of the
-# GitHub workflow, the plugin's own test suite but its acceptance runs (those are ci/acceptance.sh), then the
-# scene suite on the `local` device and on `local-gles2`
-# (Skia on headless EGL GLES2, Mesa llvmpipe in CI; quick setting with one launch, against the committed
-# goldens), then a selection of scenes on `local-arm64`, the reference runner on an emulated aarch64 userland
-# (ci/arm64-device.sh; built once per machine, about a minute, then cached) against the committed aarch64 goldens
-# and the x86_64 reference set. Fails when a check finds anything, when any test fails or when no test ran.
+# GitHub workflow, and the plugin's own test suite but its acceptance runs, under coverage with the processes
+# it starts, each package against its floor (ci/coverage.sh). The acceptance runs and the scene suites on the
+# local devices are ci/acceptance.sh; CI (.ci/run) runs both. Fails when a check finds anything, when any test
+# fails, when no test ran or when a package's coverage is below its floor.
 set -uo pipefail
 # shellcheck source=ci/env.sh
 source "$(dirname "$0")/env.sh"
 
 run python3 -m mypy
 run python3 -m ruff check .
-
-results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
-echo "scene suite artifacts will be in $results"
 # The device-lab workflow: actionlint (with shellcheck on its run: scripts), GitHub's workflow JSON Schema,
 # and shellcheck on the scripts its jobs call.
 run actionlint .github/workflows/zbench.yml
 run check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/zbench.yml
 run shellcheck ci/zbench-leg.sh ci/zbench-plan.sh ci/zbench-setup.sh
-# The emulated arm64 device first: the test suite runs on it too (tests/test_arm64_device.py).
+# The emulated arm64 device first: a test of the suite runs on it (tests/test_arm64_device.py, an acceptance
+# run) and so does ci/acceptance.sh's scene selection; built once per machine, then cached.
 started=$SECONDS
 run bash ci/arm64-device.sh
 echo "arm64 device set up in $((SECONDS - started)) s"
-# The test suite but its acceptance runs (ci/acceptance.sh; CI runs both): the checks a change needs within
-# minutes, under coverage with the processes they start, each package against its floor (ci/coverage.sh).
+# The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs
 echo "test suite ran in $((SECONDS - started)) s"
-# The scene suite is a smoke test here (quick setting with one launch per scene, a shared machine): every
-# scene measured and its goldens compared; it records into a history of its own, so no earlier run on this
-# machine becomes its baseline (and one launch against none is no verdict to wait for).
-started=$SECONDS
-for device in local local-gles2; do
-    run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
-        --zbench-results="$results/$device" --junitxml="$results/$device/junit.xml" \
-        --zbench-history="$results/history.sqlite"
-done
-echo "local and local-gles2 scenes ran in $((SECONDS - started)) s"
-# On the emulated arm64 device, a selection that covers each way aarch64 raster output differs from x86_64
-# (blend rounding, glyphs, anti-aliased rounded edges, texture filtering) and one that does not; 1 launch of
-# 2 warmup and 10 measured frames: goldens need no more, and emulation is 5-40x slower. Not the adaptive
-# variants: their search and ramps take minutes under emulation, and they draw what their fixed-load
-# siblings draw (their aarch64 goldens are committed for a real arm64 device).
-arm_scenes="(fill.alpha.x2 or fill.opaque.x2 or text.labels or rrect.grid or clip.rrect or texture.once.s256) and not adaptive"
-started=$SECONDS
-run python3 -m pytest --zbench-device=local-arm64 --zbench-quick --zbench-runs=1 --zbench-frames=10 \
-    --zbench-warmup=2 -n 2 -p no:cacheprovider -q -rfEs -k "$arm_scenes" \
-    --zbench-results="$results/local-arm64" --junitxml="$results/local-arm64/junit.xml" \
-    --zbench-history="$results/history.sqlite"
-echo "local-arm64 scenes ran in $((SECONDS - started)) s"
 echo "ci/test.sh ran in $SECONDS s"
