@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -466,6 +466,16 @@ def _batch_vertices(rects: list[tuple[float, float, float, float]], color: int) 
     return skia.Vertices(skia.Vertices.kTriangles_VertexMode, points, None, [color] * len(points))
 
 
+def _first_typeface(paths: Sequence[str]) -> skia.Typeface | None:
+    """The typeface of the first of these font files that exists and loads, or None."""
+    for candidate in paths:
+        if Path(candidate).is_file():
+            typeface = skia.Typeface.MakeFromFile(candidate)
+            if typeface is not None:
+                return typeface
+    return None
+
+
 def shader_source(loops: int, fetches: int, dependent: bool = False) -> str:
     """The SkSL of a shader op: `fetches` reads of a texture at fixed offsets, then `loops` iterations of a
     contracting ALU step (each moves the value 10 % of the way to a sine), so that float rounding differences
@@ -638,12 +648,10 @@ class _Compiler:
     @property
     def typeface(self) -> skia.Typeface:
         if self._typeface is None:
-            for candidate in FONT_PATHS:
-                if Path(candidate).is_file():
-                    typeface = skia.Typeface.MakeFromFile(candidate)
-                    if typeface is not None:
-                        self._typeface = typeface
-                        return typeface
+            found = _first_typeface(FONT_PATHS)
+            if found is not None:
+                self._typeface = found
+                return found
             self._typeface = skia.Typeface.MakeDefault()
             self.issues.append(Issue("font_fallback", "DejaVu Sans not found (looked in "
                                      f"{', '.join(FONT_PATHS)}); text uses the default typeface"))
@@ -653,13 +661,10 @@ class _Compiler:
     def cjk_typeface(self) -> skia.Typeface:
         if self._cjk_typeface is None:
             override = os.environ.get(CJK_FONT_ENV)
-            candidates = (override,) if override else CJK_FONT_PATHS
-            for candidate in candidates:
-                if Path(candidate).is_file():
-                    typeface = skia.Typeface.MakeFromFile(candidate)
-                    if typeface is not None:
-                        self._cjk_typeface = typeface
-                        return typeface
+            found = _first_typeface((override,) if override else CJK_FONT_PATHS)
+            if found is not None:
+                self._cjk_typeface = found
+                return found
             where = f"{CJK_FONT_ENV}={override}" if override else ", ".join(CJK_FONT_PATHS)
             raise MissingFont(f"CJK font not found (looked in {where}): text with font 'cjk' needs WenQuanYi Zen "
                               f"Hei (Debian: apt-get install fonts-wqy-zenhei) or Noto Sans CJK (fonts-noto-cjk), "
