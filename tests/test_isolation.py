@@ -168,3 +168,12 @@ def test_a_cpu_timed_sweep_of_an_untrusted_gpu_proves_scaling_when_it_rises_and_
     assert "failed the timer check" in silent.reason and silent.rho is not None
     assert (proven.metric, proven.verdict) == ("cpu_ms", "scales")
     assert terminal_lines(flat + rising) == []
+
+
+def test_a_weak_rise_is_a_fixed_cost_even_when_the_first_frame_rises_too() -> None:
+    # A shader whose compile grows with its loop count: the first frame rises, and so do the steady ones, weakly.
+    entries = [entry(f"shader.l{n}.f1", "shader.l{loops}.f1", {"loops": n}, gpu, [0.3, 0.3], first=first)
+               for n, gpu, first in ((2, [1.45, 1.5], [40.0, 41.0]), (8, [1.75, 1.8], [60.0, 61.0]),
+                                     (32, [2.55, 2.6], [90.0, 92.0]))]
+    (found,) = check_isolation(entries)
+    assert (found.verdict, found.likely_cause) == ("not_scaling", "fixed_cost")

@@ -23,7 +23,7 @@ def isolation_section(document: Mapping[str, Any]) -> str:
             f"elasticity of at least {MIN_ELASTICITY} (docs/scenes.md, Isolation). One that does not measures "
             "something else on that device.</p>",
             "<table><tr><th>device</th><th>sweep</th><th>dimension</th><th>metric</th><th>value: median ms</th>"
-            "<th>launches</th><th>rho</th><th>elasticity</th><th>verdict</th><th>likely cause</th><th>reason</th>"
+            "<th>launches</th><th>rho</th><th>elasticity</th><th>verdict</th><th>likely cause</th><th class=prose>reason</th>"
             "</tr>"]
     for e in sorted(entries, key=lambda e: (e.get("verdict") != "not_scaling", str(e.get("device")),
                                             str(e.get("family")))):
@@ -36,7 +36,7 @@ def isolation_section(document: Mapping[str, Any]) -> str:
                                                              e.get("metric") or "", points, e.get("launches"),
                                                              _num(e.get("rho")), _num(e.get("elasticity"))))
             + f"<td class='{css}'>{html.escape(verdict.replace('_', ' '))}</td><td>{html.escape(cause)}</td>"
-            f"<td>{html.escape(str(e.get('reason') or ''))}</td></tr>")
+            f"<td class=prose>{html.escape(str(e.get('reason') or ''))}</td></tr>")
     rows.append("</table></div>")
     return "\n".join(rows)
 
@@ -50,7 +50,7 @@ def differentials_section(document: Mapping[str, Any]) -> str:
             "<p>A scene with a feature minus the scene without it: the difference of their median per-launch "
             "costs, with a 95 % bootstrap interval over launches (docs/scenes.md, Differential pairs).</p>",
             "<table><tr><th>device</th><th>feature</th><th>scene</th><th>minus</th><th>metric</th><th>with ms</th>"
-            "<th>without ms</th><th>cost ms</th><th>interval</th><th>launches</th><th>verdict</th><th>reason</th>"
+            "<th>without ms</th><th>cost ms</th><th>interval</th><th>launches</th><th>verdict</th><th class=prose>reason</th>"
             "</tr>"]
     for d in entries:
         low, high = d.get("ci_low_ms"), d.get("ci_high_ms")
@@ -64,7 +64,7 @@ def differentials_section(document: Mapping[str, Any]) -> str:
                 _ms(d.get("with_ms")), _ms(d.get("without_ms")), _ms(d.get("cost_ms")), interval,
                 " / ".join(str(n) for n in launches)))
             + f"<td class='{css}'>{html.escape(verdict.replace('_', ' '))}</td>"
-            f"<td>{html.escape(str(d.get('reason') or ''))}</td></tr>")
+            f"<td class=prose>{html.escape(str(d.get('reason') or ''))}</td></tr>")
     rows.append("</table></div>")
     return "\n".join(rows)
 

@@ -27,7 +27,7 @@ CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
 h1{margin:0 0 4px}h2{margin:0 0 6px;font-size:18px}
 table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;text-align:right}
-td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}th{background:#f6f6f6}
+td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}th{background:#f6f6f6}td.prose,th.prose{text-align:left}
 .passed,.unchanged,.improved{color:#2a7a2a}.failed,.error,.regressed{color:#b22;font-weight:600}
 .missing,.written,.inconclusive{color:#c77700}.skipped,.no_baseline,.not_judged{color:#777}
 .badge{display:inline-block;padding:0 6px;margin-right:6px;border:1px solid currentColor;border-radius:3px;font-size:12px}

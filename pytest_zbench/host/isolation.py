@@ -271,7 +271,7 @@ def _judge(device: str, family: str, dimension: str, entries: Sequence[Mapping[s
                                                         f"{_ms(other_trend.rise_ms)}")
     if trend.top_ms < MIN_RISE_MS:
         return result("not_scaling", "culled", f"{described}; the swept work costs nothing measurable")
-    if _trend(_first_frames(entries, dimension)).ranks_up:
+    if not trend.ranks_up and _trend(_first_frames(entries, dimension)).ranks_up:
         return result("not_scaling", "cached", f"{described}; only the first frame's time rises")
     if not trend.strong:
         return result("not_scaling", "fixed_cost", f"{described}: the swept work is culled or fast-pathed there, "
