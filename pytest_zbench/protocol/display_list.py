@@ -156,7 +156,7 @@ def is_adaptive(ops: Iterable[Mapping[str, Any]]) -> bool:
 
 def complexity_cap(op: Mapping[str, Any]) -> int:
     """The largest complexity this op (one that counts it) can draw: its key's own cap, and for a mesh the
-    cell cap over its columns (a plain integer, or 1 when it is not one yet: validation reports that)."""
+    cell cap over its columns (when columns is not a positive integer, validation of columns reports it)."""
     name = op["op"]
     if name == "repeat":
         return MAX_COUNT
@@ -164,8 +164,9 @@ def complexity_cap(op: Mapping[str, Any]) -> int:
         return MAX_MESH_CELLS
     if name == "mesh":
         columns = op.get("columns")
-        return MAX_MESH_CELLS // columns if isinstance(columns, int) and not isinstance(columns, bool) and columns > 0 \
-            else MAX_MESH_CELLS
+        if isinstance(columns, int) and not isinstance(columns, bool) and columns > 0:
+            return MAX_MESH_CELLS // columns
+        return MAX_MESH_CELLS
     if name == "shader":
         return MAX_SHADER_LOOPS
     raise ValueError(f"op {name!r} takes no complexity")
