@@ -8,6 +8,8 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from pytest_zbench.host.isolation import MIN_ELASTICITY, MIN_RISE_MS, MIN_RISE_SHARE, RHO_THRESHOLD
+
 
 def isolation_section(document: Mapping[str, Any]) -> str:
     """A table of every judged sweep: values and median costs, rho, the verdict and the likely cause."""
@@ -15,11 +17,14 @@ def isolation_section(document: Mapping[str, Any]) -> str:
     if not isinstance(entries, list) or not entries:
         return ""
     rows = ["<div class=corpus id=isolation><h2>Isolation: does each sweep's cost rise with what it sweeps?</h2>"
-            "<p>Spearman's rho of every complete launch's median cost against the swept value; a sweep scales "
-            "with rho &gt;= 0.6 and a rise of at least 0.05 ms and 10 % (docs/scenes.md, Isolation). One that "
-            "does not measures something else on that device.</p>",
+            "<p>Spearman's rho of every complete launch's median cost against the swept value, and the "
+            "elasticity: the share of the largest case's cost the dimension accounts for. A sweep scales with "
+            f"rho &gt;= {RHO_THRESHOLD}, a rise of at least {MIN_RISE_MS} ms and {MIN_RISE_SHARE:.0%}, and an "
+            f"elasticity of at least {MIN_ELASTICITY} (docs/scenes.md, Isolation). One that does not measures "
+            "something else on that device.</p>",
             "<table><tr><th>device</th><th>sweep</th><th>dimension</th><th>metric</th><th>value: median ms</th>"
-            "<th>launches</th><th>rho</th><th>verdict</th><th>likely cause</th><th>reason</th></tr>"]
+            "<th>launches</th><th>rho</th><th>elasticity</th><th>verdict</th><th>likely cause</th><th>reason</th>"
+            "</tr>"]
     for e in sorted(entries, key=lambda e: (e.get("verdict") != "not_scaling", str(e.get("device")),
                                             str(e.get("family")))):
         verdict = str(e.get("verdict") or "")
@@ -29,7 +34,7 @@ def isolation_section(document: Mapping[str, Any]) -> str:
         rows.append(f"<tr data-isolation='{html.escape(verdict)}'>" + "".join(
             f"<td>{html.escape(str(cell))}</td>" for cell in (e.get("device"), e.get("family"), e.get("dimension"),
                                                              e.get("metric") or "", points, e.get("launches"),
-                                                             _num(e.get("rho"))))
+                                                             _num(e.get("rho")), _num(e.get("elasticity"))))
             + f"<td class='{css}'>{html.escape(verdict.replace('_', ' '))}</td><td>{html.escape(cause)}</td>"
             f"<td>{html.escape(str(e.get('reason') or ''))}</td></tr>")
     rows.append("</table></div>")
