@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -27,6 +27,7 @@ from .protocol.display_list import (
     CHOICES,
     CLIP_SHAPES,
     COMPLEXITY_COUNT,
+    COMPLEXITY_OP_KEYS,
     INTEGER_RANGES,
     KEY_KINDS,
     MAX_COUNT,
@@ -35,6 +36,11 @@ from .protocol.display_list import (
     POSITIVE_KEYS,
     TEXT_PLACEHOLDERS,
     ValueKind,
+    complexity_cap,
+    complexity_keys_text,
+    counts_complexity,
+    is_adaptive,
+    takes_complexity,
 )
 from .protocol.limits import MAX_OPS
 from .regression.config import GATE_METRIC
@@ -82,7 +88,7 @@ class ComplexitySpec:
 
     unit: str  # what one unit of complexity draws, in the plural: "rects", "labels"
     capture: int  # the complexity every captured frame renders at, whatever the device and the plan
-    max: int = MAX_COUNT  # the search and the ramps never go past it
+    max: int = MAX_COUNT  # the search and the ramps never go past it (nor past what the counting ops can draw)
 
 
 @dataclass(frozen=True)
@@ -123,8 +129,8 @@ class SceneCase:
 
     @property
     def adaptive(self) -> bool:
-        """True when a `repeat` counts "complexity", i.e. the job must carry a per-frame complexity."""
-        return counts_complexity(self.ops)
+        """True when an op takes its count from "complexity", i.e. the job must carry a per-frame complexity."""
+        return is_adaptive(self.ops)
 
     def job_scene(self, width: int, height: int) -> dict[str, Any]:
         """The job's `scene` object (docs/runner-protocol.md) with every length resolved to pixels of this surface."""
@@ -138,11 +144,6 @@ class SceneCase:
             "features": sorted(self.features),
             "ops": [_resolve(op, width, height) for op in self.ops],
         }
-
-
-def counts_complexity(ops: Iterable[Mapping[str, Any]]) -> bool:
-    """Whether a display list is adaptive: a `repeat` anywhere in it counts "complexity"."""
-    return any(op["op"] == "repeat" and op["count"] == COMPLEXITY_COUNT for op in walk_ops(ops))
 
 
 def load_scene_file(path: Path) -> list[SceneCase]:
@@ -367,17 +368,18 @@ def _differential(raw: Any, case_id: str, where: _Where) -> Differential | None:
 
 def _complexity(raw: Any, ops: tuple[Mapping[str, Any], ...], settings: _Settings,
                 where: _Where) -> ComplexitySpec | None:
-    """An adaptive scene's `complexity` mapping; a scene without a `repeat` counting "complexity" has none."""
-    adaptive = counts_complexity(ops)
+    """An adaptive scene's `complexity` mapping; a scene without an op counting "complexity" has none."""
+    counting = [op for op in walk_ops(ops) if counts_complexity(op)]
     if raw is None:
-        if adaptive:
+        if counting:
             raise where.at("complexity").error(
-                "an adaptive scene (a repeat whose count is \"complexity\") needs "
+                f"an adaptive scene (a {counting[0]['op']} whose {COMPLEXITY_OP_KEYS[counting[0]['op']]} is "
+                "\"complexity\") needs "
                 "'complexity: {unit: ..., capture: N}': what one unit draws and the complexity captures render at")
         return None
-    if not adaptive:
-        raise where.at("complexity").error("'complexity' belongs to adaptive scenes: give a repeat "
-                                           "'count: complexity', or remove the key")
+    if not counting:
+        raise where.at("complexity").error(f"'complexity' belongs to adaptive scenes: give one of "
+                                           f"{complexity_keys_text()} the value 'complexity', or remove the key")
     if settings.mode == "paced":
         raise where.at("mode").error("an adaptive scene is measured uncapped: its score is fitted to frame "
                                      "intervals that paced mode quantises to vsync periods; remove 'mode'")
@@ -387,7 +389,14 @@ def _complexity(raw: Any, ops: tuple[Mapping[str, Any], ...], settings: _Setting
     if not isinstance(unit, str) or not unit.strip():
         raise where.at("complexity").at("unit").error(f"unit names what one unit of complexity draws, e.g. "
                                                      f"'rects', got {unit!r}")
-    high = cast(int, _integer(1, MAX_COUNT)(spec.get("max", MAX_COUNT), where.at("complexity").at("max")))
+    # The ops that count the complexity bound it: a mesh of 128 columns has at most 512 rows (docs/display-list.md).
+    capping = min(counting, key=complexity_cap)
+    cap = complexity_cap(capping)
+    high = cast(int, _integer(1, MAX_COUNT)(spec.get("max", cap), where.at("complexity").at("max")))
+    if high > cap:
+        raise where.at("complexity").at("max").error(
+            f"max {high} is more than the {capping['op']} op can draw ({cap} for its "
+            f"{COMPLEXITY_OP_KEYS[capping['op']]}, docs/display-list.md); lower max to {cap} or less")
     capture = cast(int, _integer(0, high)(spec["capture"], where.at("complexity").at("capture")))
     return ComplexitySpec(unit=unit.strip(), capture=capture, max=high)
 
@@ -638,7 +647,18 @@ def _op(raw: Any, where: _Where) -> dict[str, Any]:
     spec = OPS[name]
     given = {**spec.defaults, **raw}
     _check_keys(given, {"op", *spec.keys}, spec.required, where, f"op {name!r}")
-    return {"op": name, **{key: VALUES[key](given[key], where.at(key)) for key in spec.keys if key in given}}
+    return {"op": name, **{key: _op_value(name, key, given[key], where.at(key)) for key in spec.keys if key in given}}
+
+
+def _op_value(op: str, key: str, raw: Any, where: _Where) -> Any:
+    # "complexity": the runner takes the value per frame from the job (adaptive scenes), for the keys the
+    # protocol lets take it (protocol.display_list.COMPLEXITY_OP_KEYS).
+    if raw == COMPLEXITY_COUNT:
+        if takes_complexity(op, key):
+            return COMPLEXITY_COUNT
+        raise where.error(f"{op!r} key {key!r} cannot be 'complexity': only {complexity_keys_text()} take the "
+                          "per-frame complexity (docs/display-list.md, \"Complexity\")")
+    return VALUES[key](raw, where)
 
 
 def _shape(raw: Any, where: _Where) -> dict[str, Any]:
@@ -773,9 +793,8 @@ def _text(raw: Any, where: _Where) -> str:
     return raw
 
 
-def _count(raw: Any, where: _Where) -> int | str:
-    # "complexity": the runner takes the count per frame from the job (adaptive scenes).
-    return COMPLEXITY_COUNT if raw == COMPLEXITY_COUNT else cast(int, _integer(1, MAX_COUNT)(raw, where))
+def _count(raw: Any, where: _Where) -> int:
+    return cast(int, _integer(1, MAX_COUNT)(raw, where))
 
 
 def _integer(low: int, high: int) -> Validator:

@@ -82,7 +82,8 @@ def test_the_new_families_sweep_three_points_and_pair_each_feature_with_a_scene_
     # The shader's two sweeps share their first case: loops at one fetch, fetches at two loops; and the
     # dependent reads beside their independent twin.
     assert {c.id for c in corpus.values() if c.family == "shader"} == {
-        "shader.l2.f1", "shader.l8.f1", "shader.l32.f1", "shader.l2.f4", "shader.l2.f16", "shader.l2.f16.dependent"}
+        "shader.l2.f1", "shader.l8.f1", "shader.l32.f1", "shader.l2.f4", "shader.l2.f16", "shader.l2.f16.dependent",
+        "shader.loops.adaptive"}
     pairs = {c.id: (c.differential.minus, c.differential.feature) for c in corpus.values() if c.differential}
     assert pairs["layer.group"][0] == "layer.direct" and pairs["blending.unpremul"][0] == "blending.premul"
     assert pairs["drawcalls.batch.separate"][0] == "drawcalls.batch.one"
@@ -114,7 +115,8 @@ def test_adaptive_variants_sit_beside_the_fixed_ones_with_a_unit_a_capture_and_a
     adaptive = {case_id: case for case_id, case in corpus.items() if case.adaptive}
     assert set(adaptive) == {"fill.alpha.adaptive", "drawcalls.rects.adaptive", "text.labels.adaptive",
                              "shadow.blur8.adaptive", "rrect.grid.adaptive", "gradients.linear.adaptive",
-                             "image.draws.adaptive"}
+                             "image.draws.adaptive", "geometry.tris.adaptive", "shader.loops.adaptive",
+                             "drawcalls.batch.adaptive"}
     assert all("adaptive" in case_id for case_id in adaptive)  # `-k adaptive` selects exactly them
     assert not any(case.adaptive for case_id, case in corpus.items() if "adaptive" not in case_id)
     for case in adaptive.values():
@@ -273,6 +275,10 @@ RECT = '{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000"}'
 ADAPTIVE = "{op: repeat, count: complexity, ops: [" + RECT + "]}"
 
 
+MESH = '{op: mesh, x: 0, y: 0, w: 8, h: 8, columns: 8, rows: complexity, color: "#000000", alt_color: "#FFFFFF"}'
+SHADER = "{op: shader, x: 0, y: 0, w: 8, h: 8, loops: complexity, fetches: 1}"
+
+
 def scene_file(ops: str, extra: str = "", scene_id: str = "demo.bad") -> str:
     return f"family: demo\nscenes:\n  - id: {scene_id}\n{extra}    ops: [{ops}]\n"
 
@@ -321,6 +327,18 @@ MISTAKES = {
                          "complexity.capture", "from 0 to 10"),
     "unknown complexity key": (scene_file(ADAPTIVE, "    complexity: {unit: rects, capture: 1, min: 3}\n"),
                                "demo.bad", "complexity.min", "unknown key"),
+    # Only the keys protocol.display_list.COMPLEXITY_OP_KEYS names take the per-frame complexity.
+    "complexity on a key that may not": (scene_file(MESH.replace("columns: 8", "columns: complexity")), "demo.bad",
+                                         "ops[0].columns", "'mesh' key 'columns' cannot be 'complexity': only "
+                                         "repeat count, rect_batch count, mesh rows, shader loops take"),
+    "complexity on a size": (scene_file(RECT.replace("w: 1", "w: complexity")), "demo.bad", "ops[0].w",
+                             "'rect' key 'w' cannot be 'complexity'"),
+    "adaptive mesh without complexity": (scene_file(MESH), "demo.bad", "complexity",
+                                         "an adaptive scene (a mesh whose rows is \"complexity\") needs"),
+    "max past the mesh's cap": (scene_file(MESH, "    complexity: {unit: rows, capture: 1, max: 9000}\n"), "demo.bad",
+                                "complexity.max", "more than the mesh op can draw (8192 for its rows"),
+    "max past the shader's cap": (scene_file(SHADER, "    complexity: {unit: loops, capture: 1, max: 2000}\n"),
+                                  "demo.bad", "complexity.max", "more than the shader op can draw (1024"),
     "id ending in a newline": (scene_file(RECT, scene_id='"demo.a\\n"'), "demo.a\n", "id", "must match"),
     "colour ending in a newline": (scene_file('{op: rect, x: 0, y: 0, w: 1, h: 1, color: "#000000\\n"}'),
                                    "demo.bad", "ops[0].color", "#RRGGBB"),
@@ -473,3 +491,17 @@ def test_gate_mistakes_name_the_file_scene_and_key(tmp_path, gate, key, phrase):
         load_scene_file(path)
     assert (caught.value.scene, caught.value.key) == ("demo.bad", key)
     assert phrase in str(caught.value) and str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize("op, key, cap", [
+    ("{op: repeat, count: complexity, ops: [" + RECT + "]}", "count", 100_000),
+    ("{op: rect_batch, count: complexity, columns: 4, dx: 2, dy: 2, x: 0, y: 0, w: 1, h: 1, color: '#000000'}",
+     "count", 65_536),
+    (MESH, "rows", 65_536 // 8),
+    (SHADER, "loops", 1024),
+])
+def test_each_op_that_takes_complexity_makes_its_scene_adaptive_and_bounds_its_max(tmp_path, op, key, cap):
+    case, = load_scene_file(write(tmp_path, scene_file(op, "    complexity: {unit: units, capture: 1}\n")))
+    assert case.adaptive and case.ops[0][key] == "complexity"
+    assert case.complexity is not None and case.complexity.max == cap  # the default max is what the op can draw
+    assert case.job_scene(64, 48)["ops"][0][key] == "complexity"  # the job carries the key as the scene wrote it

@@ -57,10 +57,11 @@ def png_size(path: Path) -> tuple[int, int] | None:
 
 def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCase], goldens_dir: Path | None,
                   display: tuple[int, int] | None = None) -> FeatureScene:
-    """The corpus scene using `feature` with the fewest other features (all of them supported), else the
+    """The fixed-load corpus scene using `feature` with the fewest other features (all supported), else the
     kit's own `conformance.<feature>`. A corpus scene renders at its software golden's size, unless that is
     larger than the device's display (a runner may draw on screen): then small, against a reference render."""
-    candidates = sorted((c for c in corpus if feature in c.features and c.features <= supported),
+    # Not an adaptive scene: a feature's job carries no complexity list.
+    candidates = sorted((c for c in corpus if feature in c.features and c.features <= supported and not c.adaptive),
                         key=lambda c: (len(c.features), c.id))
     store = GoldenStore(goldens_dir) if goldens_dir is not None and goldens_dir.is_dir() else None
     for case in candidates:

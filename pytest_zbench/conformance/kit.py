@@ -37,7 +37,9 @@ PLAIN_TIMEOUT_S = 120.0
 # whole wall time, start-up included, so the runner is surely rendering by then.
 SIGTERM_AFTER_S = 1.0
 SIGTERM_FRAMES = 36_000
-COMPLEXITY_LEVELS = (2.0, 300.0)
+# The cheap and the dear complexity of each op's complexity job (a batch's rects are cheap: it needs more).
+COMPLEXITY_LEVELS = {"repeat": (2.0, 300.0), "rect_batch": (2.0, 20_000.0), "mesh": (2.0, 300.0),
+                     "shader": (2.0, 300.0)}
 
 ORDER = ("probe.protocol", "probe.schema", "probe.backend", "job.runs", "result.schema", "frames.header",
          "frames.rows", "frames.phases", "frames.t_start", "frames.cpu_units", "frames.gpu_source", "pacing.paced",
@@ -157,12 +159,13 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
                   captures.check_reference):
         ctx.record(check(ctx))
 
-    if "repeat" in ctx.checked_features() and ctx.results["frames.rows"].status == "pass":
-        case = kit_scene("complexity")
-        total = 2 + 24
-        levels = tuple(COMPLEXITY_LEVELS[n % 2] for n in range(total))
-        run("complexity", make_job(case, backend, mode="uncapped", refresh_hz=hz, warmup=2, frames=24, capture=(),
-                                   complexity=levels))
+    if ctx.results["frames.rows"].status == "pass":
+        for op in captures.complexity_ops(ctx):
+            total = 2 + 24
+            levels = tuple(COMPLEXITY_LEVELS[op][n % 2] for n in range(total))
+            run(captures.complexity_launch(op), make_job(kit_scene(captures.complexity_launch(op)), backend,
+                                                         mode="uncapped", refresh_hz=hz, warmup=2, frames=24,
+                                                         capture=(), complexity=levels))
     ctx.record(captures.check_complexity(ctx))
 
     if ctx.results["job.runs"].status == "pass":

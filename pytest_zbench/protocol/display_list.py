@@ -96,8 +96,13 @@ CHOICES: Mapping[str, tuple[str, ...]] = {
     # A shader's texture reads (absent: independent): dependent ones each read where the one before points.
     "reads": ("independent", "dependent"),
 }
-# A repeat whose count is this takes it per frame from the job's complexity list (adaptive scenes).
+# A key whose value is this takes it per frame from the job's complexity list (adaptive scenes): in frame f it
+# holds round(complexity[f]) (docs/display-list.md, "Complexity").
 COMPLEXITY_COUNT = "complexity"
+# The one key of each op that may take "complexity", the op's natural count: repetitions (separate draws), rects
+# in one batch, rows of a mesh's grid (2 x columns triangles each) and ALU loop iterations of a shader. No other
+# key may: a size or a colour that changed with the complexity would not be "more of the same work".
+COMPLEXITY_OP_KEYS: Mapping[str, str] = {"repeat": "count", "rect_batch": "count", "mesh": "rows", "shader": "loops"}
 
 # anim -> (keys holding values of the animated number, key holding a frame count)
 ANIMATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
@@ -126,3 +131,47 @@ def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
 def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
     return frozenset(op["op"] for op in walk_ops(ops))
+
+
+def takes_complexity(op: str, key: str) -> bool:
+    """Whether `key` of op `op` may be "complexity" (COMPLEXITY_OP_KEYS)."""
+    return COMPLEXITY_OP_KEYS.get(op) == key
+
+
+def complexity_keys_text() -> str:
+    """The keys that take "complexity", for error messages: "repeat count, rect_batch count, ..."."""
+    return ", ".join(f"{op} {key}" for op, key in COMPLEXITY_OP_KEYS.items())
+
+
+def counts_complexity(op: Mapping[str, Any]) -> bool:
+    """Whether this one op takes its count from the frame's complexity."""
+    key = COMPLEXITY_OP_KEYS.get(op.get("op", ""))
+    return key is not None and op.get(key) == COMPLEXITY_COUNT
+
+
+def is_adaptive(ops: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether a display list is adaptive: an op anywhere in it takes its count from the complexity."""
+    return any(counts_complexity(op) for op in walk_ops(ops))
+
+
+def complexity_cap(op: Mapping[str, Any]) -> int:
+    """The largest complexity this op (one that counts it) can draw: its key's own cap, and for a mesh the
+    cell cap over its columns (when columns is not a positive integer, validation of columns reports it)."""
+    name = op["op"]
+    if name == "repeat":
+        return MAX_COUNT
+    if name == "rect_batch":
+        return MAX_MESH_CELLS
+    if name == "mesh":
+        columns = op.get("columns")
+        if isinstance(columns, int) and not isinstance(columns, bool) and columns > 0:
+            return MAX_MESH_CELLS // columns
+        return MAX_MESH_CELLS
+    if name == "shader":
+        return MAX_SHADER_LOOPS
+    raise ValueError(f"op {name!r} takes no complexity")
+
+
+def complexity_round(complexity: float | None) -> int:
+    """A frame's complexity as the count it draws: rounded half to even, never below 0."""
+    return max(0, round(complexity or 0.0))

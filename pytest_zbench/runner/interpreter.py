@@ -3,7 +3,10 @@
 `compile_scene` validates the whole list once and turns it into a tree of small closures ("nodes"). Everything
 that does not depend on the frame index (rects, paints, shaders, text blobs, images uploaded once) is built
 there, before frame 0, so the frame loop measures drawing and not Python setup. An op with an animated number
-is rebuilt from its resolved values in every frame, as an engine animating that property would.
+is rebuilt from its resolved values in every frame, as an engine animating that property would. An op whose
+count takes the frame's complexity (adaptive scenes: a mesh's rows, a batch's rects, a shader's loop count) is
+built before frame 0 once for every count the job's complexity list holds, and frame f draws the one built for
+round(complexity[f]) (docs/display-list.md, "Complexity").
 
 The interpreter knows nothing of backends: it draws on the canvas it is given and asks its caller to upload
 images, so the software and GPU backends render the same calls.
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,11 @@ from pytest_zbench.protocol.display_list import (
     INTEGER_RANGES,
     MAX_MESH_CELLS,
     OPS,
+    complexity_cap,
+    complexity_keys_text,
+    complexity_round,
+    counts_complexity,
+    takes_complexity,
 )
 
 # DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
@@ -209,23 +217,44 @@ class Step(Anim):
         return self.values[(f // self.every) % len(self.values)]
 
 
-def _is_dynamic(value: Any) -> bool:
-    if isinstance(value, Anim):
+class PerFrameCount:
+    """The value of a key given "complexity": in frame f, round(complexity[f]) (never below 0)."""
+
+    def __repr__(self) -> str:
+        return "PER_FRAME_COUNT"
+
+
+PER_FRAME_COUNT = PerFrameCount()
+
+
+def _any_value(value: Any, kind: type | tuple[type, ...]) -> bool:
+    if isinstance(value, kind):
         return True
     if isinstance(value, dict):
-        return any(_is_dynamic(v) for v in value.values())
+        return any(_any_value(v, kind) for v in value.values())
     if isinstance(value, (list, tuple)):
-        return any(_is_dynamic(v) for v in value)
+        return any(_any_value(v, kind) for v in value)
     return False
 
 
-def _resolve(value: Any, f: int) -> Any:
+def _is_dynamic(value: Any) -> bool:
+    """Whether the value can differ between frames: an animation or a count taken from the complexity."""
+    return _any_value(value, (Anim, PerFrameCount))
+
+
+def _is_animated(value: Any) -> bool:
+    return _any_value(value, Anim)
+
+
+def _resolve(value: Any, f: int, complexity: float | None = None) -> Any:
     if isinstance(value, Anim):
         return value(f)
+    if isinstance(value, PerFrameCount):
+        return complexity_round(complexity)
     if isinstance(value, dict):
-        return {k: _resolve(v, f) for k, v in value.items()}
+        return {k: _resolve(v, f, complexity) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_resolve(v, f) for v in value]
+        return [_resolve(v, f, complexity) for v in value]
     return value
 
 
@@ -308,7 +337,23 @@ class _OpReader:
             if optional:
                 return None
             raise DisplayListError(f"{self.where(key)}: missing from this {self.name!r} op")
-        return self.raw[key]
+        raw = self.raw[key]
+        if raw == COMPLEXITY_COUNT and not takes_complexity(self.name, key):
+            raise DisplayListError(f"{self.where(key)}: 'complexity' is taken only by {complexity_keys_text()}")
+        return raw
+
+    def per_frame_count(self, key: str, counts: frozenset[int] | None) -> PerFrameCount | None:
+        """PER_FRAME_COUNT when `key` is "complexity" (a key the protocol lets take it), else None. `counts`: the
+        counts the job's complexity list holds (None: it holds none), none of which may pass the op's cap."""
+        if self.get(key) != COMPLEXITY_COUNT:
+            return None
+        if counts is None:
+            raise DisplayListError(f"{self.where(key)}: 'complexity' but the job carries no complexity list")
+        cap = complexity_cap(self.raw)
+        if counts and max(counts) > cap:
+            raise DisplayListError(f"{self.where(key)}: the job's complexity reaches {max(counts)}, more than this "
+                                   f"{self.name!r} op draws ({cap})")
+        return PER_FRAME_COUNT
 
     def num(self, key: str, *, optional: bool = False) -> float | Anim | None:
         raw = self.get(key, optional=optional)
@@ -447,13 +492,12 @@ def _mesh_vertices(x: float, y: float, w: float, h: float, columns: int, rows: i
     """A columns x rows grid over the rect, two triangles per cell, the first of each in colors[0]."""
     xs = [x + w * c / columns for c in range(columns + 1)]
     ys = [y + h * r / rows for r in range(rows + 1)]
+    grid = [[skia.Point(gx, gy) for gx in xs] for gy in ys]  # one Point per grid vertex, shared by its cells
     points: list[skia.Point] = []
     for r in range(rows):
-        y0, y1 = ys[r], ys[r + 1]
+        top, bottom = grid[r], grid[r + 1]
         for c in range(columns):
-            x0, x1 = xs[c], xs[c + 1]
-            points += [skia.Point(x0, y0), skia.Point(x1, y0), skia.Point(x0, y1),
-                       skia.Point(x1, y0), skia.Point(x1, y1), skia.Point(x0, y1)]
+            points += [top[c], top[c + 1], bottom[c], top[c + 1], bottom[c + 1], bottom[c]]
     return skia.Vertices(skia.Vertices.kTriangles_VertexMode, points, None,
                          [colors[k // 3 % 2] for k in range(6 * columns * rows)])
 
@@ -534,9 +578,12 @@ Build = Callable[[dict[str, Any]], Draw]
 
 
 def _leaf(build: Build, values: dict[str, Any], footprint: Callable[[dict[str, Any], FrameCounts], _Footprint],
-          *, per_execution: bool = False) -> Node:
+          *, per_execution: bool = False, counts: frozenset[int] | None = None) -> Node:
     """A drawing op's node. `footprint(values, counts)` is what one execution asks for; it is computed once
-    for an op without animation unless `per_execution` (text that changes with {frame} or {i})."""
+    for an op without animation unless `per_execution` (text that changes with {frame} or {i}). An op whose
+    only per-frame value is a count taken from the complexity is built once per count in `counts`."""
+    if not _is_animated(values) and _is_dynamic(values):
+        return _complexity_leaf(build, values, footprint, counts or frozenset())
     if not _is_dynamic(values):
         draw = build(values)
 
@@ -558,12 +605,38 @@ def _leaf(build: Build, values: dict[str, Any], footprint: Callable[[dict[str, A
 
     def animated_node(canvas: skia.Canvas, st: FrameState) -> None:
         st.draw_calls += 1
-        build(_resolve(values, st.frame))(canvas, st)
+        build(_resolve(values, st.frame, st.complexity))(canvas, st)
 
     def count_animated(cs: FrameCounts) -> None:
-        _add(cs, footprint(_resolve(values, cs.frame), cs))
+        _add(cs, footprint(_resolve(values, cs.frame, cs.complexity), cs))
 
     return _counted(animated_node, count_animated)
+
+
+def _complexity_leaf(build: Build, values: dict[str, Any],
+                     footprint: Callable[[dict[str, Any], FrameCounts], _Footprint], counts: frozenset[int]) -> Node:
+    """A drawing op whose count is the frame's complexity and which is otherwise static: built here, before frame
+    0, for every count of the job's list (a mesh's vertices, a batch's, a compiled shader), so that a measured
+    frame at a new count draws what is ready instead of timing the building. Frame f draws the one for
+    round(complexity[f]); the same count always draws the same thing."""
+    draws = {n: build(_resolve(values, 0, n)) for n in sorted(counts)}
+    footprints: dict[int, _Footprint] = {}
+
+    def node(canvas: skia.Canvas, st: FrameState) -> None:
+        st.draw_calls += 1
+        n = complexity_round(st.complexity)
+        draw = draws.get(n)
+        if draw is None:  # a count the job's list does not hold (a caller rendering frames of its own choice)
+            draw = draws[n] = build(_resolve(values, st.frame, n))
+        draw(canvas, st)
+
+    def count(cs: FrameCounts) -> None:
+        n = complexity_round(cs.complexity)
+        if n not in footprints:
+            footprints[n] = footprint(_resolve(values, cs.frame, n), cs)
+        _add(cs, footprints[n])
+
+    return _counted(node, count)
 
 
 def _rect_footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
@@ -616,14 +689,15 @@ class _Texture:
 
 
 class _Compiler:
-    def __init__(self, has_complexity: bool, upload_image: Callable[[skia.Image], skia.Image]) -> None:
-        self.has_complexity = has_complexity
+    def __init__(self, counts: frozenset[int] | None, upload_image: Callable[[skia.Image], skia.Image]) -> None:
+        self.counts = counts  # the counts the job's complexity list holds, rounded; None without a list
         self.upload_image = upload_image
         self.features: set[str] = set()
         self.issues: list[Issue] = []
         self._typeface: skia.Typeface | None = None
         self._cjk_typeface: skia.Typeface | None = None
         self._textures: dict[tuple[Any, ...], np.ndarray] = {}
+        self._effects: dict[tuple[int, int, bool], skia.RuntimeEffect] = {}
 
     # -- structure
 
@@ -883,74 +957,93 @@ class _Compiler:
         return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p), alloc_bytes=copied))
 
     def _op_mesh(self, o: _OpReader) -> Node:
-        values = o.nums("x", "y", "w", "h")
+        values: dict[str, Any] = o.nums("x", "y", "w", "h")
         columns = _positive_int(o.get("columns"), o.where("columns"))
-        rows = _positive_int(o.get("rows"), o.where("rows"))
-        if columns * rows > MAX_MESH_CELLS:
-            raise DisplayListError(f"{o.where('rows')}: {columns} x {rows} cells is more than {MAX_MESH_CELLS}")
+        values["rows"] = o.per_frame_count("rows", self.counts) or _positive_int(o.get("rows"), o.where("rows"))
+        if isinstance(values["rows"], int) and columns * values["rows"] > MAX_MESH_CELLS:
+            raise DisplayListError(f"{o.where('rows')}: {columns} x {values['rows']} cells is more than {MAX_MESH_CELLS}")
         colors = (o.color("color"), o.color("alt_color"))
         paint = skia.Paint(AntiAlias=False)
 
         def build(p: dict[str, Any]) -> Draw:
-            vertices = _mesh_vertices(p["x"], p["y"], p["w"], p["h"], columns, rows, colors)
+            if p["rows"] == 0:  # complexity 0: no cells
+                return lambda canvas, st: None
+            vertices = _mesh_vertices(p["x"], p["y"], p["w"], p["h"], columns, p["rows"], colors)
             # kDst: the vertex colours alone (the paint has no shader to blend them with).
             return lambda canvas, st: canvas.drawVertices(vertices, paint, skia.BlendMode.kDst)
 
-        return _leaf(build, values, _rect_footprint)
+        return _leaf(build, values, _rect_footprint, counts=self.counts)
 
     def _op_rect_batch(self, o: _OpReader) -> Node:
-        raw_count = o.get("count")
-        if raw_count == COMPLEXITY_COUNT:
-            raise DisplayListError(f"{o.where('count')}: a rect_batch's count is a number ('complexity' is for repeat)")
-        count = _positive_int(raw_count, o.where("count"))
+        per_frame = o.per_frame_count("count", self.counts)
+        count = per_frame or _positive_int(o.get("count"), o.where("count"))
         columns = _positive_int(o.get("columns"), o.where("columns"))
-        if count > MAX_MESH_CELLS:
+        if isinstance(count, int) and count > MAX_MESH_CELLS:
             raise DisplayListError(f"{o.where('count')}: {count} rects is more than {MAX_MESH_CELLS}")
-        values = o.nums("dx", "dy", "x", "y", "w", "h")
+        values: dict[str, Any] = {**o.nums("dx", "dy", "x", "y", "w", "h"), "count": count}
         color = o.color("color")
         paint = skia.Paint(AntiAlias=False)
 
         def layout(p: dict[str, Any]) -> list[Bounds]:
             return [_box(p["x"] + p["dx"] * (i % columns), p["y"] + p["dy"] * (i // columns),
                          p["x"] + p["dx"] * (i % columns) + p["w"], p["y"] + p["dy"] * (i // columns) + p["h"])
-                    for i in range(count)]
+                    for i in range(p["count"])]
 
         def build(p: dict[str, Any]) -> Draw:
+            if p["count"] == 0:  # complexity 0: no rects
+                return lambda canvas, st: None
             vertices = _batch_vertices(layout(p), color)
             return lambda canvas, st: canvas.drawVertices(vertices, paint, skia.BlendMode.kDst)
 
         def footprint(p: dict[str, Any], cs: FrameCounts) -> _Footprint:
             # One draw whose pixels are its rects'; the footprint's box is their bounds, area counted exactly.
             rects = layout(p)
+            if not rects:
+                return NOTHING
             covered = sum(_area(_intersect(r, cs.clip)) for r in rects)
             box = _box(min(r[0] for r in rects), min(r[1] for r in rects), max(r[2] for r in rects),
                        max(r[3] for r in rects))
             return _Footprint(box, covered=covered)
 
-        return _leaf(build, values, footprint)
+        return _leaf(build, values, footprint, counts=self.counts)
 
     def _op_shader(self, o: _OpReader) -> Node:
-        values = o.nums("x", "y", "w", "h")
-        loops, fetches = (_bounded_int(o, key) for key in ("loops", "fetches"))
+        values: dict[str, Any] = o.nums("x", "y", "w", "h")
+        # A loop count taken from the complexity compiles one effect per count, each with the constant loop bound
+        # of a fixed-load shader of that count (the same source, so the same work per pixel); all of them are
+        # compiled before frame 0 (_complexity_leaf), never in a measured frame. docs/display-list.md says why
+        # not a uniform loop count.
+        values["loops"] = o.per_frame_count("loops", self.counts) or _bounded_int(o, "loops")
+        fetches = _bounded_int(o, "fetches")
         dependent = o.get("reads", optional=True) is not None and o.choice("reads") == "dependent"
-        effect = skia.RuntimeEffect.MakeForShader(shader_source(loops, fetches, dependent))
-        if effect is None:
-            raise DisplayListError(f"{o.path}: the runtime effect of {loops} loops and {fetches} fetches did not compile")
         noise = self.upload_image(_make_image(noise_pixels(64, 64, 0)))
-        builder = skia.RuntimeShaderBuilder(effect)
-        builder.setChild("tex", noise.makeShader(skia.TileMode.kRepeat, skia.TileMode.kRepeat, SAMPLINGS["nearest"]))
-        paint = skia.Paint(Shader=builder.makeShader())
+        texture = noise.makeShader(skia.TileMode.kRepeat, skia.TileMode.kRepeat, SAMPLINGS["nearest"])
 
         def build(p: dict[str, Any]) -> Draw:
             rect = _rect(p)
+            builder = skia.RuntimeShaderBuilder(self._effect(o, p["loops"], fetches, dependent))
+            builder.setChild("tex", texture)
+            paint = skia.Paint(Shader=builder.makeShader())
 
             # The shader keeps raw pointers to its child: hold the builder and the texture in this closure.
-            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple[Any, ...] = (builder, noise)) -> None:
+            def draw(canvas: skia.Canvas, st: FrameState, _keep: tuple[Any, ...] = (builder, noise, texture)) -> None:
                 canvas.drawRect(rect, paint)
 
             return draw
 
-        return _leaf(build, values, _rect_footprint)
+        return _leaf(build, values, _rect_footprint, counts=self.counts)
+
+    def _effect(self, o: _OpReader, loops: int, fetches: int, dependent: bool) -> skia.RuntimeEffect:
+        """The compiled runtime effect of a shader op's source, one per (loops, fetches, reads)."""
+        key = (loops, fetches, dependent)
+        effect = self._effects.get(key)
+        if effect is None:
+            effect = skia.RuntimeEffect.MakeForShader(shader_source(loops, fetches, dependent))
+            if effect is None:
+                raise DisplayListError(f"{o.path}: the runtime effect of {loops} loops and {fetches} fetches did not "
+                                       "compile")
+            self._effects[key] = effect
+        return effect
 
     def _op_video(self, o: _OpReader) -> Node:
         values = o.nums("x", "y", "w", "h")
@@ -1108,12 +1201,10 @@ class _Compiler:
 
     def _op_repeat(self, o: _OpReader) -> Node:
         raw_count = o.get("count")
-        if raw_count == COMPLEXITY_COUNT:
-            if not self.has_complexity:
-                raise DisplayListError(f"{o.where('count')}: 'complexity' but the job carries no complexity list")
+        if o.per_frame_count("count", self.counts) is not None:
 
             def count(st: FrameState | FrameCounts) -> int:
-                return max(0, round(st.complexity or 0.0))  # the job carries one value per frame
+                return complexity_round(st.complexity)  # the job carries one value per frame
         else:
             count_value = _getter(_number(raw_count, o.where("count")))
 
@@ -1195,7 +1286,7 @@ class Program:
 def _changes_per_frame(ops: Any) -> bool:
     """Whether frames of this display list can differ: an animation, a complexity count or {frame} text."""
     if isinstance(ops, dict):
-        if "anim" in ops or ops.get("count") == COMPLEXITY_COUNT:
+        if "anim" in ops or counts_complexity(ops):
             return True
         return any(_changes_per_frame(v) for v in ops.values())
     if isinstance(ops, list):
@@ -1203,9 +1294,12 @@ def _changes_per_frame(ops: Any) -> bool:
     return isinstance(ops, str) and "{frame}" in ops
 
 
-def compile_scene(ops: Any, *, has_complexity: bool = False,
+def compile_scene(ops: Any, *, complexity: Iterable[float] | None = None,
                   upload_image: Callable[[skia.Image], skia.Image] = lambda image: image) -> Program:
-    """Validate `ops` (a scene's display list) and precompute it; raise DisplayListError naming the op path."""
-    compiler = _Compiler(has_complexity, upload_image)
+    """Validate `ops` (a scene's display list) and precompute it; raise DisplayListError naming the op path.
+    `complexity` is the job's per-frame complexity list (None: the job has none): an op counting it is built
+    for each count it holds."""
+    counts = None if complexity is None else frozenset(complexity_round(c) for c in complexity)
+    compiler = _Compiler(counts, upload_image)
     nodes = compiler.ops(ops, "ops")
     return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops))

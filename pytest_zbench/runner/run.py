@@ -317,7 +317,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
     if missing := frozenset(declared) - supported:
         return skipped(missing)
     try:
-        program = compile_scene(job.scene["ops"], has_complexity=job.complexity is not None,
+        program = compile_scene(job.scene["ops"], complexity=job.complexity,
                                 upload_image=backend.upload_image)
     except DisplayListError as exc:
         print(f"run: bad job {job_path}: scene.{exc}", file=err)

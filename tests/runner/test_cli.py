@@ -184,6 +184,22 @@ def test_uncapped_complexity_and_every_frame_uploads(launch, make_job):
     assert 0.05e9 < table.rows[0]["t_start_ns"] - start_ns < 60e9
 
 
+def test_a_mesh_whose_rows_are_the_complexity_draws_each_frames_count_and_captures_at_its_own(launch, make_job):
+    mesh = {"op": "mesh", "x": 0, "y": 0, "w": 16, "h": 16, "columns": 4, "rows": "complexity", "color": "#000000",
+            "alt_color": "#3366CC"}
+    complexity = (2.0, 8.0, 2.0, 5.0)
+    run = launch(make_job([mesh], warmup=1, frames=3, complexity=complexity, capture=(0, 1, 2)))
+    assert run.returncode == 0, run.stderr
+    table = read_frames_csv(run.outdir / "frames.csv")
+    assert [r["complexity"] for r in table.rows] == list(complexity)
+    assert [r["draw_calls"] for r in table.rows] == [1] * 4  # one vertex draw whatever its triangle count
+    captures = [np.asarray(Image.open(run.outdir / capture_name(f))) for f in (0, 1, 2)]
+    assert (captures[0] == captures[2]).all() and (captures[0] != captures[1]).any()  # the same count, the same image
+    job = make_job([{**mesh, "rows": 4, "columns": "complexity"}], complexity=complexity).to_dict()
+    refused = launch(json.dumps(job))
+    assert refused.returncode == 2 and "key 'columns': 'complexity' is taken only by" in refused.stderr
+
+
 @pytest.mark.parametrize("ops, expected", [
     ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": "#000000"},
       {"op": "group", "dx": 0, "dy": 0, "ops": [{"op": "rect", "x": 0, "y": 0, "h": 1, "color": "#000000"}]}],

@@ -29,7 +29,8 @@ def render(ops: list[dict[str, Any]], *, frame: int = 0, size: tuple[int, int] =
            complexity: float | None = None) -> tuple[np.ndarray, Any]:
     backend = SoftwareBackend()
     surface = backend.make_surface(*size)
-    program = compile_scene(ops, has_complexity=complexity is not None, upload_image=backend.upload_image)
+    program = compile_scene(ops, complexity=None if complexity is None else [complexity],
+                           upload_image=backend.upload_image)
     counters = program.render(surface.getCanvas(), frame, complexity)
     return backend.read_rgba(surface), counters
 
@@ -189,6 +190,91 @@ def test_repeat_counts_complexity():
     assert render(ops, complexity=7.2)[1].draw_calls == 7
 
 
+MESH = {"op": "mesh", "x": 0, "y": 0, "w": 32, "h": 32, "columns": 4, "rows": 3, "color": BLACK,
+        "alt_color": "#3366CC"}
+BATCH = {"op": "rect_batch", "count": 5, "columns": 4, "dx": 8, "dy": 8, "x": 1, "y": 1, "w": 5, "h": 5,
+         "color": BLACK}
+SHADER = {"op": "shader", "x": 2, "y": 2, "w": 28, "h": 28, "loops": 3, "fetches": 1}
+
+
+@pytest.mark.parametrize("op, key", [(MESH, "rows"), (BATCH, "count"), (SHADER, "loops")])
+def test_a_count_taken_from_the_complexity_draws_what_that_fixed_count_draws(op, key):
+    """Frame by frame, an op whose count is "complexity" draws exactly the fixed-load op of that count, the same
+    in every frame at a given complexity, one draw call each."""
+    backend = SoftwareBackend()
+    plan = [2, 5, 5, 3, 5, 0]
+    program = compile_scene([{**op, key: "complexity"}], complexity=plan, upload_image=backend.upload_image)
+    surface = backend.make_surface(32, 32)
+    drawn = {}
+    for frame, complexity in enumerate(plan):
+        counters = program.render(surface.getCanvas(), frame, complexity + 0.4)  # rounds to the plan's count
+        assert counters.draw_calls == 1
+        image = backend.read_rgba(surface)
+        if complexity in drawn:
+            assert np.array_equal(image, drawn[complexity])  # frame N renders the same for a given complexity
+        drawn[complexity] = image
+        if complexity or key == "loops":  # a shader of 0 loops is a shader; 0 rows or rects draw nothing
+            fixed, _ = render([{**op, key: complexity}])
+            assert np.array_equal(image, fixed), (key, complexity)
+        else:
+            assert (image == 255).all()
+    assert not np.array_equal(drawn[2], drawn[5]) and not np.array_equal(drawn[3], drawn[5])
+
+
+def test_a_shader_counting_complexity_compiles_one_effect_per_count_before_frame_0(monkeypatch):
+    import pytest_zbench.runner.interpreter as interpreter
+
+    compiled: list[int] = []
+    source = interpreter.shader_source
+    monkeypatch.setattr(interpreter, "shader_source", lambda loops, *rest: compiled.append(loops) or source(loops, *rest))
+    plan = [8, 8, 16, 16, 32, 8.4]
+    program = compile_scene([{**SHADER, "loops": "complexity"}], complexity=plan)
+    assert sorted(compiled) == [8, 16, 32]  # each count once, at compile time
+    canvas = SoftwareBackend().make_surface(32, 32).getCanvas()
+    for frame, complexity in enumerate(plan):
+        program.render(canvas, frame, complexity)
+    assert sorted(compiled) == [8, 16, 32]  # no measured frame compiled anything
+
+
+def test_a_mesh_counting_complexity_builds_its_vertices_before_frame_0(monkeypatch):
+    import pytest_zbench.runner.interpreter as interpreter
+
+    built: list[int] = []
+    vertices = interpreter._mesh_vertices
+    monkeypatch.setattr(interpreter, "_mesh_vertices",
+                        lambda x, y, w, h, columns, rows, colors: built.append(rows) or vertices(x, y, w, h, columns,
+                                                                                                 rows, colors))
+    program = compile_scene([{**MESH, "rows": "complexity"}], complexity=[4, 4, 9, 0])
+    assert sorted(built) == [4, 9]  # count 0 draws nothing
+    canvas = SoftwareBackend().make_surface(32, 32).getCanvas()
+    for frame, complexity in enumerate([4, 9, 0, 4]):
+        program.render(canvas, frame, complexity)
+    assert sorted(built) == [4, 9]
+
+
+@pytest.mark.parametrize("op, key, plan, message", [
+    (MESH, "rows", [1, 20_000], "ops[0] key 'rows': the job's complexity reaches 20000, more than this 'mesh' op "
+                                "draws (16384)"),
+    (BATCH, "count", [70_000], "ops[0] key 'count': the job's complexity reaches 70000"),
+    (SHADER, "loops", [2000], "ops[0] key 'loops': the job's complexity reaches 2000, more than this 'shader' op "
+                              "draws (1024)"),
+    (SHADER, "loops", None, "ops[0] key 'loops': 'complexity' but the job carries no complexity list"),
+    (MESH, "columns", [4], "ops[0] key 'columns': 'complexity' is taken only by repeat count, rect_batch count, "
+                           "mesh rows, shader loops"),
+])
+def test_a_job_whose_complexity_the_op_cannot_draw_is_refused_before_frame_0(op, key, plan, message):
+    with pytest.raises(DisplayListError) as error:
+        compile_scene([{**op, key: "complexity"}], complexity=plan)
+    assert message in str(error.value)
+
+
+def test_the_counting_walk_follows_the_complexity_of_a_batch():
+    program = compile_scene([{**BATCH, "count": "complexity"}], complexity=[1, 4])
+    assert program.dynamic
+    assert program.count(0, 1, 32, 32)["pixels_drawn"] == 25
+    assert program.count(1, 4, 32, 32)["pixels_drawn"] == 100
+
+
 def test_animated_numbers_follow_the_frame_index():
     assert [Linear(0, 10, 5)(f) for f in (0, 1, 5, 7)] == [0, 2, 0, 4]
     assert Sine(10, 2, 4)(1) == pytest.approx(12) and Sine(10, 2, 4)(3) == pytest.approx(8)
@@ -340,8 +426,9 @@ def test_cjk_text_draws_ideographs_and_without_a_cjk_font_fails_naming_the_font(
 @pytest.mark.parametrize("ops, message", [
     ([{"op": "mesh", "x": 0, "y": 0, "w": 1, "h": 1, "columns": 300, "rows": 300, "color": BLACK,
        "alt_color": BLACK}], "more than 65536"),
-    ([{"op": "rect_batch", "count": "complexity", "columns": 1, "dx": 0, "dy": 0, "x": 0, "y": 0, "w": 1, "h": 1,
-       "color": BLACK}], "'complexity' is for repeat"),
+    ([{"op": "rect_batch", "count": 4, "columns": "complexity", "dx": 0, "dy": 0, "x": 0, "y": 0, "w": 1, "h": 1,
+       "color": BLACK}], "key 'columns': 'complexity' is taken only by repeat count, rect_batch count, mesh rows, "
+                         "shader loops"),
     ([{"op": "shader", "x": 0, "y": 0, "w": 1, "h": 1, "loops": 5000, "fetches": 1}], "key 'loops'"),
     ([{"op": "rect", "x": 0, "y": 0, "w": 1, "h": 1, "color": BLACK, "blend": "xor"}], "key 'blend'"),
 ])
