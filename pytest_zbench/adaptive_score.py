@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import numpy as np
 
+from .stats import BOOTSTRAP_CONFIDENCE, BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED, bootstrap_median_ci
+
 # Frames of a step left out of its point: a frame whose complexity differs from any of the SETTLE_FRAMES
 # frames before it. A frame's interval can still carry the previous step's GPU work (the reference runner
 # keeps two frames in flight), and a new complexity allocates what the old one did not need.
@@ -23,9 +25,6 @@ SETTLE_FRAMES = 2
 # The per-frame series the fit reads: the uncapped frame interval, the one series that holds all of a
 # frame's work on every backend (docs/methodology.md §10 says why not cpu_ms, gpu_ms or paced intervals).
 FRAME_COST = "present_interval_ms"
-BOOTSTRAP_RESAMPLES = 2000
-BOOTSTRAP_CONFIDENCE = 0.95
-BOOTSTRAP_SEED = 0
 MODEL = "frame_ms = max(budget_ms, cost); fitted: budget_ms + slope_ms * max(0, complexity - score)"
 
 # "above": no step left the budget, the score is the largest complexity measured (a lower bound);
@@ -173,21 +172,6 @@ class ScoreSummary:
         if self.ci is None or self.score <= 0:
             return None
         return (self.ci[1] - self.ci[0]) / 2 / self.score
-
-
-def bootstrap_median_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                        confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
-    """Percentile bootstrap of the median: `resamples` resamples of the launches with replacement, drawn as
-    numpy.random.default_rng(seed).integers(0, n, size=(resamples, n)); the interval's ends are the
-    (1 - confidence) / 2 and (1 + confidence) / 2 quantiles (linear interpolation) of the resampled medians."""
-    v = np.asarray(values, dtype=float)
-    if v.size < 1:
-        raise ValueError("a bootstrap needs at least one value")
-    rng = np.random.default_rng(seed)
-    medians = np.median(v[rng.integers(0, v.size, size=(resamples, v.size))], axis=1)
-    tail = (1 - confidence) / 2
-    lo, hi = np.quantile(medians, [tail, 1 - tail])
-    return float(lo), float(hi)
 
 
 def summarize_scores(scores: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,

@@ -440,10 +440,23 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
     )
 
 
-# The bootstrap of a difference between two sets of launches (host/differential.py): resamples, confidence, seed.
+# The percentile bootstraps over launches (an adaptive scene's score, adaptive_score.py; a differential pair's
+# cost, host/differential.py): resamples, confidence, seed.
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_CONFIDENCE = 0.95
 BOOTSTRAP_SEED = 0
+
+
+def bootstrap_median_ci(values: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
+                        confidence: float = BOOTSTRAP_CONFIDENCE, seed: int = BOOTSTRAP_SEED) -> tuple[float, float]:
+    """Percentile bootstrap of the median: `resamples` resamples of the launches with replacement, drawn as
+    numpy.random.default_rng(seed).integers(0, n, size=(resamples, n)); the interval's ends are the
+    (1 - confidence) / 2 and (1 + confidence) / 2 quantiles (linear interpolation) of the resampled medians."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 1:
+        raise ValueError("a bootstrap needs at least one value")
+    rng = np.random.default_rng(seed)
+    return _percentile_interval(_resampled_medians(v, rng, resamples), confidence)
 
 
 def bootstrap_difference_ci(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
@@ -456,8 +469,16 @@ def bootstrap_difference_ci(a: Sequence[float], b: Sequence[float], *, resamples
     if va.size < 1 or vb.size < 1:
         raise ValueError("a bootstrap of a difference needs at least one value a side")
     rng = np.random.default_rng(seed)
-    ma = np.median(va[rng.integers(0, va.size, size=(resamples, va.size))], axis=1)
-    mb = np.median(vb[rng.integers(0, vb.size, size=(resamples, vb.size))], axis=1)
+    ma = _resampled_medians(va, rng, resamples)
+    mb = _resampled_medians(vb, rng, resamples)
+    return _percentile_interval(ma - mb, confidence)
+
+
+def _resampled_medians(values: np.ndarray, rng: np.random.Generator, resamples: int) -> np.ndarray:
+    return np.median(values[rng.integers(0, values.size, size=(resamples, values.size))], axis=1)
+
+
+def _percentile_interval(resampled: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1 - confidence) / 2
-    lo, hi = np.quantile(ma - mb, [tail, 1 - tail])
+    lo, hi = np.quantile(resampled, [tail, 1 - tail])
     return float(lo), float(hi)
