@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from ..stats import BOOTSTRAP_CONFIDENCE, bootstrap_difference_ci
-from .isolation import CostMetric, launch_costs
+from .isolation import CostMetric, cost_metric, launch_costs
 
 # Fewer complete launches a side and there is no interval: the difference of two single launches is noise.
 MIN_LAUNCHES = 2
@@ -82,7 +82,7 @@ def describe(d: DifferentialCost) -> str:
 
 
 def _judge(entry: Mapping[str, Any], base: Mapping[str, Any], feature: str) -> DifferentialCost:
-    metric: CostMetric = "gpu_ms" if entry.get("gpu_valid") is True and base.get("gpu_valid") is True else "cpu_ms"
+    metric = cost_metric((entry, base))
     with_costs, without_costs = launch_costs(entry, metric), launch_costs(base, metric)
 
     def result(verdict: DifferentialVerdict, reason: str, cost: float | None = None,
@@ -95,7 +95,8 @@ def _judge(entry: Mapping[str, Any], base: Mapping[str, Any], feature: str) -> D
 
     if not with_costs or not without_costs:
         return result("inconclusive", f"no complete launch of {entry['id'] if not with_costs else base['id']}")
-    cost = statistics.median(with_costs) - statistics.median(without_costs)
+    without = statistics.median(without_costs)
+    cost = statistics.median(with_costs) - without
     if min(len(with_costs), len(without_costs)) < MIN_LAUNCHES:
         return result("inconclusive", f"{len(with_costs)} and {len(without_costs)} complete launches; an interval "
                                       f"needs at least {MIN_LAUNCHES} a side (--zbench-runs)", cost)
@@ -106,7 +107,6 @@ def _judge(entry: Mapping[str, Any], base: Mapping[str, Any], feature: str) -> D
         verdict = "saves"
     else:
         verdict = "no_difference"
-    without = statistics.median(without_costs)
     share = f"{cost / without:+.0%} over {base['id']}" if without > 0 else f"over {base['id']}"
     return result(verdict, f"{BOOTSTRAP_CONFIDENCE:.0%} interval over launches, {share}", cost, ci)
 

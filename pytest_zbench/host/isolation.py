@@ -145,7 +145,7 @@ def _family(entry: Mapping[str, Any], dimension: str) -> str | None:
                             template)
 
 
-def _metric(entries: Sequence[Mapping[str, Any]]) -> CostMetric:
+def cost_metric(entries: Sequence[Mapping[str, Any]]) -> CostMetric:
     """The clock that times the work: the GPU's when every case has a trusted GPU source, else the CPU's (which
     proves a GPU-backed sweep scales when it rises, and proves nothing when it does not)."""
     return "gpu_ms" if all(e.get("gpu_valid") is True for e in entries) else "cpu_ms"
@@ -226,7 +226,7 @@ def _trend(points: Sequence[tuple[float, float]]) -> _Trend:
 
 
 def _judge(device: str, family: str, dimension: str, entries: Sequence[Mapping[str, Any]]) -> Isolation:
-    metric = _metric(entries)
+    metric = cost_metric(entries)
     points = _points(entries, dimension, metric)
     trend = _trend(points)
 
