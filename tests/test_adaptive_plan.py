@@ -114,3 +114,19 @@ def test_a_quick_ramp_has_short_steps_and_every_frame_it_was_asked_for():
     ramp = c.ramp()
     assert ramp.hold == MIN_HOLD and ramp.frames == 30
     assert len(ramp.steps()) - 1 == 30 // MIN_HOLD
+
+
+def test_a_search_step_whose_median_is_exactly_the_budget_ends_the_search():
+    c = controller()
+    levels = [v for v, _ in c.next_search().steps()[1:]]
+    top = levels[-1]
+    # Every step under the budget but the top one, whose median frame cost is the budget itself.
+    c.observe(LaunchPoints(tuple(StepPoint(v, BUDGET if v == top else BUDGET / 2, 4) for v in dict.fromkeys(levels)),
+                           0))
+    assert c.next_search() is None
+    # A hair under the budget is not there yet: the search goes on.
+    under = controller()
+    levels = [v for v, _ in under.next_search().steps()[1:]]
+    under.observe(LaunchPoints(tuple(StepPoint(v, BUDGET - 1e-9 if v == levels[-1] else BUDGET / 2, 4)
+                                     for v in dict.fromkeys(levels)), 0))
+    assert under.next_search() is not None

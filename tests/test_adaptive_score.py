@@ -132,3 +132,34 @@ def test_a_bad_budget_or_no_step_is_refused():
         fit_hinge(points([1], [1.0]), 0)
     with pytest.raises(ValueError, match="at least one"):
         fit_hinge([], BUDGET)
+
+
+def exact_bootstrap_median_bounds(n: int, confidence: float) -> tuple[int, int]:
+    """The order statistics (1-based) at the ends of the percentile bootstrap interval of the median of n
+    distinct values (n odd), by hand: a resample's median is at most the j-th smallest value exactly when at
+    least (n + 1) / 2 of its n draws are, each with probability j / n, so P = P(Binomial(n, j / n) >= (n + 1) / 2).
+    The ends are the first j whose P passes (1 - confidence) / 2 and (1 + confidence) / 2."""
+    def cdf(j: int) -> float:
+        p = j / n
+        return sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range((n + 1) // 2, n + 1))
+
+    tail = (1 - confidence) / 2
+    cdfs = [cdf(j) for j in range(1, n + 1)]
+    # the quantiles sit well inside one order statistic's mass, so a finite bootstrap lands on it too
+    assert min(abs(c - q) for c in cdfs for q in (tail, 1 - tail)) > 0.005
+    return (next(j for j, c in enumerate(cdfs, 1) if c > tail), next(j for j, c in enumerate(cdfs, 1) if c > 1 - tail))
+
+
+def test_the_bootstrap_interval_of_a_median_is_95_percent():
+    n = 17
+    values = [100.0 + 7 * ((5 * k) % n) for k in range(n)]  # 100, 107, ..., 212 in a shuffled order
+    ordered = sorted(values)
+    lo95, hi95 = exact_bootstrap_median_bounds(n, 0.95)
+    lo90, hi90 = exact_bootstrap_median_bounds(n, 0.90)
+    assert (lo95, hi95) != (lo90, hi90)  # the values can tell the two levels apart
+    expected = (ordered[lo95 - 1], ordered[hi95 - 1])
+    for seed in range(3):  # 20,000 resamples: the ends are far (over 10 standard errors) from the next values
+        assert bootstrap_median_ci(values, resamples=20_000, seed=seed) == expected
+        assert summarize_scores(values, resamples=20_000, seed=seed).ci == expected
+    assert bootstrap_median_ci(values) == expected  # the defaults: 2,000 resamples, seed 0
+    assert summarize_scores(values).ci == expected and summarize_scores(values).confidence == 0.95

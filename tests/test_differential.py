@@ -107,3 +107,14 @@ def test_entries_are_valid_run_json_and_the_report_shows_pairs_and_isolation(tmp
     assert "data-differential='inconclusive'" in text
     bare = write_report({**document, "isolation": [], "differentials": []}, tmp_path, tmp_path / "bare.html")
     assert "id=isolation" not in bare.read_text()
+
+
+def test_the_bootstrap_interval_of_a_difference_is_95_percent():
+    # b one value: the difference's bootstrap is a's median's, shifted by b. Its ends by hand
+    # (test_adaptive_score.exact_bootstrap_median_bounds): for 17 distinct values the 5th and 13th smallest at
+    # 95 %; a 90 % interval would end at the 6th and 12th.
+    n = 17
+    a = [2.0 + 0.1 * ((5 * k) % n) for k in range(n)]
+    ordered = sorted(a)
+    low, high = bootstrap_difference_ci(a, [1.0], resamples=20_000)
+    assert low == pytest.approx(ordered[4] - 1.0, rel=1e-12) and high == pytest.approx(ordered[12] - 1.0, rel=1e-12)

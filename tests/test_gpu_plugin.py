@@ -7,6 +7,8 @@ from __future__ import annotations
 import csv
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.gate import gpu_incomparable
 
@@ -81,3 +83,24 @@ def test_a_runner_without_gpu_time_gets_no_timer_check(project):
     (scene,) = document["scenes"]
     assert scene["gpu_valid"] is None
     assert scene["gpu_timer"] == {"source": None, "sources": [], "frames_with_gpu": 0, "disjoint": 0, "invalid": 0}
+
+
+def test_a_timer_query_that_covers_2_percent_of_the_finish_bracket_is_not_trusted(project):
+    # The runner's query reads 2 % of what its finish bracket (less the CPU part) reads, on both variants, and
+    # scales with the work, so the timer check's ratio alone would pass it.
+    project.write_inventory({"RECT_RUNNER_GPU": "tile"})
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*mini.fill.x1*untrusted*"])
+    document = project.run_json()
+    assert validate_run(document) == []
+    check = document["gpu"]["timer_check"]
+    assert check["source"] == "timer_query" and check["heavy_ms"] > 5 * check["light_ms"]  # it scales
+    coverage = check["coverage"]
+    assert coverage["checked"] is True and coverage["valid"] is False and check["valid"] is False
+    # 0.001 ms a rect against 0.05 ms a rect; the bracket's fixed part is nothing here
+    assert coverage["light"]["share"] == pytest.approx(0.02, abs=0.002)
+    assert coverage["heavy"]["share"] == pytest.approx(0.02, abs=0.002)
+    assert "timer_query coverage failed" in check["detail"]
+    (scene,) = document["scenes"]
+    assert scene["gpu_valid"] is False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from pytest_zbench.host.isolation import (
     MIN_ELASTICITY,
     RHO_THRESHOLD,
@@ -177,3 +179,30 @@ def test_a_weak_rise_is_a_fixed_cost_even_when_the_first_frame_rises_too() -> No
                                      (32, [2.55, 2.6], [90.0, 92.0]))]
     (found,) = check_isolation(entries)
     assert (found.verdict, found.likely_cause) == ("not_scaling", "fixed_cost")
+
+
+def test_a_rise_under_a_tenth_of_the_smallest_case_does_not_scale_however_many_ms_it_is() -> None:
+    # Cost proportional to the value: 100 -> 105 rises by 0.1 ms (over MIN_RISE_MS), with rank correlation 1 and
+    # elasticity 1, but by 5 % of the smallest case; 100 -> 120 rises by 20 % and scales.
+    def sweep(values: tuple[int, ...]) -> list[dict[str, Any]]:
+        return [entry(f"blur.r{v}", "blur.r{radius}", {"radius": v}, [0.02 * v, 0.02 * v], [0.3, 0.3])
+                for v in values]
+
+    (small,) = check_isolation(sweep((100, 105)))
+    assert small.rise_ms == pytest.approx(0.1) and small.rho == 1.0 and small.elasticity == pytest.approx(1.0)
+    assert small.verdict == "not_scaling" and "10% of the smallest case" in small.reason
+    (large,) = check_isolation(sweep((100, 120)))
+    assert large.verdict == "scales"
+
+
+def test_the_gpu_clock_is_used_only_when_every_case_has_a_trusted_gpu_source() -> None:
+    # The GPU's time rises, the CPU's does not: the clock chosen decides the verdict.
+    trusted = fill("alpha", {1: [1.0, 1.1], 2: [2.0, 2.1], 4: [4.1, 4.0], 8: [8.2, 8.0]},
+                   {1: [0.3, 0.31], 2: [0.31, 0.3], 4: [0.3, 0.31], 8: [0.31, 0.3]})
+    (found,) = check_isolation(trusted)
+    assert (found.metric, found.verdict) == ("gpu_ms", "scales")
+    one_untrusted = [dict(e, gpu_valid=False) if e["params"]["layers"] == 4 else e for e in trusted]
+    one_unknown = [dict(e, gpu_valid=None) if e["params"]["layers"] == 1 else e for e in trusted]
+    for entries in (one_untrusted, one_unknown):
+        (found,) = check_isolation(entries)
+        assert found.metric == "cpu_ms" and found.verdict != "scales"

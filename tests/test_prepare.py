@@ -292,3 +292,14 @@ def test_a_prepared_local_device_end_to_end(project, tmp_path):
     (scene,) = document["scenes"]
     assert scene["cooldown"]["reached"] is False and scene["cooldown"]["temp_start_c"] == 45.0
     assert (sys_root / "devices/system/cpu/cpu0/cpufreq/scaling_governor").read_text() == "ondemand\n"
+
+
+def test_cooldown_is_reached_below_the_threshold_not_at_it():
+    clock = Clock()
+    at = cooldown_wait(CooldownSpec(below_c=50, max_wait_s=12, poll_s=5), lambda: 50.0, clock=clock, sleep=clock.sleep)
+    assert at["reached"] is False and at["temp_end_c"] == 50.0 and at["waited_s"] == 12.0  # waited all it could
+    clock = Clock()
+    temps = iter([50.0, 50.0, 49.9])
+    under = cooldown_wait(CooldownSpec(below_c=50, max_wait_s=60, poll_s=5), lambda: next(temps), clock=clock,
+                          sleep=clock.sleep)
+    assert under["reached"] is True and under["temp_end_c"] == 49.9 and under["waited_s"] == 10.0

@@ -7,6 +7,7 @@ import sys
 
 import numpy as np
 import pytest
+from parts import require
 
 from pytest_zbench.golden.match import compare
 from pytest_zbench.golden.perceptual import SSIM_K1, FlipError, flip, luminance, ssim, ssim_map
@@ -52,7 +53,10 @@ def test_skimage_is_not_needed():
 def test_ssim_matches_scikit_image(ui, text, change):
     """The same definition as scikit-image's structural_similarity with the Wang et al. (2004) settings its
     documentation gives (Gaussian weights, sigma 1.5, population covariance): map and mean, edges cropped alike."""
-    structural_similarity = pytest.importorskip("skimage.metrics").structural_similarity
+    try:
+        from skimage.metrics import structural_similarity
+    except ImportError:
+        require(False, "scikit-image (the SSIM reference, a dev dependency in pyproject.toml)")
     base = text("Golden: 42") if change == "text" else ui()
     if change == "shifted":
         other = ui(dx=2)

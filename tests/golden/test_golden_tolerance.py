@@ -2,8 +2,10 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
 import pytest
 
+from pytest_zbench.golden.match import compare
 from pytest_zbench.golden.tolerance import (
     GATES,
     PixelBudget,
@@ -63,10 +65,10 @@ def test_cross_arch_block_is_used_only_against_the_reference_architecture():
         resolve_tolerance(None, "gles2", cross_arch=True)
 
 
-@pytest.mark.parametrize("text,expected", [("0.1%", 0.001), ("2 %", 0.02), ("100%", 1.0)])
-def test_percent_budget(text, expected):
+@pytest.mark.parametrize("text,expected,of_10_000", [("0.1%", 0.001, 10), ("2 %", 0.02, 200), ("100%", 1.0, 10_000)])
+def test_percent_budget(text, expected, of_10_000):
     assert parse_tolerance({"max_pixels": text}).max_pixels.fraction == pytest.approx(expected)
-    assert PixelBudget(fraction=expected).resolve(10_000) == int(expected * 10_000)
+    assert parse_tolerance({"max_pixels": text}).max_pixels.resolve(10_000) == of_10_000
 
 
 @pytest.mark.parametrize("text,delta,pixels", [
@@ -120,3 +122,16 @@ def test_to_dict_round_trips():
            "edge_mask": {"threshold": 50, "max_pixels": 5}, "flip_mean": 0.1, "flip_max": 0.5, "ssim_min": 0.9}
     tol = parse_tolerance(raw)
     assert parse_tolerance(tol.to_dict()) == tol
+
+
+def test_a_percent_budget_rounds_down_to_whole_pixels():
+    # 0.1 % of 50 x 30 = 1,500 pixels is 1.5 pixels: a budget of 1 (and 1.999 of 1,999 pixels is 1 too).
+    assert PixelBudget(fraction=0.001).resolve(1500) == 1 and PixelBudget(fraction=0.001).resolve(1999) == 1
+    tol = parse_tolerance({"max_delta": 0, "max_pixels": "0.1%", "border": 0})
+    expected = np.full((30, 50, 4), 128, np.uint8)
+    expected[..., 3] = 255
+    one, two = expected.copy(), expected.copy()
+    one[5, 5, 0] = two[5, 5, 0] = two[20, 40, 1] = 200
+    assert compare(expected, one, tol, perceptual=False).passed
+    over = compare(expected, two, tol, perceptual=False)
+    assert not over.passed and over.metrics["bounds"]["max_pixels"] == 1

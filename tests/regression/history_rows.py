@@ -3,8 +3,11 @@ replaced by the natural keys they stand for. Plain Python, for the migration and
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+import numpy as np
+import pytest
 from sqlalchemy import select
 
 from pytest_zbench.regression import store
@@ -48,6 +51,41 @@ def _contents(blob: bytes | None) -> tuple[tuple[str, str, bytes], ...] | None:
 
 
 def _sorted(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
-    """Rows as (column, value) tuples in a stable order (by the repr of their values)."""
+    """Rows as (column, value) tuples in a stable order: by the repr of their values, the columns that hold
+    measured floats (JSON summaries, sample arrays) last, so that a last-digit difference in one of them cannot
+    reorder rows whose keys differ."""
     tuples = [tuple(sorted(row.items())) for row in rows]
-    return sorted(tuples, key=lambda row: [repr(value) for _, value in row])
+    return sorted(tuples, key=lambda row: ([repr(value) for column, value in row if column not in _MEASURED],
+                                           [repr(value) for column, value in row if column in _MEASURED]))
+
+
+_MEASURED = ("summary", "samples")
+_JSON_COLUMNS = ("environment", "params", "summary", "mde", "run_ids")
+
+
+def decoded(tables: dict[str, list[tuple[Any, ...]]]) -> dict[str, list[tuple[Any, ...]]]:
+    """table_rows' rows with their JSON columns parsed and their sample arrays as lists of numbers, so that the
+    floats inside them can be compared with a tolerance (approx_floats)."""
+    def value(column: str, v: Any) -> Any:
+        if column in _JSON_COLUMNS and isinstance(v, str):
+            return json.loads(v)
+        if column == "samples" and v is not None:
+            return tuple((name, dtype, np.frombuffer(data, dtype=dtype).tolist()) for name, dtype, data in v)
+        return v
+
+    return {table: [tuple((column, value(column, v)) for column, v in row) for row in rows]
+            for table, rows in tables.items()}
+
+
+def approx_floats(obj: Any, rel: float) -> Any:
+    """`obj` (nested tuples, lists and dicts) with every float replaced by pytest.approx(float, rel=rel): compared
+    with ==, other values must be equal and floats agree to `rel`."""
+    if isinstance(obj, float):
+        return pytest.approx(obj, rel=rel, abs=0.0)
+    if isinstance(obj, tuple):
+        return tuple(approx_floats(x, rel) for x in obj)
+    if isinstance(obj, list):
+        return [approx_floats(x, rel) for x in obj]
+    if isinstance(obj, dict):
+        return {k: approx_floats(v, rel) for k, v in obj.items()}
+    return obj

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import schema1_data
-from history_rows import count, table_rows
+from history_rows import approx_floats, count, decoded, table_rows
 from sqlalchemy import inspect
 
 from pytest_zbench.regression import history as history_module
@@ -51,7 +51,11 @@ def test_a_schema1_file_is_migrated_in_place_without_loss(tmp_path):
         assert migrated.store.version() == 2
         schema1_data.fill(history_module, str(tmp_path / "fresh.sqlite"))
         with History(tmp_path / "fresh.sqlite") as fresh:
-            assert table_rows(migrated, without=("host",)) == table_rows(fresh, without=("host",))
+            # The launches' summaries and samples are recomputed today (np.exp, the generator's lognormal): their
+            # last digit depends on the machine's math kernels (SIMD width, libm), not on the code, so floats agree
+            # to 1e-12 relative, far above a few ulps of rounding and far below any change a migration could make.
+            assert decoded(table_rows(migrated, without=("host",))) == approx_floats(
+                decoded(table_rows(fresh, without=("host",))), rel=1e-12)
             assert sum(map(len, table_rows(migrated).values())) == 5 + 9 + 26 + 1  # runs, scenes, launches, calibrations
             # the runs recorded before schema 2 have no host; new ones do
             assert {row[-1] for row in _hosts(migrated)} == {None}

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -264,3 +266,35 @@ def test_concurrent_writers_lose_nothing(history_url):
         assert count(h, store.runs) == 1 + workers * count_each
         assert count(h, store.launches, store.launches.c.samples.is_not(None)) == workers * count_each * 3
         assert count(h, store.launches) == workers * count_each * 3 + workers * count_each * 2
+
+
+def test_a_run_recording_one_scene_in_two_modes_keeps_both(history):
+    info = run(1)
+    paced, uncapped = scene(5.0, mode="paced", n=3), scene(9.0, mode="uncapped", n=4, seed=1)
+    history.record(info, [paced, uncapped])
+    assert count(history, store.scenes) == 2 and count(history, store.launches) == 3 + 4
+    # Writing the paced copy again replaces it and leaves the uncapped one alone.
+    history.record(info, [scene(6.0, mode="paced", n=2, seed=2)])
+    assert count(history, store.scenes) == 2 and count(history, store.launches) == 2 + 4
+    (kept,) = history.comparable(key_of(uncapped, info)).runs
+    assert kept.median("cpu_ms.p50") == pytest.approx(9.0, rel=0.05)
+    (rewritten,) = history.comparable(key_of(paced, info)).runs
+    assert rewritten.median("cpu_ms.p50") == pytest.approx(6.0, rel=0.05)
+
+
+def test_a_sqlite_write_waits_while_another_connection_holds_the_database_for_a_second(tmp_path):
+    path = tmp_path / "history.sqlite"
+    # SQLite's own busy wait (timeout_s) far shorter than the hold: only the store's retries can carry the write.
+    with History(path, timeout_s=0.05) as history:
+        holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        holder.execute("BEGIN EXCLUSIVE")
+        release = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+        release.start()
+        started = time.monotonic()
+        try:
+            history.record(run(1), [scene()])
+        finally:
+            release.join()
+            holder.close()
+        assert time.monotonic() - started >= 0.9  # it did wait for the holder
+        assert count(history, store.runs) == 1 and count(history, store.launches) == 5

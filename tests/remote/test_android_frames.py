@@ -238,3 +238,20 @@ def test_layers_of_a_package_from_real_lists():
     assert layer_candidates(android15, "ctrip.android.view")[0] == \
         "ctrip.android.view/ctrip.android.publicproduct.home.business.activity.CtripHomeActivity#29149"
     assert layer_candidates(tecno, "com.absent.app") == []
+
+
+def test_no_surfaceflinger_interval_spans_an_unused_slot_between_two_presented_frames():
+    # Four presented frames 16.666666 ms apart, but an unused `0 0 0` slot between the second and the third:
+    # the ring lost whatever was there, so 1 -> 2 and 3 -> 4 are intervals and 2 -> 3 (33.3 ms) is none.
+    text = ("16666666\n"
+            "900000000 1000000000 910000000\n"
+            "916666666 1016666666 926666666\n"
+            "0 0 0\n"
+            "950000000 1050000000 960000000\n"
+            "966666666 1066666666 976666666\n")
+    parsed = parse_surfaceflinger_latency(text)
+    assert len(parsed.frames) == 4
+    assert parsed.present_intervals_ms() == pytest.approx([16.666666, 16.666666], abs=1e-9)
+    acc = LatencyAccumulator()
+    acc.add(text)
+    assert [ms for _, ms in acc.intervals()] == pytest.approx([16.666666, 16.666666], abs=1e-9)

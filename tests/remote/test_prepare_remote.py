@@ -188,3 +188,29 @@ def test_android_steps_over_adb_keep_the_screen_on_and_put_it_back(fake_adbd, ad
         for path in standins:
             path.unlink(missing_ok=True)
         stay_on.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("old", ["2", "3"])
+def test_the_screen_restore_puts_back_the_old_stay_on_value_whatever_it_was(fake_adbd, adb_server, tmp_path, old):
+    # Neither 0 (what `svc power stayon false` leaves) nor 7 (what `svc power stayon true` sets): only a restore
+    # of the value read before can put it back.
+    standins = [fake_adbd.bin_dir / name for name in ANDROID_STANDINS]
+    for path, text in zip(standins, ANDROID_STANDINS.values()):
+        path.write_text(text)
+        path.chmod(0o755)
+    stay_on = fake_adbd.sandbox / "stay_on"
+    stay_on.write_text(f"{old}\n")
+    try:
+        (tmp_path / "devices.yaml").write_text(yaml.safe_dump({"devices": {"n7": adb_device_entry(
+            adb_server, fake_adbd.serial, tmp_path / "work", prepare={"screen_on": True})}}))
+        spec = load_inventory(tmp_path / "devices.yaml").get("n7")
+        preparation = Preparation(spec.name, spec.prepare)
+        prepare_on(spec, preparation)
+        (screen,) = preparation.steps
+        assert screen["done"] is True and screen["old"] == old and stay_on.read_text() == "7\n"
+        restore_on(spec, preparation)
+        assert stay_on.read_text() == f"{old}\n" and screen["restored"] is True
+    finally:
+        for path in standins:
+            path.unlink(missing_ok=True)
+        stay_on.unlink(missing_ok=True)

@@ -13,6 +13,8 @@ environment:
                           measured frames that pass through what a broken driver returns (0, 0xFFFFFFFF ns
                           read as ms = 4294.967295, a value flagged disjoint=1)
   RECT_RUNNER_GPU=stuck   claim a timer query whose gpu_ms never changes (fails the timer check)
+  RECT_RUNNER_GPU=tile    claim a timer query that sees 2 % of each frame's drawing (one tile of fifty), and
+                          time a job asking for `finish_bracket` with one: the frame's CPU time plus all of it
   RECT_RUNNER_VERSION=V   report version V in the probe (default 0.0.1): a new build of the runner
   RECT_RUNNER_ARCH=NAME   report probe key machine.arch NAME (without it the probe says nothing of the machine)
 """
@@ -40,7 +42,7 @@ STOP = []  # set by SIGTERM: the frame loop ends after the current frame
 
 
 def probe_document():
-    timers = ["timer_query"] if GPU else ["none"]
+    timers = ["timer_query", "finish_bracket"] if GPU == "tile" else ["timer_query"] if GPU else ["none"]
     answer = {"protocol": 1, "runner": {"name": "rect-only", "version": os.environ.get("RECT_RUNNER_VERSION", "0.0.1")},
               "backends": {"software": {"features": list(FEATURES), "timer_sources": timers}}}
     if os.environ.get("RECT_RUNNER_ARCH"):
@@ -79,6 +81,11 @@ def gpu_cells(frame, job):
         return "", "none", ""
     if GPU == "stuck":
         return "0.5", "timer_query", "0"
+    if GPU == "tile":  # the frame's drawing, 0.05 ms a rect; row_cells adds the CPU part to a finish bracket
+        drawing = 0.05 * len(job["scene"]["ops"])
+        if job.get("gpu_timer") == "finish_bracket":
+            return f"{drawing:.6f}", "finish_bracket", "0"
+        return f"{0.02 * drawing:.6f}", "timer_query", "0"
     ops = len(job["scene"]["ops"])
     value = f"{0.05 * ops * (1 + 0.01 * (frame % 3)):.6f}"
     cells = GARBAGE.get(frame - job["warmup_frames"], (value, "0"))
@@ -136,6 +143,8 @@ class Pacer:
 def row_cells(frame, phase, start, cpu, interval, job):
     scene = job["scene"]
     gpu, source, disjoint = gpu_cells(frame, job)
+    if source == "finish_bracket":  # a finish bracket holds the frame's CPU part too
+        gpu = f"{float(gpu) + cpu:.6f}"
     return [frame, phase, start, cpu, gpu, source, interval, "", len(scene["ops"]), 0, disjoint, "",
             len(scene["ops"]) * scene["width"] * scene["height"]]
 
@@ -148,8 +157,15 @@ def write_capture(pixels, path):
     Image.fromarray(pixels, "RGBA").save(path)
 
 
+def source_of(job):
+    """The GPU time source of the job's rows."""
+    if GPU == "tile" and job.get("gpu_timer") == "finish_bracket":
+        return "finish_bracket"
+    return "timer_query" if GPU else "none"
+
+
 def write_result(outdir, job, issues):
-    document = {"protocol": 1, "backend": job["backend"], "timer_source": "timer_query" if GPU else "none",
+    document = {"protocol": 1, "backend": job["backend"], "timer_source": source_of(job),
                 "present_source": "simulated_vsync" if job["mode"] == "paced" else "frame_delta",
                 "gpu": {}, "issues": issues}
     with open(os.path.join(outdir, "result.json"), "w") as handle:
