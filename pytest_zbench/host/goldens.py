@@ -53,7 +53,7 @@ class GoldenOutcome:
         lines += [check.message for check in self.checks if not check.ok]
         if any(check.status == "missing" for check in self.checks) and update is None:
             lines.append(f"  create it: pytest --zbench-device={m.device} "
-                         f"-k 'golden[{m.case.id}-{m.device}]' --zbench-update-goldens=missing")
+                         f"-k 'golden[{m.case.id}-{m.device}]' --zbench-update-goldens=missing --zbench-goldens-only")
         return "\n".join(lines)
 
     def correctness(self, results_dir: Path) -> dict[str, Any]:
