@@ -132,3 +132,15 @@ def test_triage_file_reviews_well_and_a_bad_one_names_itself(tmp_path):
     (tmp_path / "software/x86_64/fill.one/triage.yaml").write_text("frame-0:\n  accepted: [abc]\n")
     with pytest.raises(GoldenError, match=r"triage.yaml: frame-0.accepted: 'abc' is not a digest"):
         load_triage(store, key)
+
+
+def test_ci_summary_lists_untriaged_images_with_their_command():
+    from pytest_zbench.lab.summary import render_summary
+
+    frames = [{"frame": 0, "status": "failed", "triage": "untriaged"}, {"frame": 60, "status": "passed",
+                                                                         "triage": None}]
+    scene = {"id": "text.labels", "device": "pi3b", "outcome": "passed",
+             "correctness": {"outcome": "failed", "frames": frames}}
+    markdown = render_summary([{"scenes": [scene]}])
+    assert "Untriaged images (1)" in markdown
+    assert "`zbench goldens accept ARTIFACT --device pi3b --scene text.labels --frame 0`" in markdown
