@@ -99,6 +99,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("sustained_interval_s", "--zbench-sustained-interval", "zbench_sustained_interval",
            f"seconds between condition samples during a sustained launch (default: {DEFAULT_SUSTAINED_INTERVAL_S:g})",
            DEFAULT_SUSTAINED_INTERVAL_S, float),
+    Option("keep_runs", "--zbench-keep-runs", "zbench_keep_runs",
+           "sessions kept in the run archive, <results>/runs/NNNN with <results>/latest the newest; older ones are "
+           "deleted, 0 keeps no archive (default: 20)", 20, int),
     Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
            "folder of the remote devices' lease files, shared by every session that may use them "
            "(default: zbench-leases-<uid> in the temporary folder)", None),
@@ -133,6 +136,7 @@ class Settings:
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
     goldens_only: bool = False  # golden tests only: perf tests deselected, no history entry (GOLDENS_ONLY)
+    keep_runs: int = 20  # sessions kept in <results>/runs (run_archive.py); 0: no archive
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -182,7 +186,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         raise UsageError("--zbench-device: give at least one device name")
     if len(set(devices)) != len(devices):
         raise UsageError(f"--zbench-device: {','.join(devices)} names a device twice")
-    for key, low in (("runs", 1), ("frames", 1), ("warmup", 0)):
+    for key, low in (("runs", 1), ("frames", 1), ("warmup", 0), ("keep_runs", 0)):
         if values[key] < low:
             raise UsageError(f"{_option(key).flag}: {values[key]} must be at least {low}")
     if values["mode"] not in MODES:
@@ -275,6 +279,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         sustained_interval_s=values["sustained_interval_s"],
         ci=ci,
         goldens_only=goldens_only,
+        keep_runs=values["keep_runs"],
     )
 
 

@@ -150,6 +150,10 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
+    if settings.keep_runs > 0 and not plugin.is_worker:
+        from ..run_archive import RunArchive
+
+        config.pluginmanager.register(RunArchive(settings.results, settings.keep_runs), "zbench-run-archive")
     from ..lab.github import running_in_actions
 
     if running_in_actions() and not plugin.is_worker:
