@@ -40,6 +40,8 @@ def test_accept_from_the_results_folder_passes_the_next_session_and_reject_fails
     assert frame["accept"] in failed.stdout.str()  # the failure prints the exact command
     assert frame["accept"] == (f"zbench goldens accept {project.results} --device local --scene round.one "
                                "--frame 0")
+    report = (project.results / "report.html").read_text()
+    assert "untriaged: accept this image with <code>zbench goldens accept" in report
     artifact = tmp_path / "ci-artifact"  # the session's folder as CI would upload it
     shutil.copytree(project.results, artifact)
 
@@ -68,6 +70,8 @@ def test_accept_from_the_results_folder_passes_the_next_session_and_reject_fails
     rejected.assert_outcomes(failed=1)
     rejected.stdout.fnmatch_lines(["*frame 0: a rejected image (digest*): the pink is one level off*"])
     assert project.run_json()["scenes"][0]["correctness"]["frames"][0]["triage"] == "rejected"
+    assert "not written" not in rejected.stdout.str()  # report.html drew a failed frame that has no metrics
+    assert "a rejected image" in (project.results / "report.html").read_text()
 
 
 def test_accept_refuses_what_it_cannot_apply(project, monkeypatch, capsys, tmp_path):
