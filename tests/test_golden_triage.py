@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 
 import numpy as np
 import pytest
@@ -111,7 +112,15 @@ def test_accept_refuses_what_it_cannot_apply(project, monkeypatch, capsys, tmp_p
     assert code == 2 and "another device class" in err and "gles2/pi3b" in err
     assert not any((project.root / "goldens").rglob("*"))  # nothing written by any refusal
 
-    code, out, err = zbench(project, monkeypatch, capsys, "goldens", "accept", str(project.results), "--all")
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as zipped:
+        zipped.writestr("../run.json", "{}")
+    code, _, err = zbench(project, monkeypatch, capsys, "goldens", "accept", str(evil), "--all")
+    assert code == 2 and "outside the folder it is unpacked into" in err
+
+    # A CI artifact as GitHub serves it: a zip of the results folder's contents.
+    artifact = shutil.make_archive(str(tmp_path / "zbench-local-1"), "zip", project.results)
+    code, out, err = zbench(project, monkeypatch, capsys, "goldens", "accept", artifact, "--all")
     assert code == 0, err
     assert "golden written to" in out and (project.root / ROUND / "frame-0.png").is_file()
 

@@ -10,8 +10,10 @@ inside the golden store (scene ids and set names are validated by make_key, fold
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,7 +50,8 @@ def add_commands(commands: Any) -> None:
                     "golden PNG where there is none) or reject (the image fails at once with the reason). RESULTS "
                     "is the session's results folder or a CI artifact of one. docs/goldens.md, \"Triage\".")
     goldens.add_argument("action", choices=("accept", "reject"), help="accept or reject")
-    goldens.add_argument("results", metavar="RESULTS", help="a results folder (with run.json), or its run.json")
+    goldens.add_argument("results", metavar="RESULTS",
+                         help="a results folder (with run.json), its run.json, or a CI artifact's zip of one")
     goldens.add_argument("--scene", action="append", metavar="ID", help="this scene id (repeatable)")
     goldens.add_argument("--frame", type=int, action="append", metavar="N", help="this captured frame (repeatable; "
                                                                               "default: every untriaged one)")
@@ -81,7 +84,15 @@ def _run(args: argparse.Namespace) -> int:
                           "untriaged capture of the session with --all")
     if args.action == "reject" and not (args.reason or "").strip():
         raise ReviewError("reject needs --reason TEXT: it is what the failing test will say")
-    results, document = read_results(Path(args.results))
+    with contextlib.ExitStack() as stack:
+        source = Path(args.results)
+        if source.is_file() and source.suffix == ".zip":  # a CI artifact as GitHub serves it
+            source = unpack_artifact(source, Path(stack.enter_context(tempfile.TemporaryDirectory())))
+        return _apply(args, source)
+
+
+def _apply(args: argparse.Namespace, source: Path) -> int:
+    results, document = read_results(source)
     store = GoldenStore(args.goldens)
     if not store.root.is_dir():
         raise ReviewError(f"{store.root} is not a folder; run from the project's root or give --goldens DIR")
@@ -115,6 +126,28 @@ def _line(action: str, candidate: Candidate, applied: Applied) -> str:
     if applied.golden_written is not None:
         line += f"; golden written to {applied.golden_written}"
     return line
+
+
+def unpack_artifact(archive: Path, into: Path) -> Path:
+    """Unpack a zip (a downloaded CI artifact) into `into`, refusing any member that would land outside it; the
+    folder holding run.json (the top, or the one folder the zip wraps it in)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(archive) as zipped:
+            root = into.resolve()
+            for member in zipped.namelist():
+                if not (root / member).resolve().is_relative_to(root):
+                    raise ReviewError(f"{archive}: member {member!r} would be written outside the folder it is "
+                                      "unpacked into; not a CI artifact of pytest-zbench")
+            zipped.extractall(root)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise ReviewError(f"{archive}: cannot be unpacked as a zip ({exc})") from exc
+    found = sorted(root.glob("run.json")) or sorted(root.glob("*/run.json"))
+    if len(found) != 1:
+        raise ReviewError(f"{archive}: {'no' if not found else 'more than one'} run.json at its top; give the "
+                          "artifact of one session, or unpack it and give the folder")
+    return found[0].parent
 
 
 def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
