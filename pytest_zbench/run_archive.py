@@ -209,6 +209,19 @@ def latest_folder(results: Path) -> Path | None:
     return None
 
 
+def archive_refusal(results: Path, rootdir: Path, project_paths: tuple[Path, ...]) -> str | None:
+    """Why the archive stays off for this results folder, or None. Its clean-up removes files of earlier runs
+    from the results folder, which is only safe in a folder of artifacts: never in the project's root, nor
+    in a folder holding its goldens, scenes, inventory or history."""
+    folder = results.resolve()
+    if folder == rootdir.resolve() or rootdir.resolve().is_relative_to(folder):
+        return f"{results} is the project's root folder (or above it)"
+    for path in project_paths:
+        if path.resolve().is_relative_to(folder):
+            return f"{results} holds {path}, which is no artifact"
+    return None
+
+
 class RunArchive:
     """Registered by the plugin in the process that writes run.json (not on an xdist worker), when
     --zbench-keep-runs is above 0."""

@@ -47,3 +47,14 @@ def test_keep_runs_zero_keeps_no_archive(project):
                 goldens=True)
     assert (project.results / "run.json").is_file()
     assert not (project.results / "runs").exists() and not (project.results / "latest").exists()
+
+
+def test_no_archive_where_its_clean_up_could_remove_project_files(tmp_path):
+    from pytest_zbench.run_archive import archive_refusal
+
+    root = tmp_path / "project"
+    goldens = root / "goldens"
+    assert archive_refusal(root / "zbench-results", root, (goldens,)) is None
+    assert "project's root" in (archive_refusal(root, root, (goldens,)) or "")
+    assert "project's root" in (archive_refusal(tmp_path, root, (goldens,)) or "")
+    assert "holds" in (archive_refusal(root / "out", root, (root / "out" / "goldens",)) or "")

@@ -151,9 +151,17 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
     if settings.keep_runs > 0 and not plugin.is_worker:
-        from ..run_archive import RunArchive
+        from ..run_archive import RunArchive, archive_refusal
 
-        config.pluginmanager.register(RunArchive(settings.results, settings.keep_runs), "zbench-run-archive")
+        refused = archive_refusal(settings.results, config.rootpath,
+                                  (settings.goldens_dir, settings.scenes_dir, settings.inventory,
+                                   *((settings.history.path,) if settings.history.path is not None else ())))
+        if refused is None:
+            config.pluginmanager.register(RunArchive(settings.results, settings.keep_runs), "zbench-run-archive")
+        else:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                f"zbench: no run archive: {refused}; give --zbench-results a folder of its own, or "
+                "--zbench-keep-runs=0"), stacklevel=2)
     from ..lab.github import running_in_actions
 
     if running_in_actions() and not plugin.is_worker:
