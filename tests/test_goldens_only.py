@@ -47,3 +47,30 @@ def test_goldens_only_keeps_explicit_counts_and_refuses_measuring_modes(project)
         bad = project.run("--zbench-goldens-only", other, goldens=True)
         assert bad.ret == pytest.ExitCode.USAGE_ERROR
         bad.stderr.fnmatch_lines([f"*--zbench-goldens-only*cannot be combined with {other.split('=')[0]}*"])
+
+
+SCENES_ADAPTIVE = """\
+family: grow
+scenes:
+  - id: grow.alpha.adaptive
+    complexity: {unit: layers, capture: 3}
+    ops:
+      - op: repeat
+        count: complexity
+        ops:
+          - {op: rect, x: 1, y: 1, w: "100% - 2", h: "100% - 2", color: "#3366CC40"}
+"""
+
+
+def test_an_adaptive_scene_is_captured_at_its_capture_complexity(project):
+    project.write_scene("grow.yaml", SCENES_ADAPTIVE)
+    args = ("--zbench-device=local", "-k", "grow", "--zbench-goldens-only")
+    project.run(*args, "--zbench-update-goldens", goldens=True).assert_outcomes(passed=1, deselected=7)
+    scene = project.run_json()["scenes"][0]
+    assert scene["correctness"]["frames"][0]["status"] == "written"
+    # Three layers of 25 % #3366CC over white, as the scene's `capture: 3` asks: red 255 -> 204 -> 166 -> 137.
+    from PIL import Image
+
+    golden = Image.open(project.root / "goldens/software/x86_64/grow.alpha.adaptive/frame-0.png").convert("RGB")
+    assert 130 <= golden.getpixel((10, 10))[0] <= 145 and golden.getpixel((0, 0)) == (255, 255, 255)
+    project.run(*args, goldens=True).assert_outcomes(passed=1, deselected=7)
