@@ -116,6 +116,7 @@ def _apply(args: argparse.Namespace, source: Path) -> int:
         applied = (accept(store, candidate.key, pixels, replace=args.replace) if args.action == "accept" else
                    reject(store, candidate.key, pixels, args.reason))
         print(_line(args.action, candidate, applied))
+    print(f"review and commit the triage with the goldens: git status -- {store.root}")
     return EXIT_OK
 
 
