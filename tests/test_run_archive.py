@@ -58,3 +58,17 @@ def test_no_archive_where_its_clean_up_could_remove_project_files(tmp_path):
     assert "project's root" in (archive_refusal(root, root, (goldens,)) or "")
     assert "project's root" in (archive_refusal(tmp_path, root, (goldens,)) or "")
     assert "holds" in (archive_refusal(root / "out", root, (root / "out" / "goldens",)) or "")
+
+
+def test_keep_runs_is_a_count(tmp_path):
+    import pytest
+
+    from pytest_zbench.errors import UsageError
+    from pytest_zbench.settings import build_settings
+
+    def settings(value):
+        return build_settings(lambda option: value if option.name == "keep_runs" else None, tmp_path, quick=False)
+
+    assert settings(None).keep_runs == 20 and settings("0").keep_runs == 0
+    with pytest.raises(UsageError, match="--zbench-keep-runs: -1 must be at least 0"):
+        settings("-1")
