@@ -54,7 +54,8 @@ def add_commands(commands: Any) -> None:
                          help="a results folder (with run.json), its run.json, or a CI artifact's zip of one")
     goldens.add_argument("--scene", action="append", metavar="ID", help="this scene id (repeatable)")
     goldens.add_argument("--frame", type=int, action="append", metavar="N", help="this captured frame (repeatable; "
-                                                                              "default: every untriaged one)")
+                                                                              "default: every frame of the scene "
+                                                                              "with a capture to take)")
     goldens.add_argument("--device", action="append", metavar="NAME",
                          help="this device of the session (repeatable; default: every device of the session)")
     goldens.add_argument("--all", action="store_true",
