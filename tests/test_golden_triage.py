@@ -34,8 +34,10 @@ def test_accept_from_the_results_folder_passes_the_next_session_and_reject_fails
     before = golden.read_bytes()
     project.write_scene("round.yaml", (project.root / "scenes/round.yaml").read_text().replace("#CC3366", "#CC3367"))
 
-    failed = project.run(*golden_run, goldens=True)
+    junit = tmp_path / "junit.xml"
+    failed = project.run(*golden_run, f"--junitxml={junit}", goldens=True)
     failed.assert_outcomes(failed=1)
+    assert 'name="frame0_triage" value="untriaged"' in junit.read_text()
     frame = project.run_json()["scenes"][0]["correctness"]["frames"][0]
     assert frame["triage"] == "untriaged" and len(frame["digest"]) == 64
     assert frame["accept"] in failed.stdout.str()  # the failure prints the exact command
