@@ -11,6 +11,9 @@ device's runner, run a device lab's CI.
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
+    zbench goldens accept|reject RESULTS [--scene ID] [--frame N] [--device NAME] [--all] [--reason TEXT]
+                                                        triage a session's captures (golden/review.py)
+    zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
 project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the
@@ -140,6 +143,12 @@ def _parser() -> argparse.ArgumentParser:
     from .lab.commands import add_commands
 
     add_commands(commands)  # matrix, summary, leg: each sets `run`
+    from .golden.review import add_commands as add_goldens_commands
+
+    add_goldens_commands(commands)  # goldens accept|reject: sets `run`
+    from .run_archive import add_commands as add_runs_command
+
+    add_runs_command(commands)  # runs: sets `run`
     return parser
 
 

@@ -25,6 +25,9 @@ DEFAULT_MODE = "paced"
 
 # `--zbench-quick`: a first look in seconds, not a measurement to trust. Two launches so that spread exists.
 QUICK = {"runs": 2, "warmup": 5, "frames": 30}
+# `--zbench-goldens-only`: the captures and nothing else (docs/goldens.md, "Goldens only"). The runner renders
+# the capture frames after the measured ones, by frame index, so one measured frame is enough for any capture.
+GOLDENS_ONLY = {"runs": 1, "warmup": 0, "frames": 1}
 
 BASELINE_KEYWORDS = ("history", "none")
 
@@ -96,6 +99,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("sustained_interval_s", "--zbench-sustained-interval", "zbench_sustained_interval",
            f"seconds between condition samples during a sustained launch (default: {DEFAULT_SUSTAINED_INTERVAL_S:g})",
            DEFAULT_SUSTAINED_INTERVAL_S, float),
+    Option("keep_runs", "--zbench-keep-runs", "zbench_keep_runs",
+           "sessions kept in the run archive, <results>/runs/NNNN with <results>/latest the newest; older ones are "
+           "deleted, 0 keeps no archive (default: 20)", 20, int),
     Option("lease_dir", "--zbench-lease-dir", "zbench_lease_dir",
            "folder of the remote devices' lease files, shared by every session that may use them "
            "(default: zbench-leases-<uid> in the temporary folder)", None),
@@ -129,6 +135,8 @@ class Settings:
     sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
+    goldens_only: bool = False  # golden tests only: perf tests deselected, no history entry (GOLDENS_ONLY)
+    keep_runs: int = 20  # sessions kept in <results>/runs (run_archive.py); 0: no archive
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -158,7 +166,7 @@ def running_in_ci(environ: Mapping[str, str]) -> bool:
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                    update_goldens: str | None = None, calibrate: bool = False,
-                   check_runner: bool = False, ci: bool = False) -> Settings:
+                   check_runner: bool = False, ci: bool = False, goldens_only: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -170,14 +178,15 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
             values[option.name] = option.parse(raw) if isinstance(raw, str) else raw
         except ValueError:
             raise UsageError(f"{option.flag} (ini {option.ini}): {raw!r} is not a valid {option.parse.__name__}") from None
-    quick_overrides = {k: v for k, v in QUICK.items() if get(_option(k)) in (None, "")} if quick else {}
-    values.update(quick_overrides)
+    # Values given explicitly win over both presets; goldens-only wins over quick (it asks for less).
+    preset = GOLDENS_ONLY if goldens_only else QUICK if quick else {}
+    values.update({k: v for k, v in preset.items() if get(_option(k)) in (None, "")})
     devices = tuple(d.strip() for d in str(values["devices"]).split(",") if d.strip())
     if not devices:
         raise UsageError("--zbench-device: give at least one device name")
     if len(set(devices)) != len(devices):
         raise UsageError(f"--zbench-device: {','.join(devices)} names a device twice")
-    for key, low in (("runs", 1), ("frames", 1), ("warmup", 0)):
+    for key, low in (("runs", 1), ("frames", 1), ("warmup", 0), ("keep_runs", 0)):
         if values[key] < low:
             raise UsageError(f"{_option(key).flag}: {values[key]} must be at least {low}")
     if values["mode"] not in MODES:
@@ -235,6 +244,10 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
     if sustained is not None and (ab or calibrate):
         raise UsageError("--zbench-sustained runs one long launch per scene; it cannot be combined with "
                          f"{'--zbench-ab' if ab else '--zbench-calibrate'}")
+    if goldens_only and (ab or calibrate or sustained is not None):
+        given = "--zbench-ab" if ab else "--zbench-calibrate" if calibrate else "--zbench-sustained"
+        raise UsageError(f"--zbench-goldens-only runs the golden tests alone and measures nothing; it cannot be "
+                         f"combined with {given}, which is about measuring")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")
@@ -265,6 +278,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         sustained_min=sustained,
         sustained_interval_s=values["sustained_interval_s"],
         ci=ci,
+        goldens_only=goldens_only,
+        keep_runs=values["keep_runs"],
     )
 
 

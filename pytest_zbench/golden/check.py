@@ -23,8 +23,10 @@ from .store import (
     decide_update,
     golden_set,
     load_png,
+    pixel_digest,
 )
 from .tolerance import CROSS_ARCH, CROSS_BACKEND, SOFTWARE, CrossKind, resolve_tolerance
+from .triage import load_triage
 
 Status = Literal["passed", "failed", "missing", "written", "error"]
 
@@ -42,6 +44,10 @@ class FrameCheck:
     written: Path | None = None
     artifacts: dict[str, str] = field(default_factory=dict)
     record: dict[str, Any] | None = None  # defect record, whenever a comparison ran
+    digest: str | None = None  # pixel_digest of the capture
+    # golden/triage.py: accepted or rejected (the digest is in the triage file), untriaged (not in it, and the
+    # comparison failed or there is no golden), None (passed, or nothing to triage)
+    triage: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -88,6 +94,22 @@ def check_capture(
     except GoldenError as exc:
         return FrameCheck(key, "error", f"frame {frame}: capture unusable: {exc}")
 
+    # The triage first (docs/goldens.md, "Triage"): a known image is decided by its digest alone, whatever the
+    # update mode (a rejected image is never written).
+    digest = pixel_digest(pixels)
+    triage = load_triage(store, key)
+    known = triage.frame(frame)
+    if digest in known.rejected:
+        rejection = known.rejected[digest]
+        return FrameCheck(key, "failed", f"frame {frame}: a rejected image (digest {digest[:12]}, rejected "
+                                         f"{rejection.date or 'on an unknown date'} in {triage.path}): "
+                                         f"{rejection.reason}",
+                          digest=digest, triage="rejected")
+    if digest in known.accepted:
+        return FrameCheck(key, "passed", f"frame {frame}: an accepted image (digest {digest[:12]} in "
+                                         f"{triage.path})", golden=triage.path, golden_backend=key.backend,
+                          golden_set=f"{key.backend}/{key.device_class}", digest=digest, triage="accepted")
+
     reference = store.reference_for(key)
     comparison: Comparison | None = None
     ref_key: GoldenKey | None = None
@@ -116,7 +138,7 @@ def check_capture(
     )
     result = FrameCheck(key, "passed", "", golden=ref_path, golden_backend=ref_key.backend if ref_key else None,
                         golden_set=f"{ref_key.backend}/{ref_key.device_class}" if ref_key else None,
-                        comparison=comparison, decision=decision)
+                        comparison=comparison, decision=decision, digest=digest)
     if decision.write:
         result.written = store.write(key, pixels)
         result.status = "written"
@@ -131,6 +153,8 @@ def check_capture(
         result.status = "missing"
     elif not comparison.passed:
         result.status = "failed"
+    if result.status in ("missing", "failed"):
+        result.triage = "untriaged"
 
     if comparison is not None and result.status == "failed" and artifacts_dir is not None:
         result.artifacts = write_artifacts(comparison, artifacts_dir, stem=f"frame-{frame}")

@@ -14,6 +14,7 @@ from ..golden import vacuous as vacuity
 from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
 from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
+from ..golden.triage import triage_command
 from ..inventory import Inventory
 from ..scenes import SceneCase, load_corpus
 from ..settings import Settings
@@ -38,6 +39,8 @@ class GoldenOutcome:
     # under the scene's cross_backend or cross_arch tolerance ({kind, status, metrics, tightness, golden,
     # reference_set, message}).
     cross: dict[int, dict[str, Any]] = field(default_factory=dict)
+    # Per untriaged frame: the `zbench goldens accept` command of its capture (golden/triage.py)
+    accept_commands: dict[int, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -53,7 +56,7 @@ class GoldenOutcome:
         lines += [check.message for check in self.checks if not check.ok]
         if any(check.status == "missing" for check in self.checks) and update is None:
             lines.append(f"  create it: pytest --zbench-device={m.device} "
-                         f"-k 'golden[{m.case.id}-{m.device}]' --zbench-update-goldens=missing")
+                         f"-k 'golden[{m.case.id}-{m.device}]' --zbench-update-goldens=missing --zbench-goldens-only")
         return "\n".join(lines)
 
     def correctness(self, results_dir: Path) -> dict[str, Any]:
@@ -74,6 +77,9 @@ class GoldenOutcome:
                 "artifacts": _rel_paths(check.artifacts, results_dir),
                 "defect": _rel_record(check.record, results_dir) if check.status == "failed" else None,
                 "message": check.message,
+                "digest": check.digest,
+                "triage": check.triage,
+                "accept": self.accept_commands.get(check.key.frame),
                 **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures,
@@ -132,9 +138,15 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 driver=driver, build_hash=build_hash, runner_issues=issues,
                 capture_problem=_capture_problem(launch or (m.launches[0] if m.launches else None), frame),
             )
-            if check.status in ("missing", "written") and capture is not None and not check.artifacts:
-                # The capture itself, for review in the report before it is recorded (docs/report.md).
+            if check.status in ("missing", "written", "failed") and capture is not None and not check.artifacts:
+                # The capture itself, for review in the report before it is recorded (docs/report.md), and
+                # for `zbench goldens accept` to take it from (a rejected image has no other artifact).
                 check.artifacts = {"actual": str(capture)}
+            if check.triage == "untriaged":
+                command = triage_command("accept", results_dir, m.device, m.case.id, frame)
+                outcome.accept_commands[frame] = command
+                check.message += (f"\n  accept this image: {command}"
+                                  f"\n  or reject it: {triage_command('reject', results_dir, m.device, m.case.id, frame)}")
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:

@@ -451,6 +451,12 @@ def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
             line += (f"; {words} vs reference set {html.escape(str(cross.get('reference_set', '')))}: "
                      f"<b class='{html.escape(cross_status)}'>{html.escape(cross_status)}</b>{difference}")
     out = [f"<div class=golden-frame data-status='{html.escape(status)}'><p>{line}</p>"]
+    if frame.get("triage") == "rejected":  # known bad: the reason is the whole story (docs/goldens.md, "Triage")
+        out.append(f"<p class=note>{html.escape(str(frame.get('message') or ''))}</p>")
+    if frame.get("accept"):  # an untriaged capture (docs/goldens.md, "Triage")
+        out.append(f"<p class=note>untriaged: accept this image with <code>{html.escape(str(frame['accept']))}"
+                   "</code>, or reject it with <code>zbench goldens reject</code>, the same arguments and "
+                   "<code>--reason TEXT</code></p>")
     artifacts = frame.get("artifacts") or {}
     if status in ("missing", "written"):
         capture = _inline_png(results_dir, artifacts.get("actual"))

@@ -60,8 +60,8 @@ def adaptive_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
 
 def golden_properties(outcome: GoldenOutcome) -> list[tuple[str, object]]:
     """The observed metrics and status of every captured frame of a golden test: frame<N>_<metric>,
-    frame<N>_status and, for a GPU backend or another CPU architecture than the reference,
-    frame<N>_cross_backend_status or frame<N>_cross_arch_status."""
+    frame<N>_status, frame<N>_triage when the triage decided or could not, and, for a GPU backend or another
+    CPU architecture than the reference, frame<N>_cross_backend_status or frame<N>_cross_arch_status."""
     props: list[tuple[str, object]] = []
     for check in outcome.checks:
         frame = check.key.frame
@@ -69,6 +69,8 @@ def golden_properties(outcome: GoldenOutcome) -> list[tuple[str, object]]:
         for metric, values in tightness.items():
             props.append((f"frame{frame}_{metric}", values.get("observed")))
         props.append((f"frame{frame}_status", check.status))
+        if check.triage is not None:  # accepted, rejected or untriaged (docs/goldens.md, "Triage")
+            props.append((f"frame{frame}_triage", check.triage))
         cross = outcome.cross.get(frame)
         if cross:
             props.append((f"frame{frame}_{cross['kind']}_status", cross["status"]))

@@ -106,7 +106,7 @@ def missing_features(device: Device, case: SceneCase) -> str | None:
 
 def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
     display = device.display()
-    return Job(
+    job = Job(
         backend=device.spec.backend,
         mode=case.mode or settings.mode,
         refresh_hz=display.refresh_hz,
@@ -116,6 +116,13 @@ def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
         seed=settings.seed,
         scene=case.job_scene(display.width, display.height),
     )
+    if settings.goldens_only and case.complexity is not None:
+        # An adaptive scene's goldens-only launch renders every frame at its capture complexity, the captured
+        # frames inside the complexity list as adaptive launches place them (host/adaptive.py, docs/goldens.md).
+        warmup = max(settings.warmup, max(case.capture, default=-1) + 1)
+        job = dataclasses.replace(job, warmup_frames=warmup,
+                                  complexity=(float(case.complexity.capture),) * (warmup + settings.frames))
+    return job
 
 
 def new_measurement(device: Device, case: SceneCase, settings: Settings) -> SceneMeasurement:

@@ -116,7 +116,10 @@ class HostSession:
                 # The cooldown under the lease: no other worker heats the device while it cools (host/prepare.py)
                 if device.spec.prepare is not None and (cooled := cool_down(device.transport, device.spec.prepare)):
                     self._cooldowns[key] = cooled
-                if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
+                if self.settings.goldens_only:  # the captures alone: one short plain launch (docs/goldens.md)
+                    measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
+                                                self.health)
+                elif case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
                     measurement = measure_adaptive(device, case, self.settings, self.settings.results,
                                                    self.progress, self.health, b_runner=self.b_runner)
                 elif self.b_runner is not None:
@@ -130,8 +133,9 @@ class HostSession:
                                                 self.health)
             self._measurements[key] = measurement
             self.record.artifact_failures += measurement.artifact_failures
-            # One long launch is not comparable with the history's short ones: recorded in run.json only.
-            self._history_sections[key] = (None if measurement.sustained is not None
+            # One long launch is not comparable with the history's short ones, nor is a goldens-only launch of
+            # one frame: recorded in run.json only.
+            self._history_sections[key] = (None if measurement.sustained is not None or self.settings.goldens_only
                                            else self.gate.record(self.record, measurement))
             reason = self.health.reason(device_name)
             if reason is not None:

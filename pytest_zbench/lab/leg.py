@@ -142,7 +142,9 @@ class LegError(UsageError):
 def _plan(spec: DeviceSpec, inventory_path: Path, env: LegEnvironment, results: Path, scratch: Path,
           environ: dict[str, str]) -> LegPlan:
     argv = [sys.executable, "-m", "pytest", f"--zbench-device={spec.name}", f"--zbench-results={results}",
-            f"--junitxml={results / 'junit.xml'}", "-p", "no:cacheprovider", "-rfEs"]
+            f"--junitxml={results / 'junit.xml'}", "-p", "no:cacheprovider", "-rfEs",
+            # A leg's folder is uploaded as it is, one session each: a run archive would upload it twice.
+            "--zbench-keep-runs=0"]
     if env.pull_request:
         return _plan_pull_request(spec, inventory_path, env, scratch, environ, argv)
     history, where = _history(env)

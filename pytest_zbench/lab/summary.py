@@ -45,8 +45,8 @@ def render_summary(documents: Sequence[Mapping[str, Any]], *, title: str = "zben
     tail += [ARTIFACT_CONTENTS, ""]
     budget = _Budget(budget_bytes - _size(head) - _size(tail))
     body: list[str] = []
-    sections = (_regressed(scenes), _perf_failures(scenes), _golden_failures(scenes), _inconclusive(scenes),
-                _quarantined(documents))
+    sections = (_regressed(scenes), _perf_failures(scenes), _golden_failures(scenes), _untriaged(scenes),
+                _inconclusive(scenes), _quarantined(documents))
     for i, section in enumerate(sections):
         body += budget.section(*section, sections_after=len(sections) - 1 - i)
     return "\n".join(head + body + tail)
@@ -155,6 +155,20 @@ def _golden_failures(scenes: Sequence[Mapping[str, Any]]) -> Section:
                     yield (scene["id"], scene["device"], str(frame.get("frame")), "cross-backend failed",
                            _failing_metrics(cross), "-")
     return _counted("Golden failures", ("scene", "device", "frame", "status", "failing metric", "diff"), rows())
+
+
+def _untriaged(scenes: Sequence[Mapping[str, Any]]) -> Section:
+    """Captures no triage file knows that failed or have no golden (docs/goldens.md, "Triage"), with the command
+    that accepts each from this run's artifact once downloaded and unpacked (ARTIFACT)."""
+    def rows() -> Iterable[Sequence[str]]:
+        for scene in scenes:
+            for frame in (scene.get("correctness") or {}).get("frames") or []:
+                if frame.get("triage") == "untriaged":
+                    command = (f"zbench goldens accept ARTIFACT --device {scene['device']} --scene {scene['id']} "
+                               f"--frame {frame.get('frame')}")
+                    yield scene["id"], scene["device"], str(frame.get("frame")), str(frame["status"]), f"`{command}`"
+    return _counted("Untriaged images", ("scene", "device", "frame", "status", "accept (or reject --reason TEXT)"),
+                    rows())
 
 
 def _inconclusive(scenes: Sequence[Mapping[str, Any]]) -> Section:

@@ -61,6 +61,17 @@ class SceneTest(pytest.Function):
         return self.path, 0, self.name
 
 
+def deselect_perf(config: pytest.Config, settings: Settings, items: list[pytest.Item]) -> None:
+    """--zbench-goldens-only: the perf tests are deselected (pytest counts them as such), so that a golden is
+    recorded or checked in one short launch (docs/goldens.md, "Goldens only")."""
+    if not settings.goldens_only:
+        return
+    perf = [item for item in items if item.get_closest_marker("zbench_perf") is not None]
+    if perf:
+        config.hook.pytest_deselected(items=perf)
+        items[:] = [item for item in items if item.get_closest_marker("zbench_perf") is None]
+
+
 def perf_test(device: Device, scene: Scene) -> None:
     """The generated perf test: measure the scene on the device and judge the measurement."""
     measurement = scene.measure(device)

@@ -41,6 +41,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
     group.addoption(
+        "--zbench-goldens-only", action="store_true", default=False,
+        help="golden tests only: one launch of 0 warmup + 1 measured frame (then the capture frames) unless "
+             "given explicitly, perf tests deselected, nothing recorded in the history (default: off)",
+    )
+    parser.addini("zbench_goldens_only", type="bool", default=False,
+                  help="like --zbench-goldens-only (default: false)")
+    group.addoption(
         "--zbench-calibrate", action="store_true", default=False,
         help="record the launches as A/A calibration runs in the history and gate nothing; `zbench calibrate` "
              "passes it (default: off)",
@@ -68,7 +75,8 @@ def _dest(option: Option) -> str:
 
 
 # The flags that are not Settings options (they are read in `activate`).
-FLAG_DESTS = ("zbench_quick", "zbench_calibrate", "zbench_check_runner", "zbench_update_goldens")
+FLAG_DESTS = ("zbench_quick", "zbench_calibrate", "zbench_check_runner", "zbench_update_goldens",
+              "zbench_goldens_only")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -97,6 +105,8 @@ def asked_for(config: pytest.Config) -> str | None:
             return "--" + dest.replace("_", "-")
     if config.getini("zbench_quick"):
         return "ini zbench_quick"
+    if config.getini("zbench_goldens_only"):
+        return "ini zbench_goldens_only"
     from .collection import SCENE_SUFFIXES
 
     scenes = config.rootpath / next(o.default for o in OPTIONS if o.name == "scenes_dir")  # `scenes` at the rootdir
@@ -132,12 +142,26 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
                                   update_goldens=config.getoption("zbench_update_goldens"),
                                   calibrate=bool(config.getoption("zbench_calibrate")),
                                   check_runner=bool(config.getoption("zbench_check_runner")),
-                                  ci=running_in_ci(os.environ))
+                                  ci=running_in_ci(os.environ),
+                                  goldens_only=bool(config.getoption("zbench_goldens_only")
+                                                    or config.getini("zbench_goldens_only")))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
+    if settings.keep_runs > 0 and not plugin.is_worker:
+        from ..run_archive import RunArchive, archive_refusal
+
+        refused = archive_refusal(settings.results, config.rootpath,
+                                  (settings.goldens_dir, settings.scenes_dir, settings.inventory,
+                                   *((settings.history.path,) if settings.history.path is not None else ())))
+        if refused is None:
+            config.pluginmanager.register(RunArchive(settings.results, settings.keep_runs), "zbench-run-archive")
+        else:
+            config.issue_config_time_warning(pytest.PytestConfigWarning(
+                f"zbench: no run archive: {refused}; give --zbench-results a folder of its own, or "
+                "--zbench-keep-runs=0"), stacklevel=2)
     from ..lab.github import running_in_actions
 
     if running_in_actions() and not plugin.is_worker:

@@ -16,7 +16,7 @@ import pytest
 from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
-from .collection import collect_scene_file
+from .collection import collect_scene_file, deselect_perf
 from .stash import MEASUREMENT_KEY, RECORDED_KEY
 from .terminal import write_summary
 
@@ -188,6 +188,10 @@ class ZbenchPlugin:
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         return collect_scene_file(self.settings, file_path, parent)
+
+    @pytest.hookimpl(trylast=True)  # after -k and -m have chosen: the count deselected is then the perf tests'
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        deselect_perf(config, self.settings, items)
 
     # -- reporting
 

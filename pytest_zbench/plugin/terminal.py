@@ -27,7 +27,8 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
         return writer.markup(text, **{style: True}) if style else text
 
     try:  # the table on its own: a value it cannot show must not hide the lines below it
-        lines = summary_lines(host.record.scenes, host.record.devices, width=width, markup=markup)
+        # Goldens only: one frame's timing is no measurement, so no table of it (docs/goldens.md).
+        lines = [] if plugin.settings.goldens_only else summary_lines(host.record.scenes, host.record.devices, width=width, markup=markup)
     except Exception as exc:  # noqa: BLE001
         lines = []
         terminalreporter.write_line(f"the summary table could not be drawn: {type(exc).__name__}: {exc}; "
@@ -59,7 +60,8 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     else:
         results = plugin.settings.results
         terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
-        terminalreporter.write_line(f"history: {plugin.settings.history}")
+        terminalreporter.write_line("goldens only: no perf test, nothing recorded in the history"
+                                    if plugin.settings.goldens_only else f"history: {plugin.settings.history}")
 
 
 def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:

@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
-from scipy import stats as sps
 
 MAX_T_DRAWS = 10_000
 _U_GRID = np.concatenate([np.logspace(-12, -2, 120, endpoint=False), np.linspace(0.01, 0.99, 99),
@@ -56,6 +54,8 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
     m = t.size
+    from scipy import stats as sps  # here, not at the top: scipy.stats costs seconds to import
+
     p_slow = np.where(np.isnan(t), 1.0, sps.t.sf(t, df))
     p_fast = np.where(np.isnan(t), 1.0, sps.t.cdf(t, df))
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
@@ -89,6 +89,8 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
     u = rng.random(draws)
     # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u,
     # interpolated from _U_GRID (dense in both tails, where the t's heavy tails come from).
+    from scipy import special
+
     scale = np.column_stack([np.interp(u, _U_GRID, np.sqrt(2 * special.gammaincinv(v / 2, _U_GRID) / v))
                              if math.isfinite(v) else np.ones(draws) for v in nu])
     sims = z / np.maximum(scale, 1e-300)
@@ -107,6 +109,8 @@ def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
     """Mid-ranks of one metric over all launches (NaN launches placed at the middle: no information) and the
     tie correction of the rank-sum variance."""
     filled = np.where(np.isfinite(values), values, np.nanmedian(values) if np.isfinite(values).any() else 0.0)
+    from scipy import stats as sps
+
     ranks = sps.rankdata(filled)
     _, counts = np.unique(filled, return_counts=True)
     n = filled.size
