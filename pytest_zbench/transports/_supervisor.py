@@ -4,6 +4,7 @@ so that no process of a launch outlives it (README, Reliability). Standard libra
 
     _supervisor.py run -- ARGV...   run ARGV in a session of its own; exit as it exited
     _supervisor.py keep DIR [ID]    remove DIR when the host goes away (a temporary workdir)
+    _supervisor.py serve            run commands sent on stdin, each under `run` (an ssh connection's launcher)
 
 `run`:
 * The supervisor is a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): a process the runner starts stays
@@ -22,6 +23,15 @@ so that no process of a launch outlives it (README, Reliability). Standard libra
 writes ID into DIR/.zbench-host/keeper and removes DIR only if the file still holds it: after a connection was
 lost and made again, the new connection's keeper owns the folder, and the old one (whose end of file may come
 much later) leaves it alone.
+
+`serve`: one per ssh connection, started once, so that a launch is not a new SSH session running the
+account's login shell and its rc files (docs/architecture.md, "The ssh launcher"). Requests arrive on stdin,
+one JSON object a line: {"id": N, "argv": [...], "env": {...}} starts `run --pdeathsig -- ARGV` with the
+launcher's own environment plus `env`. Frames go out on stdout, one JSON object a line: {"id": N, "pid": P}
+(the `run` process, leader of its own process group), {"id": N, "out": TEXT} and {"id": N, "err": TEXT} as
+the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). End of file on stdin (the
+connection ended, or the host died) closes the stdin of every `run` it started: each stops its tree as when
+its own host goes away.
 
 Without procfs and prctl (macOS) the runner's process group is still stopped, which covers every child that
 does not leave the group.
@@ -234,13 +244,92 @@ def keep(folder: str, keeper_id: str | None) -> int:
     return 0
 
 
+def serve() -> int:
+    import json
+    import selectors
+    import subprocess
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the sshd process serving the channel is gone: so is the launcher
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, None)
+    running: dict[int, tuple[subprocess.Popen[bytes], set[int]]] = {}
+    pending = b""
+
+    def send(frame: dict[str, object]) -> None:
+        data = json.dumps(frame).encode() + b"\n"
+        try:
+            while data:
+                data = data[os.write(1, data):]
+        except OSError:  # the channel is gone: so is the host; every `run` stops its tree
+            for proc, _ in running.values():
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            raise SystemExit(0) from None
+
+    def start(request: dict[str, object]) -> None:
+        ident = int(request["id"])  # type: ignore[call-overload]
+        argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})  # type: ignore[call-overload]
+        try:
+            proc = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "run", "--pdeathsig", "--",
+                                     *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    env=env, start_new_session=True)
+        except OSError as exc:
+            send({"id": ident, "err": f"cannot start the supervisor: {exc}\n"})
+            send({"id": ident, "exit": 125})
+            return
+        assert proc.stdout is not None and proc.stderr is not None
+        send({"id": ident, "pid": proc.pid})
+        running[ident] = (proc, {proc.stdout.fileno(), proc.stderr.fileno()})
+        selector.register(proc.stdout.fileno(), selectors.EVENT_READ, (ident, "out"))
+        selector.register(proc.stderr.fileno(), selectors.EVENT_READ, (ident, "err"))
+
+    host_gone = False
+    while not host_gone or running:
+        for key, _ in selector.select():
+            if key.data is None:  # a request, or end of file: the host is gone
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    host_gone = True
+                    selector.unregister(0)
+                    for proc, _ in running.values():
+                        if proc.stdin is not None:
+                            proc.stdin.close()  # each `run` stops its tree
+                    continue
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        start(json.loads(line))
+                continue
+            ident, stream = key.data
+            data = os.read(key.fd, 65536)
+            if data:
+                send({"id": ident, stream: data.decode("utf-8", "replace")})
+                continue
+            selector.unregister(key.fd)
+            proc, fds = running[ident]
+            fds.discard(key.fd)
+            if not fds:  # both pipes closed: the supervisor has stopped its tree and is exiting
+                del running[ident]
+                status = proc.wait()
+                for handle in (proc.stdin, proc.stdout, proc.stderr):
+                    if handle is not None:
+                        handle.close()
+                send({"id": ident, "exit": status})
+    return 0
+
+
 def main(args: list[str]) -> int:
+    if args == ["serve"]:
+        return serve()
     if args[:1] == ["keep"] and len(args) in (2, 3):
         return keep(args[1], args[2] if len(args) == 3 else None)
     pdeathsig = "--pdeathsig" in args[: args.index("--")] if "--" in args else False
     if args[:1] == ["run"] and "--" in args and args.index("--") + 1 < len(args):
         return run(args[args.index("--") + 1:], pdeathsig)
-    print("usage: _supervisor.py run [--pdeathsig] -- ARGV... | keep DIR [ID]", file=sys.stderr)
+    print("usage: _supervisor.py run [--pdeathsig] -- ARGV... | keep DIR [ID] | serve", file=sys.stderr)
     return 2
 
 

@@ -23,10 +23,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import posixpath
 import secrets
+import shlex
 import stat
 import threading
 import time
@@ -38,6 +40,7 @@ from typing import Any, TypeVar
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import (
+    LAUNCH_VARIABLE,
     SUPERVISOR_NAME,
     alive_command,
     keeper_command,
@@ -56,6 +59,12 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_KEEPALIVE_S = 15.0
 KEEPALIVE_COUNT_MAX = 3
 SMALL_COMMAND_TIMEOUT_S = 30.0
+# What a launch's environment starts from on a device with Python (the launcher's, set once per connection
+# without the account's rc files), before the inventory's `env`: the account's identity as sshd set it, a
+# standard PATH, and the session's runtime folder, locale and time zone when they are set.
+LAUNCHER_ENV = ('HOME="$HOME" ${USER+"USER=$USER"} ${LOGNAME+"LOGNAME=$LOGNAME"} ${SHELL+"SHELL=$SHELL"} '
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
+                '${XDG_RUNTIME_DIR+"XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR"} ${LANG+"LANG=$LANG"} ${TZ+"TZ=$TZ"}')
 
 
 class SshTransport(WorkdirMixin):
@@ -81,6 +90,10 @@ class SshTransport(WorkdirMixin):
         self._python: bool | None = None  # the device has Python 3.7+: launches run under the supervisor
         self._supervisor: str | None = None  # its path on the device, once pushed on this connection
         self._keeper: Any = None  # the temporary workdir's keeper process on this connection
+        self._interpreter: str | None = None  # the device's python3 by absolute path (no PATH lookup)
+        self._launcher: Any = None  # this connection's launcher (_supervisor.py serve), on a device with Python
+        self._frames: dict[int, asyncio.Queue[dict[str, Any] | None]] = {}  # launcher frames by request id
+        self._requests = 0
         self.connects = 0  # how many connections were opened (1 + reconnections)
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -211,22 +224,59 @@ class SshTransport(WorkdirMixin):
             sftp = await self._sftp_client()
             await sftp.makedirs(posixpath.join(self._workdir, posixpath.dirname(SUPERVISOR_NAME)), exist_ok=True)
             if self._python is None:
-                found = await self._shell_quiet("python3 -c 'import sys; print(int(sys.version_info >= (3, 7)))'"
-                                                " 2>/dev/null")
-                self._python = (found or "").strip() == "1"
+                # the interpreter's own path: what the account's rc files put on PATH (a version manager's
+                # shim, say) is looked up once here, not on every launch
+                found = await self._shell_quiet("python3 -c 'import sys; print(int(sys.version_info >= (3, 7)), "
+                                                "sys.executable)' 2>/dev/null")
+                flag, _, interpreter = (found or "").strip().partition(" ")
+                self._python = flag == "1" and interpreter.startswith("/")
+                self._interpreter = interpreter if self._python else None
             if self._python:
                 path = posixpath.join(self._workdir, SUPERVISOR_NAME)
                 await sftp.put(str(SUPERVISOR), path)
                 self._supervisor = path
-            if self._owns_workdir:
-                import asyncssh
+            import asyncssh
 
+            if self._owns_workdir:
                 self._keeper = await self._conn.create_process(
-                    keeper_command(self._workdir, secrets.token_hex(8), supervisor=self._supervisor),
+                    keeper_command(self._workdir, secrets.token_hex(8), supervisor=self._supervisor,
+                                   python=self._interpreter or "python3"),
                     stdout=asyncssh.DEVNULL, stderr=asyncssh.DEVNULL)
+            if self._supervisor is not None and self._interpreter is not None:
+                await self._start_launcher()
         except Exception as exc:  # noqa: BLE001 - supervision degrades to the shell wrapper, reported
             log.warning("device %s: preparing %s failed (%s); launches run under the shell wrapper",
                         self.name, self._workdir, exc)
+
+    async def _start_launcher(self) -> None:
+        """This connection's launcher (_supervisor.py serve): started once by the login shell, it starts
+        every launch itself, so a launch runs no login shell and no rc files (docs/architecture.md, "The ssh
+        launcher")."""
+        assert self._supervisor is not None and self._interpreter is not None
+        command = (f"exec env -i {LAUNCHER_ENV} {shlex.quote(self._interpreter)} -I {shlex.quote(self._supervisor)} "
+                   "serve")
+        launcher = await self._conn.create_process(command, encoding=None)
+        self._launcher = launcher
+        asyncio.ensure_future(self._read_frames(launcher))
+
+    async def _read_frames(self, launcher: Any) -> None:
+        """Hand each launcher frame to the launch it belongs to; when the channel ends, every launch still
+        waiting learns that (None)."""
+        try:
+            async for raw in launcher.stdout:
+                try:
+                    frame = json.loads(raw)
+                except ValueError:
+                    continue  # what the account's rc files printed before the launcher started
+                if isinstance(frame, dict) and frame.get("id") in self._frames:
+                    self._frames[frame["id"]].put_nowait(frame)
+        except Exception:  # noqa: BLE001 - a lost channel: the same as its end
+            pass
+        finally:
+            if self._launcher is launcher:
+                self._launcher = None
+            for queue in self._frames.values():
+                queue.put_nowait(None)
 
     async def _connect(self) -> Any:
         import asyncssh
@@ -285,7 +335,7 @@ class SshTransport(WorkdirMixin):
         return conn
 
     async def _disconnect(self) -> None:
-        conn, self._conn, self._sftp, self._keeper = self._conn, None, None, None
+        conn, self._conn, self._sftp, self._keeper, self._launcher = self._conn, None, None, None, None
         if conn is not None:
             conn.close()
             try:
@@ -396,6 +446,9 @@ class SshTransport(WorkdirMixin):
         started = time.monotonic()
         deadline = started + timeout_s
         token = launch_token()
+        await self._ensure()
+        if self._launcher is not None:
+            return await self._launch(argv, timeout_s, on_line, token, started)
         proc = None
         for attempt in (1, 2):
             try:
@@ -471,6 +524,78 @@ class SshTransport(WorkdirMixin):
         exit_code: int | None = None
         if not timed_out and not lost:
             exit_code = proc.returncode if proc.returncode is not None else None
+        stderr, leftover = take_leftover("".join(err_chunks))
+        if notes:
+            stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
+        return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
+                             timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)
+
+    async def _launch(self, argv: tuple[str, ...], timeout_s: float, on_line: LineCallback | None, token: str,
+                      started: float) -> CommandResult:
+        """`run` through this connection's launcher: the same supervision as a command of its own (the
+        launcher starts `_supervisor.py run` for it), without a new session and its login shell."""
+        deadline = started + timeout_s
+        env = {**self.spec.env, LAUNCH_VARIABLE: token}
+        self._requests += 1
+        ident = self._requests
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._frames[ident] = queue
+        pid: int | None = None
+        partial = ""
+        out_lines: list[str] = []
+        err_chunks: list[str] = []
+        exit_code: int | None = None
+        timed_out = lost = False
+        notes: list[str] = []
+
+        def lines(text: str) -> None:
+            nonlocal partial
+            partial += text
+            *complete, partial = partial.split("\n")
+            for line in complete:
+                out_lines.append(line + "\n")
+                if on_line is not None:
+                    try:
+                        on_line(line)
+                    except Exception:  # noqa: BLE001 - a progress callback must not lose the run
+                        log.exception("device %s: on_line callback failed", self.name)
+
+        try:
+            try:
+                self._launcher.stdin.write(json.dumps({"id": ident, "argv": list(argv), "env": env}).encode() + b"\n")
+                await self._launcher.stdin.drain()
+            except Exception as exc:  # noqa: BLE001 - the channel is gone: the same as a lost connection
+                raise DeviceError(f"device {self.name}: cannot start `{argv[0]}` on {self.where}: {exc}") from None
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    timed_out = True
+                    break
+                if frame is None:
+                    lost = True
+                    self._lost = True
+                    notes.append(f"connection to {self.where} lost during the run")
+                    break
+                if "pid" in frame:
+                    pid = int(frame["pid"])
+                elif "out" in frame:
+                    lines(str(frame["out"]))
+                elif "err" in frame:
+                    err_chunks.append(str(frame["err"]))
+                elif "exit" in frame:
+                    exit_code = int(frame["exit"])
+                    break
+            if timed_out or lost:
+                if pid is not None:
+                    notes.append(await self._kill_on_device(pid, None, token))
+                else:
+                    notes.append("the runner never reported its pid")
+                exit_code = None
+        finally:
+            del self._frames[ident]
+        if partial:
+            lines("\n")
         stderr, leftover = take_leftover("".join(err_chunks))
         if notes:
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
