@@ -4,7 +4,8 @@
   ANDROID_ADB_SERVER_PORT (as adb itself reads them), else 127.0.0.1:5037. The device is the inventory's
   `serial`; a network serial (HOST:PORT) is `adb connect`ed when the server does not list it, and again
   after the connection dropped.
-* Files move with the sync protocol (push; pull_dir lists the folder and pulls its regular files).
+* Files move with the sync protocol, one sync stream per push and one per folder pull (STAT, LIST, then RECV of
+  each regular file): docs/architecture.md, "Round trips per launch".
 * `run` uses the shell protocol v2 (`shell,v2,raw:`: separate stdout / stderr and the exit code; Android 7+)
   and falls back to v1 (`shell:`, stderr merged into stdout, the exit code from a trailing marker) on
   devices without `shell_v2`. The command is the shell wrapper of _shell.py (`echo zbench-pid:$$` first,
@@ -118,7 +119,7 @@ class AdbTransport(WorkdirMixin):
     def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         def go() -> PulledFiles:
             # One sync session for the whole folder (stat, list, every file): one stream to open, not one
-            # per file (docs/remote-devices.md, "Round trips per launch").
+            # per file (docs/architecture.md, "Round trips per launch").
             with _SyncSession(self._device) as sync:
                 if not stat.S_ISDIR(sync.stat(remote)):
                     raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")

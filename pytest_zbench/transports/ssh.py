@@ -11,6 +11,10 @@
   (default 15; the connection is declared dead after 3 unanswered keepalives).
 * Files move over SFTP. Commands go as strings built by shlex.quote of every argv element
   (see _shell.py); the device account's login shell must be a POSIX shell.
+* On a device with Python 3.7+ the login shell runs once per connection, to start the launcher
+  (_supervisor.py serve) that starts every launch: no login shell and no rc files per launch, and a launch's
+  environment is the launcher's fixed one plus the inventory's `env` (docs/architecture.md, "The ssh
+  launcher"). Without Python, each launch is a command of its own, through the login shell.
 * `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
   device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
 * Every launch runs supervised on the device (_shell.py supervised_command): with Python 3.7+ there, the

@@ -288,6 +288,28 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         t.close()
 
 
+def test_ssh_launches_start_from_one_launcher_without_the_login_shell(sshd, write_inventory, tmp_path):
+    """On a device with Python every launch is a request to the connection's launcher, not a new SSH
+    session: no login shell, no rc files. Its environment is the account's identity, a standard PATH and the
+    inventory's env, nothing an rc file set (README, Remote devices)."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    code = ("import json, os\nstat = open(f'/proc/{os.getppid()}/stat').read()\n"
+            "launcher = int(stat[stat.rindex(')') + 2:].split()[1])\n"
+            "print(json.dumps({'launcher': open(f'/proc/{launcher}/cmdline').read().split('\\0'), "
+            "'pid': launcher, 'env': sorted(os.environ)}))")
+    try:
+        first, second = (json.loads(t.run([sys.executable, "-c", code], timeout_s=20).stdout) for _ in range(2))
+        assert t.connects == 1
+    finally:
+        t.close()
+    assert first["pid"] == second["pid"] and "serve" in first["launcher"], first
+    # LC_CTYPE: Python's own locale coercion (PEP 538) when no locale is set
+    assert {"HOME", "PATH", "PYTHONPATH", "ZBENCH_LAUNCH"} <= set(first["env"]) <= {
+        "HOME", "USER", "LOGNAME", "SHELL", "PATH", "XDG_RUNTIME_DIR", "LANG", "TZ", "LC_CTYPE", "PYTHONPATH",
+        "ZBENCH_LAUNCH"}, first["env"]
+
+
 def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, write_inventory, tmp_path):
     t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
     t.open()
