@@ -29,7 +29,8 @@ account's login shell and its rc files (docs/architecture.md, "The ssh launcher"
 one JSON object a line: {"id": N, "argv": [...], "env": {...}} starts `run --pdeathsig -- ARGV` with the
 launcher's own environment plus `env`. Frames go out on stdout, one JSON object a line: {"id": N, "pid": P}
 (the `run` process, leader of its own process group), {"id": N, "out": TEXT} and {"id": N, "err": TEXT} as
-the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). End of file on stdin (the
+the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). With "plain": true the
+command is started as it is, in a session of its own, unsupervised (a short script of the host's). End of file on stdin (the
 connection ended, or the host died) closes the stdin of every `run` it started: each stops its tree as when
 its own host goes away.
 
@@ -271,10 +272,13 @@ def serve() -> int:
         argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})  # type: ignore[call-overload]
+        # `plain`: a short script of the host's that starts nothing (the platform probe), without the
+        # supervisor's own start; otherwise the supervisor, whose stdin tells it when the host is gone
+        plain = bool(request.get("plain"))
+        command = argv if plain else [sys.executable, "-I", os.path.abspath(__file__), "run", "--pdeathsig", "--", *argv]
         try:
-            proc = subprocess.Popen([sys.executable, "-I", os.path.abspath(__file__), "run", "--pdeathsig", "--",
-                                     *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    env=env, start_new_session=True)
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL if plain else subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
         except OSError as exc:
             send({"id": ident, "err": f"cannot start the supervisor: {exc}\n"})
             send({"id": ident, "exit": 125})

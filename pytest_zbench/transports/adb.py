@@ -204,6 +204,9 @@ class AdbTransport(WorkdirMixin):
                              stdout=stdout, stderr=stderr, timed_out=timed_out, leftover=leftover + leftover_v1,
                              wall_s=time.monotonic() - started)
 
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        return self.run(["sh", "-c", script], timeout_s=timeout_s)
+
     # -- internals -------------------------------------------------------------------------------------------
 
     def _attach(self) -> None:

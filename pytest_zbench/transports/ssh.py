@@ -67,7 +67,7 @@ SMALL_COMMAND_TIMEOUT_S = 30.0
 # without the account's rc files), before the inventory's `env`: the account's identity as sshd set it, a
 # standard PATH, and the session's runtime folder, locale and time zone when they are set.
 LAUNCHER_ENV = ('HOME="$HOME" ${USER+"USER=$USER"} ${LOGNAME+"LOGNAME=$LOGNAME"} ${SHELL+"SHELL=$SHELL"} '
-                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/vc/bin "
                 '${XDG_RUNTIME_DIR+"XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR"} ${LANG+"LANG=$LANG"} ${TZ+"TZ=$TZ"}')
 
 
@@ -195,6 +195,18 @@ class SshTransport(WorkdirMixin):
         argv = tuple(str(a) for a in argv)
         # The coroutine enforces the deadline itself; the outer wait only guards against a wedged loop.
         return self._call(self._run(argv, timeout_s, on_line), timeout_s + 4 * KILL_GRACE_S + 60)
+
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        argv = ("sh", "-c", script)
+
+        async def go() -> CommandResult:
+            started = time.monotonic()
+            await self._ensure()
+            if self._launcher is not None:  # started by the launcher itself, without a supervisor
+                return await self._launch(argv, timeout_s, None, launch_token(), started, plain=True)
+            return await self._run(argv, timeout_s, None)
+
+        return self._call(go(), timeout_s + 4 * KILL_GRACE_S + 60)
 
     # -- internals -------------------------------------------------------------------------------------------
 
@@ -535,9 +547,10 @@ class SshTransport(WorkdirMixin):
                              timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)
 
     async def _launch(self, argv: tuple[str, ...], timeout_s: float, on_line: LineCallback | None, token: str,
-                      started: float) -> CommandResult:
+                      started: float, *, plain: bool = False) -> CommandResult:
         """`run` through this connection's launcher: the same supervision as a command of its own (the
-        launcher starts `_supervisor.py run` for it), without a new session and its login shell."""
+        launcher starts `_supervisor.py run` for it), without a new session and its login shell. `plain`:
+        the launcher starts argv itself, unsupervised (`run_script`)."""
         deadline = started + timeout_s
         env = {**self.spec.env, LAUNCH_VARIABLE: token}
         self._requests += 1
@@ -566,7 +579,8 @@ class SshTransport(WorkdirMixin):
 
         try:
             try:
-                self._launcher.stdin.write(json.dumps({"id": ident, "argv": list(argv), "env": env}).encode() + b"\n")
+                request = {"id": ident, "argv": list(argv), "env": env, **({"plain": True} if plain else {})}
+                self._launcher.stdin.write(json.dumps(request).encode() + b"\n")
                 await self._launcher.stdin.drain()
             except Exception as exc:  # noqa: BLE001 - the channel is gone: the same as a lost connection
                 raise DeviceError(f"device {self.name}: cannot start `{argv[0]}` on {self.where}: {exc}") from None
