@@ -37,7 +37,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats as sps
 
 from ..protocol import MEASURED_GPU_SOURCES
 from .config import GATING_METRICS, GateConfig, metric_unit
@@ -56,6 +55,14 @@ from .multiplicity import Adjusted, max_t, permutation_max_t
 
 Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 GateMode = Literal["sessions", "interleaved"]
+
+
+def _scipy_stats() -> Any:
+    """scipy.stats, imported when a verdict needs a quantile: about a second to import, which a session
+    that judges nothing (no baseline yet) never pays, and which was the most of a session's start."""
+    from scipy import stats
+
+    return stats
 
 
 @dataclass(frozen=True)
@@ -332,6 +339,7 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
                               df_within=float(within.df[j]))
         # No spread anywhere: equal values say nothing (NaN: p 1 both ways), unequal ones are certain (inf).
         t = d / se if se > 0 else (math.nan if d == 0 else math.copysign(math.inf, d))
+        sps = _scipy_stats()
         q = float(sps.t.ppf((1 + config.confidence) / 2, df)) if math.isfinite(df) else float(
             sps.norm.ppf((1 + config.confidence) / 2))
         rows.append(dict(common, d=d, se=se, var_w=var_w, var_b=var_b, df=df, t=t, q=q,
@@ -462,6 +470,7 @@ def _session_advice(row: Mapping[str, Any], edge: float, config: GateConfig) -> 
               "(--zbench-ab) would decide it.").format(df=row["between_df"], sessions=row["n_sessions"])
     if math.isfinite(row["t"]) and abs(row["t"]) > 4 and row["between_df"] < 6:
         return None, few_df
+    sps = _scipy_stats()
     crit = float(sps.t.ppf(1 - config.alpha, row["df"])) if math.isfinite(row["df"]) else float(
         sps.norm.ppf(1 - config.alpha))
     distance = min(abs(math.log(row["effect"]) - math.log(edge)), abs(math.log(row["effect"])))

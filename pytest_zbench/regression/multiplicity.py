@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
-from scipy import stats as sps
 
 MAX_T_DRAWS = 10_000
 _U_GRID = np.concatenate([np.logspace(-12, -2, 120, endpoint=False), np.linspace(0.01, 0.99, 99),
@@ -56,6 +54,8 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
     m = t.size
+    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
+
     p_slow = np.where(np.isnan(t), 1.0, sps.t.sf(t, df))
     p_fast = np.where(np.isnan(t), 1.0, sps.t.cdf(t, df))
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
@@ -75,6 +75,8 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
 def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_slow: np.ndarray,
            p_fast: np.ndarray, *, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
     """One simulation of the min-P adjustment with `draws` draws (see max_t)."""
+    from scipy import special  # here, not at import: see regression/gate.py _scipy_stats
+
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
     k = int(live.sum())
     sub = np.asarray(corr, dtype=float)[np.ix_(live, live)]
@@ -106,6 +108,8 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
     """Mid-ranks of one metric over all launches (NaN launches placed at the middle: no information) and the
     tie correction of the rank-sum variance."""
+    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
+
     filled = np.where(np.isfinite(values), values, np.nanmedian(values) if np.isfinite(values).any() else 0.0)
     ranks = sps.rankdata(filled)
     _, counts = np.unique(filled, return_counts=True)
