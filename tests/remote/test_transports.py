@@ -193,6 +193,31 @@ def test_deadline_kills_the_runner_and_its_children_on_the_device(transport):
     assert pids_with(mark) == [], "a process of the killed runner is left on the device"
 
 
+def test_run_script_output_status_and_deadline(transport):
+    """The platform probe's way in (`run_script`: unsupervised on ssh with Python): output and status as
+    `run` gives them, and at the deadline the script and what it started are stopped on the device."""
+    result = transport.run_script("echo one; echo two >&2; exit 3", timeout_s=20)
+    assert result.exit_code == 3 and result.stdout == "one\n" and "two" in result.stderr, result
+    mark = marker()
+    started = time.monotonic()
+    result = transport.run_script(f"sleep {HUNG_S}; : {mark}", timeout_s=1.5)
+    assert result.timed_out and result.exit_code is None and time.monotonic() - started < HUNG_S / 2
+    assert gone(mark), "the script outlived its deadline"
+
+
+def test_local_run_script_is_stopped_at_its_deadline(write_inventory):
+    t = make_transport(write_inventory({"l": {"transport": "local"}})["l"])
+    t.open()
+    mark = marker()
+    try:
+        assert t.run_script("echo ok", timeout_s=20).stdout == "ok\n"
+        result = t.run_script(f"sleep {HUNG_S} & wait; : {mark}", timeout_s=1)
+    finally:
+        t.close()
+    assert result.timed_out and result.exit_code is None
+    assert gone(mark, within_s=3)
+
+
 def test_runner_killed_mid_run_reports_the_signal(transport):
     mark = marker()
     thread, box = run_in_background(transport, hung(mark))
