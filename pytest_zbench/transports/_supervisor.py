@@ -30,7 +30,9 @@ one JSON object a line: {"id": N, "argv": [...], "env": {...}} starts `run --pde
 launcher's own environment plus `env`. Frames go out on stdout, one JSON object a line: {"id": N, "pid": P}
 (the `run` process, leader of its own process group), {"id": N, "out": TEXT} and {"id": N, "err": TEXT} as
 the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). With "plain": true the
-command is started as it is, in a session of its own, unsupervised (a short script of the host's). End of file on stdin (the
+command is started as it is, in a session of its own, unsupervised (a short script of the host's).
+{"id": N, "pack": DIR, "max_bytes": M} sends the regular files of DIR back on the same stream (see `pack`):
+a launch's outputs in one request, not a listing and a transfer per file. End of file on stdin (the
 connection ended, or the host died) closes the stdin of every `run` it started: each stops its tree as when
 its own host goes away.
 
@@ -45,6 +47,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import sys
 import threading
 import time
@@ -55,6 +58,7 @@ PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_MARK = "zbench-leftover:"
 GRACE_S = float(os.environ.get("ZBENCH_KILL_GRACE_S", "2"))
 POLL_S = 0.05
+PACK_CHUNK = 256 * 1024  # bytes of a file per `chunk` frame of `serve`'s pack
 
 
 def prctl(option: int, value: int) -> bool:
@@ -256,8 +260,8 @@ def serve() -> int:
     running: dict[int, tuple[subprocess.Popen[bytes], set[int]]] = {}
     pending = b""
 
-    def send(frame: dict[str, object]) -> None:
-        data = json.dumps(frame).encode() + b"\n"
+    def send(frame: dict[str, object], payload: bytes = b"") -> None:
+        data = json.dumps(frame).encode() + b"\n" + payload
         try:
             while data:
                 data = data[os.write(1, data):]
@@ -289,6 +293,42 @@ def serve() -> int:
         selector.register(proc.stdout.fileno(), selectors.EVENT_READ, (ident, "out"))
         selector.register(proc.stderr.fileno(), selectors.EVENT_READ, (ident, "err"))
 
+    def pack(ident: int, folder: str, max_bytes: object) -> None:
+        """The regular files of `folder` (not its subfolders, not links) as one stream: a `file` frame, its
+        bytes in `chunk` frames (each followed by that many raw bytes), `done`; `too_large` for a file above
+        max_bytes (left where it is); `end` last, `error` before it when the folder cannot be read."""
+        try:
+            names = sorted(os.listdir(folder))
+            if not os.path.isdir(folder) or os.path.islink(folder):
+                raise NotADirectoryError(f"{folder} is not a folder")
+        except OSError as exc:
+            send({"id": ident, "error": str(exc)})
+            send({"id": ident, "end": True})
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                if isinstance(max_bytes, int) and info.st_size > max_bytes:
+                    send({"id": ident, "too_large": name, "size": info.st_size})
+                    continue
+                handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                continue  # gone meanwhile, or unreadable: not pulled, as with a listing
+            try:
+                send({"id": ident, "file": name})
+                while True:
+                    data = os.read(handle, PACK_CHUNK)
+                    if not data:
+                        break
+                    send({"id": ident, "chunk": len(data)}, data)
+                send({"id": ident, "done": name})
+            finally:
+                os.close(handle)
+        send({"id": ident, "end": True})
+
     host_gone = False
     while not host_gone or running:
         for key, _ in selector.select():
@@ -305,7 +345,11 @@ def serve() -> int:
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        start(json.loads(line))
+                        request = json.loads(line)
+                        if "pack" in request:
+                            pack(int(request["id"]), str(request["pack"]), request.get("max_bytes"))
+                        else:
+                            start(request)
                 continue
             ident, stream = key.data
             data = os.read(key.fd, 65536)

@@ -143,7 +143,11 @@ class SshTransport(WorkdirMixin):
             sftp = await self._sftp_client()
             await sftp.makedirs(path, exist_ok=True)
 
-        self._call(self._files(go, f"create folder {path}"), SMALL_COMMAND_TIMEOUT_S)
+        async def quick() -> None:
+            if not await self._by_launcher(("mkdir", "-p", "--", path), f"create folder {path}"):
+                await self._files(go, f"create folder {path}")
+
+        self._call(quick(), SMALL_COMMAND_TIMEOUT_S * 2)
 
     def remove_tree(self, path: str) -> None:
         async def go() -> None:
@@ -155,7 +159,11 @@ class SshTransport(WorkdirMixin):
                 # rmtree of something that vanished meanwhile, or a file: fall back to the shell
                 await self._simple(["rm", "-rf", "--", path])
 
-        self._call(self._files(go, f"remove {path}"), SMALL_COMMAND_TIMEOUT_S * 4)
+        async def quick() -> None:
+            if not await self._by_launcher(("rm", "-rf", "--", path), f"remove {path}"):
+                await self._files(go, f"remove {path}")
+
+        self._call(quick(), SMALL_COMMAND_TIMEOUT_S * 6)
 
     def push(self, local: Path, remote: str) -> None:
         async def go() -> None:
@@ -187,7 +195,22 @@ class SshTransport(WorkdirMixin):
                 pulled.append(target)
             return pulled
 
-        return self._call(self._files(go, f"pull {remote}"), None)
+        async def pull() -> PulledFiles:
+            for attempt in (1, 2):
+                await self._ensure()
+                if self._launcher is None:
+                    return await self._files(go, f"pull {remote}")
+                try:
+                    return await self._pack(remote, local, max_bytes)
+                except _StreamLost as exc:
+                    if attempt == 2:
+                        raise DeviceError(f"device {self.name}: connection to {self.where} lost during pull "
+                                          f"{remote}: {exc}") from None
+                    self._lost = True
+                    log.info("device %s: connection lost during pull %s, reconnecting", self.name, remote)
+            raise AssertionError("unreachable")
+
+        return self._call(pull(), None)
 
     # -- processes -----------------------------------------------------------------------------------------
 
@@ -279,12 +302,19 @@ class SshTransport(WorkdirMixin):
         """Hand each launcher frame to the launch it belongs to; when the channel ends, every launch still
         waiting learns that (None)."""
         try:
-            async for raw in launcher.stdout:
+            while True:
+                raw = await launcher.stdout.readline()
+                if not raw:
+                    break
                 try:
                     frame = json.loads(raw)
                 except ValueError:
                     continue  # what the account's rc files printed before the launcher started
-                if isinstance(frame, dict) and frame.get("id") in self._frames:
+                if not isinstance(frame, dict):
+                    continue
+                if "chunk" in frame:  # a pulled file's bytes follow the frame
+                    frame["data"] = await launcher.stdout.readexactly(int(frame["chunk"]))
+                if frame.get("id") in self._frames:
                     self._frames[frame["id"]].put_nowait(frame)
         except Exception:  # noqa: BLE001 - a lost channel: the same as its end
             pass
@@ -619,3 +649,76 @@ class SshTransport(WorkdirMixin):
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
         return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
                              timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)
+
+    async def _by_launcher(self, argv: tuple[str, ...], what: str) -> bool:
+        """A housekeeping command (mkdir, rm) as one request to the launcher: one round trip where SFTP takes
+        one per folder level or per file. False when there is no launcher, or the connection went during
+        it: the caller then does it over SFTP, which reconnects."""
+        await self._ensure()
+        if self._launcher is None:
+            return False
+        result = await self._launch(argv, SMALL_COMMAND_TIMEOUT_S, None, launch_token(), time.monotonic(), plain=True)
+        if result.exit_code is None:
+            return False
+        if result.exit_code != 0:
+            raise DeviceError(f"device {self.name}: cannot {what}: {result.stderr.strip()}")
+        return True
+
+    async def _pack(self, remote: str, local: Path, max_bytes: int | None) -> PulledFiles:
+        """`pull_dir` as one request to the launcher: the folder's regular files come back on its stream
+        (_supervisor.py serve, `pack`), not as a listing and a transfer per file (docs/architecture.md,
+        "Round trips per launch"). Each file is written as its bytes arrive, like an SFTP transfer, and only
+        under its own name in `local` (never through a link)."""
+        self._requests += 1
+        ident = self._requests
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._frames[ident] = queue
+        pulled = PulledFiles()
+        handle: Any = None
+        target: Path | None = None
+        try:
+            try:
+                self._launcher.stdin.write(json.dumps({"id": ident, "pack": remote, "max_bytes": max_bytes}).encode()
+                                           + b"\n")
+                await self._launcher.stdin.drain()
+            except Exception as exc:  # noqa: BLE001 - the channel is gone
+                raise _StreamLost(str(exc)) from None
+            local.mkdir(parents=True, exist_ok=True)
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), SMALL_COMMAND_TIMEOUT_S * 4)
+                except asyncio.TimeoutError:
+                    raise DeviceError(f"device {self.name}: pull {remote}: nothing arrived for "
+                                      f"{SMALL_COMMAND_TIMEOUT_S * 4:.0f} s") from None
+                if frame is None:
+                    raise _StreamLost("the connection ended during the transfer")
+                if "error" in frame:
+                    raise DeviceError(f"device {self.name}: cannot pull {remote}: {frame['error']}")
+                if "too_large" in frame:
+                    pulled.too_large[str(frame["too_large"])] = int(frame["size"])
+                elif "file" in frame:
+                    name = str(frame["file"])
+                    target = None
+                    if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
+                        target = local / name
+                        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+                        handle = os.fdopen(os.open(target, flags, 0o644), "wb")
+                elif "chunk" in frame:
+                    if handle is not None:
+                        handle.write(frame["data"])
+                        handle.flush()
+                elif "done" in frame:
+                    if handle is not None and target is not None:
+                        handle.close()
+                        handle = None
+                        pulled.append(target)
+                elif "end" in frame:
+                    return pulled
+        finally:
+            if handle is not None:
+                handle.close()
+            del self._frames[ident]
+
+
+class _StreamLost(Exception):
+    """The launcher's stream ended in the middle of a request: the connection is gone."""
