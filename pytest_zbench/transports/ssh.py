@@ -14,7 +14,9 @@
 * On a device with Python 3.7+ the login shell runs once per connection, to start the launcher
   (_supervisor.py serve) that starts every launch: no login shell and no rc files per launch, and a launch's
   environment is the launcher's fixed one plus the inventory's `env` (docs/architecture.md, "The ssh
-  launcher"). Without Python, each launch is a command of its own, through the login shell.
+  launcher"). The launcher also sends a folder's files back in one request (pull_dir) and runs mkdir and
+  rm -rf, one round trip each; pushes stay on SFTP. Without Python, each launch is a command of its own,
+  through the login shell, and files move over SFTP only.
 * `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
   device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
 * Every launch runs supervised on the device (_shell.py supervised_command): with Python 3.7+ there, the
