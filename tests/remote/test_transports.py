@@ -335,6 +335,27 @@ def test_ssh_launches_start_from_one_launcher_without_the_login_shell(sshd, writ
         "ZBENCH_LAUNCH"}, first["env"]
 
 
+def test_ssh_pull_takes_regular_files_only_and_leaves_large_ones(sshd, write_inventory, tmp_path):
+    """The launcher's one-request pull (and the SFTP one without Python): regular files under their own
+    names; no link (to a file outside the folder), no subfolder; a file over the cap named, not copied."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not the launch's")
+    launch = Path(t.workdir()) / "launch-0"
+    (launch / "sub").mkdir(parents=True)
+    (launch / "sub" / "inner.txt").write_text("x")
+    (launch / "frames.csv").write_text("frame\n0\n")
+    (launch / "big.bin").write_bytes(b"\0" * 5000)
+    (launch / "link.txt").symlink_to(outside)
+    try:
+        pulled = t.pull_dir(str(launch), tmp_path / "back", max_bytes=4096)
+    finally:
+        t.close()
+    assert [p.name for p in pulled] == ["frames.csv"] and pulled.too_large == {"big.bin": 5000}
+    assert sorted(os.listdir(tmp_path / "back")) == ["frames.csv"]
+
+
 def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, write_inventory, tmp_path):
     t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
     t.open()
