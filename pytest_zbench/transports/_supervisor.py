@@ -32,7 +32,8 @@ launcher's own environment plus `env`. Frames go out on stdout, one JSON object 
 the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). With "plain": true the
 command is started as it is, in a session of its own, unsupervised (a short script of the host's).
 {"id": N, "pack": DIR, "max_bytes": M} sends the regular files of DIR back on the same stream (see `pack`):
-a launch's outputs in one request, not a listing and a transfer per file. End of file on stdin (the
+a launch's outputs in one request, not a listing and a transfer per file. {"id": N, "write": PATH, "text": T}
+writes a small text file of the host's (a job) and answers `end` (after `error` when it could not). End of file on stdin (the
 connection ended, or the host died) closes the stdin of every `run` it started: each stops its tree as when
 its own host goes away.
 
@@ -329,6 +330,21 @@ def serve() -> int:
                 os.close(handle)
         send({"id": ident, "end": True})
 
+    def write(ident: int, path: str, text: str) -> None:
+        """A small text file of the host's (a job), written where it says: the folder must exist, a link
+        there is not followed."""
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            try:
+                data = text.encode("utf-8")
+                while data:
+                    data = data[os.write(handle, data):]
+            finally:
+                os.close(handle)
+        except OSError as exc:
+            send({"id": ident, "error": str(exc)})
+        send({"id": ident, "end": True})
+
     host_gone = False
     while not host_gone or running:
         for key, _ in selector.select():
@@ -348,6 +364,8 @@ def serve() -> int:
                         request = json.loads(line)
                         if "pack" in request:
                             pack(int(request["id"]), str(request["pack"]), request.get("max_bytes"))
+                        elif "write" in request:
+                            write(int(request["id"]), str(request["write"]), str(request["text"]))
                         else:
                             start(request)
                 continue

@@ -14,8 +14,8 @@
 * On a device with Python 3.7+ the login shell runs once per connection, to start the launcher
   (_supervisor.py serve) that starts every launch: no login shell and no rc files per launch, and a launch's
   environment is the launcher's fixed one plus the inventory's `env` (docs/architecture.md, "The ssh
-  launcher"). The launcher also sends a folder's files back in one request (pull_dir) and runs mkdir and
-  rm -rf, one round trip each; pushes stay on SFTP. Without Python, each launch is a command of its own,
+  launcher"). The launcher also sends a folder's files back in one request (pull_dir), writes a pushed job
+  and runs mkdir and rm -rf, one round trip each. Without Python, each launch is a command of its own,
   through the login shell, and files move over SFTP only.
 * `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
   device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
@@ -65,6 +65,7 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_KEEPALIVE_S = 15.0
 KEEPALIVE_COUNT_MAX = 3
 SMALL_COMMAND_TIMEOUT_S = 30.0
+PUSH_BY_LAUNCHER_MAX = 1 << 20  # bytes of a text file pushed in one request to the launcher (a job); more: SFTP
 # What a launch's environment starts from on a device with Python (the launcher's, set once per connection
 # without the account's rc files), before the inventory's `env`: the account's identity as sshd set it, a
 # standard PATH, and the session's runtime folder, locale and time zone when they are set.
@@ -172,7 +173,26 @@ class SshTransport(WorkdirMixin):
             sftp = await self._sftp_client()
             await sftp.put(str(local), remote)
 
-        self._call(self._files(go, f"push {local} to {remote}"), None)
+        async def quick() -> None:
+            # A job (small UTF-8 text) is one request to the launcher, where SFTP takes an open, the writes
+            # and a close; anything else, or a connection lost meanwhile, goes over SFTP.
+            await self._ensure()
+            text: str | None = None
+            if self._launcher is not None and local.stat().st_size <= PUSH_BY_LAUNCHER_MAX:
+                try:
+                    text = local.read_bytes().decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+            if text is not None:
+                try:
+                    await self._request({"write": remote, "text": text}, f"push {local} to {remote}",
+                                        lambda _frame: None)
+                    return
+                except _StreamLost:
+                    self._lost = True
+            await self._files(go, f"push {local} to {remote}")
+
+        self._call(quick(), None)
 
     def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         async def go() -> PulledFiles:
@@ -666,60 +686,67 @@ class SshTransport(WorkdirMixin):
             raise DeviceError(f"device {self.name}: cannot {what}: {result.stderr.strip()}")
         return True
 
+    async def _request(self, request: dict[str, Any], what: str, on_frame: Callable[[dict[str, Any]], None]) -> None:
+        """A file request to the launcher (`write`, `pack`): its frames to `on_frame` until `end`; an `error`
+        frame is a DeviceError naming `what`, the stream ending is _StreamLost."""
+        self._requests += 1
+        ident = self._requests
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._frames[ident] = queue
+        try:
+            try:
+                self._launcher.stdin.write(json.dumps({"id": ident, **request}).encode() + b"\n")
+                await self._launcher.stdin.drain()
+            except Exception as exc:  # noqa: BLE001 - the channel is gone
+                raise _StreamLost(str(exc)) from None
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), SMALL_COMMAND_TIMEOUT_S * 4)
+                except asyncio.TimeoutError:
+                    raise DeviceError(f"device {self.name}: {what}: no answer for {SMALL_COMMAND_TIMEOUT_S * 4:.0f} s") from None
+                if frame is None:
+                    raise _StreamLost("the connection ended")
+                if "error" in frame:
+                    raise DeviceError(f"device {self.name}: cannot {what}: {frame['error']}")
+                if "end" in frame:
+                    return
+                on_frame(frame)
+        finally:
+            del self._frames[ident]
+
     async def _pack(self, remote: str, local: Path, max_bytes: int | None) -> PulledFiles:
         """`pull_dir` as one request to the launcher: the folder's regular files come back on its stream
         (_supervisor.py serve, `pack`), not as a listing and a transfer per file (docs/architecture.md,
         "Round trips per launch"). Each file is written as its bytes arrive, like an SFTP transfer, and only
         under its own name in `local` (never through a link)."""
-        self._requests += 1
-        ident = self._requests
-        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._frames[ident] = queue
         pulled = PulledFiles()
-        handle: Any = None
-        target: Path | None = None
-        try:
-            try:
-                self._launcher.stdin.write(json.dumps({"id": ident, "pack": remote, "max_bytes": max_bytes}).encode()
-                                           + b"\n")
-                await self._launcher.stdin.drain()
-            except Exception as exc:  # noqa: BLE001 - the channel is gone
-                raise _StreamLost(str(exc)) from None
-            local.mkdir(parents=True, exist_ok=True)
-            while True:
-                try:
-                    frame = await asyncio.wait_for(queue.get(), SMALL_COMMAND_TIMEOUT_S * 4)
-                except asyncio.TimeoutError:
-                    raise DeviceError(f"device {self.name}: pull {remote}: nothing arrived for "
-                                      f"{SMALL_COMMAND_TIMEOUT_S * 4:.0f} s") from None
-                if frame is None:
-                    raise _StreamLost("the connection ended during the transfer")
-                if "error" in frame:
-                    raise DeviceError(f"device {self.name}: cannot pull {remote}: {frame['error']}")
-                if "too_large" in frame:
-                    pulled.too_large[str(frame["too_large"])] = int(frame["size"])
-                elif "file" in frame:
-                    name = str(frame["file"])
-                    target = None
-                    if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
-                        target = local / name
-                        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-                        handle = os.fdopen(os.open(target, flags, 0o644), "wb")
-                elif "chunk" in frame:
-                    if handle is not None:
-                        handle.write(frame["data"])
-                        handle.flush()
-                elif "done" in frame:
-                    if handle is not None and target is not None:
-                        handle.close()
-                        handle = None
-                        pulled.append(target)
-                elif "end" in frame:
-                    return pulled
-        finally:
-            if handle is not None:
+        current: list[Any] = [None, None]  # the file being written: its handle and its path
+
+        def on_frame(frame: dict[str, Any]) -> None:
+            handle, target = current
+            if "too_large" in frame:
+                pulled.too_large[str(frame["too_large"])] = int(frame["size"])
+            elif "file" in frame:
+                name = str(frame["file"])
+                current[:] = [None, None]
+                if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+                    current[:] = [os.fdopen(os.open(local / name, flags, 0o644), "wb"), local / name]
+            elif "chunk" in frame and handle is not None:
+                handle.write(frame["data"])
+                handle.flush()
+            elif "done" in frame and handle is not None:
                 handle.close()
-            del self._frames[ident]
+                current[:] = [None, None]
+                pulled.append(target)
+
+        local.mkdir(parents=True, exist_ok=True)
+        try:
+            await self._request({"pack": remote, "max_bytes": max_bytes}, f"pull {remote}", on_frame)
+        finally:
+            if current[0] is not None:
+                current[0].close()
+        return pulled
 
 
 class _StreamLost(Exception):

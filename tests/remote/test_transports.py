@@ -376,7 +376,8 @@ def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, writ
 
 
 class DropDuringTransfer:
-    """Drops the ssh connection while `target` is being written by a pull (part of it there), `times` times."""
+    """Drops the ssh connection while `target` is being written by a pull (a quarter to all but the last byte
+    of it there), `times` times."""
 
     def __init__(self, sshd, target: Path, size: int, times: int) -> None:
         self.sshd, self.target, self.size, self.times = sshd, target, size, times
@@ -391,7 +392,9 @@ class DropDuringTransfer:
                 written = self.target.stat().st_size
             except FileNotFoundError:
                 written = 0
-            if 0 < written < self.size and self.sshd.drop_connections():
+            # a quarter in, not at the first bytes: a retry that starts the file again is then seen
+            # restarting (smaller than where it was dropped) however fast it refills it
+            if self.size // 4 < written < self.size and self.sshd.drop_connections():
                 self.drops += 1
                 while not self._done.is_set() and self.target.exists() and self.target.stat().st_size >= written:
                     time.sleep(0.001)  # until the retry starts the file again
