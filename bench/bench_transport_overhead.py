@@ -113,7 +113,7 @@ def main() -> int:
 def _verdict(ratio: float, target: float, name: str) -> str:
     if name == "local":
         return ""
-    return f"   target <= {target:.2f}: {'met' if ratio <= target else 'MISSED'}"
+    return f"   target <= {target:.2f}: {'met' if ratio <= target else 'MISSED'} ({ratio:.3f})"
 
 
 def _commands(transports: dict, command: list[str], n: int) -> dict[str, list[float]]:
