@@ -99,7 +99,9 @@ class SshTransport(WorkdirMixin):
         self._keeper: Any = None  # the temporary workdir's keeper process on this connection
         self._interpreter: str | None = None  # the device's python3 by absolute path (no PATH lookup)
         self._launcher: Any = None  # this connection's launcher (_supervisor.py serve), on a device with Python
-        self._frames: dict[int, asyncio.Queue[dict[str, Any] | None]] = {}  # launcher frames by request id
+        # the current launcher's requests: their frames by request id (a dict per launcher, so that the end of
+        # a lost connection's launcher reaches only the requests it had)
+        self._frames: dict[int, asyncio.Queue[dict[str, Any] | None]] = {}
         self._requests = 0
         self.connects = 0  # how many connections were opened (1 + reconnections)
 
@@ -318,9 +320,10 @@ class SshTransport(WorkdirMixin):
                    "serve")
         launcher = await self._conn.create_process(command, encoding=None)
         self._launcher = launcher
-        asyncio.ensure_future(self._read_frames(launcher))
+        self._frames = {}
+        asyncio.ensure_future(self._read_frames(launcher, self._frames))
 
-    async def _read_frames(self, launcher: Any) -> None:
+    async def _read_frames(self, launcher: Any, requests: dict[int, asyncio.Queue[dict[str, Any] | None]]) -> None:
         """Hand each launcher frame to the launch it belongs to; when the channel ends, every launch still
         waiting learns that (None)."""
         try:
@@ -336,14 +339,14 @@ class SshTransport(WorkdirMixin):
                     continue
                 if "chunk" in frame:  # a pulled file's bytes follow the frame
                     frame["data"] = await launcher.stdout.readexactly(int(frame["chunk"]))
-                if frame.get("id") in self._frames:
-                    self._frames[frame["id"]].put_nowait(frame)
+                if frame.get("id") in requests:
+                    requests[frame["id"]].put_nowait(frame)
         except Exception:  # noqa: BLE001 - a lost channel: the same as its end
             pass
         finally:
             if self._launcher is launcher:
                 self._launcher = None
-            for queue in self._frames.values():
+            for queue in requests.values():
                 queue.put_nowait(None)
 
     async def _connect(self) -> Any:
@@ -608,7 +611,8 @@ class SshTransport(WorkdirMixin):
         self._requests += 1
         ident = self._requests
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._frames[ident] = queue
+        requests = self._frames
+        requests[ident] = queue
         pid: int | None = None
         partial = ""
         out_lines: list[str] = []
@@ -663,7 +667,7 @@ class SshTransport(WorkdirMixin):
                     notes.append("the runner never reported its pid")
                 exit_code = None
         finally:
-            del self._frames[ident]
+            del requests[ident]
         if partial:
             lines("\n")
         stderr, leftover = take_leftover("".join(err_chunks))
@@ -692,7 +696,8 @@ class SshTransport(WorkdirMixin):
         self._requests += 1
         ident = self._requests
         queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
-        self._frames[ident] = queue
+        requests = self._frames
+        requests[ident] = queue
         try:
             try:
                 self._launcher.stdin.write(json.dumps({"id": ident, **request}).encode() + b"\n")
@@ -712,7 +717,7 @@ class SshTransport(WorkdirMixin):
                     return
                 on_frame(frame)
         finally:
-            del self._frames[ident]
+            del requests[ident]
 
     async def _pack(self, remote: str, local: Path, max_bytes: int | None) -> PulledFiles:
         """`pull_dir` as one request to the launcher: the folder's regular files come back on its stream
