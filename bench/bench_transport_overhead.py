@@ -8,8 +8,12 @@ setup is excluded (one persistent connection per device, as in a test session).
 
     python bench/bench_transport_overhead.py [-n 40] [--runner-probe | --scene]
 
-An ssh launch runs the device account's login shell with its rc files (bash sources ~/.bashrc for sshd
-commands): a slow rc file shows up here as transport overhead, as it would on the device.
+On a device with Python the ssh launches go through the connection's launcher (docs/architecture.md, "The
+ssh launcher"): the account's login shell and its rc files run once per connection, not per launch.
+
+Targets (issue #33): ssh and adb per launch at most 1.2x local; one platform sample over ssh at most 2x
+local. A missed target is printed, not an error: this is a bench, not a timed test (it exits non-zero only
+when a launch fails or a part cannot start).
 
 `--runner-probe` launches `python -m pytest_zbench.runner probe` instead of `sh -c 'echo ok'`: the ratio
 then shows what the transport adds to a real (heavier) launch.
@@ -40,6 +44,9 @@ from remote.servers import AdbServer, SshServer, adb_device_entry, runner_argv, 
 
 from pytest_zbench.inventory import load_inventory  # noqa: E402
 from pytest_zbench.transports import make_transport  # noqa: E402
+
+LAUNCH_TARGET = 1.2  # ssh and adb per launch, over local
+SAMPLE_TARGET = 2.0  # one platform sample over ssh, over local
 
 
 def main() -> int:
@@ -91,15 +98,22 @@ def main() -> int:
     for name, values in times.items():
         p90 = statistics.quantiles(values, n=10)[-1] if len(values) >= 10 else max(values)
         print(f"{name:<10}{medians[name] * 1e3:>11.1f}{p90 * 1e3:>9.1f}{(medians[name] - base) * 1e3:>14.1f}"
-              f"{medians[name] / base:>8.2f}")
-    print("(ssh includes the login shell's startup, rc files included, on every launch)")
+              f"{medians[name] / base:>8.2f}{_verdict(medians[name] / base, LAUNCH_TARGET, name)}")
     if samples:
         base = statistics.median(samples["local"])
         print("one platform sample (sample_conditions; two per launch), medians")
         for name, values in samples.items():
+            ratio = statistics.median(values) / base
             print(f"{name:<10}{statistics.median(values) * 1e3:>11.1f}{'':>9}"
-                  f"{(statistics.median(values) - base) * 1e3:>14.1f}{statistics.median(values) / base:>8.2f}")
+                  f"{(statistics.median(values) - base) * 1e3:>14.1f}{ratio:>8.2f}"
+                  f"{_verdict(ratio, SAMPLE_TARGET, name) if name == 'ssh' else ''}")
     return 0
+
+
+def _verdict(ratio: float, target: float, name: str) -> str:
+    if name == "local":
+        return ""
+    return f"   target <= {target:.2f}: {'met' if ratio <= target else 'MISSED'} ({ratio:.3f})"
 
 
 def _commands(transports: dict, command: list[str], n: int) -> dict[str, list[float]]:

@@ -2,7 +2,8 @@
 # The end-to-end runs: the suite's acceptance tests (tests marked `acceptance`: many pytest sessions with real
 # launches each, 15 s or more on 2 cores: the gate over ten sessions under load, the remote devices over a real
 # sshd and adb server, the lab history on PostgreSQL, the device-lab leg, goldens end to end, the emulated arm64
-# device), then the scene suite on the `local` device and on `local-gles2` (Skia on headless EGL GLES2, Mesa
+# device), the transport and harness overhead benches (small; they print ratios and targets), then the
+# scene suite on the `local` device and on `local-gles2` (Skia on headless EGL GLES2, Mesa
 # llvmpipe in CI; quick setting with one launch, against the committed goldens), then a selection of scenes on
 # `local-arm64`, the reference runner on an emulated aarch64 userland (ci/arm64-device.sh, which ci/test.sh
 # sets up) against the committed aarch64 goldens and the x86_64 reference set. CI (.ci/run) runs it after
@@ -14,6 +15,13 @@ source "$(dirname "$0")/env.sh"
 started=$SECONDS
 run python3 -m pytest tests -m acceptance -n 2 -p no:cacheprovider -q -rfEs
 echo "acceptance runs ran in $((SECONDS - started)) s"
+
+# The overhead benches, small: each prints its ratios beside their targets (README, "Benchmarks"). A missed
+# target is not a failure on a shared machine (benches, not timed tests); a bench that cannot run is.
+started=$SECONDS
+run python3 bench/bench_transport_overhead.py --scene -n 5
+run python3 bench/bench_harness_overhead.py --runs 2
+echo "overhead benches ran in $((SECONDS - started)) s"
 
 results="${ZBENCH_CI_RESULTS:-$(mktemp -d)}"
 echo "scene suite artifacts will be in $results"

@@ -121,7 +121,7 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
         result["note"] = REPORTED_BY_RUNNER
         return result
     try:
-        ran = transport.run(["sh", "-c", script], timeout_s=timeout_s)
+        ran = transport.run_script(script, timeout_s=timeout_s)
     except (DeviceError, OSError) as exc:
         result["unavailable"]["probe"] = f"could not run the probe script: {exc}"
         return result

@@ -57,6 +57,14 @@ Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 GateMode = Literal["sessions", "interleaved"]
 
 
+def _scipy_stats() -> Any:
+    """scipy.stats, imported when a verdict needs a quantile: about a second to import, which a session
+    that judges nothing (no baseline yet) never pays, and which was the most of a session's start."""
+    from scipy import stats
+
+    return stats
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The gate's judgement of one metric. Ratios (effect, ci, 1 + bar) are candidate / baseline."""
@@ -331,8 +339,7 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
                               df_within=float(within.df[j]))
         # No spread anywhere: equal values say nothing (NaN: p 1 both ways), unequal ones are certain (inf).
         t = d / se if se > 0 else (math.nan if d == 0 else math.copysign(math.inf, d))
-        from scipy import stats as sps  # here, not at the top: scipy.stats costs seconds to import
-
+        sps = _scipy_stats()
         q = float(sps.t.ppf((1 + config.confidence) / 2, df)) if math.isfinite(df) else float(
             sps.norm.ppf((1 + config.confidence) / 2))
         rows.append(dict(common, d=d, se=se, var_w=var_w, var_b=var_b, df=df, t=t, q=q,
@@ -463,8 +470,7 @@ def _session_advice(row: Mapping[str, Any], edge: float, config: GateConfig) -> 
               "(--zbench-ab) would decide it.").format(df=row["between_df"], sessions=row["n_sessions"])
     if math.isfinite(row["t"]) and abs(row["t"]) > 4 and row["between_df"] < 6:
         return None, few_df
-    from scipy import stats as sps
-
+    sps = _scipy_stats()
     crit = float(sps.t.ppf(1 - config.alpha, row["df"])) if math.isfinite(row["df"]) else float(
         sps.norm.ppf(1 - config.alpha))
     distance = min(abs(math.log(row["effect"]) - math.log(edge)), abs(math.log(row["effect"])))

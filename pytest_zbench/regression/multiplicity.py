@@ -54,7 +54,7 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
     m = t.size
-    from scipy import stats as sps  # here, not at the top: scipy.stats costs seconds to import
+    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
 
     p_slow = np.where(np.isnan(t), 1.0, sps.t.sf(t, df))
     p_fast = np.where(np.isnan(t), 1.0, sps.t.cdf(t, df))
@@ -75,6 +75,8 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
 def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_slow: np.ndarray,
            p_fast: np.ndarray, *, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
     """One simulation of the min-P adjustment with `draws` draws (see max_t)."""
+    from scipy import special  # here, not at import: see regression/gate.py _scipy_stats
+
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
     k = int(live.sum())
     sub = np.asarray(corr, dtype=float)[np.ix_(live, live)]
@@ -89,8 +91,6 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
     u = rng.random(draws)
     # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u,
     # interpolated from _U_GRID (dense in both tails, where the t's heavy tails come from).
-    from scipy import special
-
     scale = np.column_stack([np.interp(u, _U_GRID, np.sqrt(2 * special.gammaincinv(v / 2, _U_GRID) / v))
                              if math.isfinite(v) else np.ones(draws) for v in nu])
     sims = z / np.maximum(scale, 1e-300)
@@ -108,9 +108,9 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
     """Mid-ranks of one metric over all launches (NaN launches placed at the middle: no information) and the
     tie correction of the rank-sum variance."""
-    filled = np.where(np.isfinite(values), values, np.nanmedian(values) if np.isfinite(values).any() else 0.0)
-    from scipy import stats as sps
+    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
 
+    filled = np.where(np.isfinite(values), values, np.nanmedian(values) if np.isfinite(values).any() else 0.0)
     ranks = sps.rankdata(filled)
     _, counts = np.unique(filled, return_counts=True)
     n = filled.size

@@ -16,7 +16,7 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -101,6 +101,7 @@ def cell_value(cell: str) -> Any:
 
 
 _TYPES = {"integer", "number", "string", "null", "boolean"}
+MAX_VERDICTS = 1 << 16  # cells whose verdict is kept (FrameRules.row_problems)
 _KEYWORDS = {"type", "enum", "minimum", "maximum", "description", "x-unit"}
 
 
@@ -176,6 +177,9 @@ class FrameRules:
     columns: tuple[str, ...]
     rules: Mapping[str, ColumnRule]
     extra: ColumnRule
+    # (column, cell) -> its verdict: a pure function of the two, and most cells of a frames.csv repeat (phase,
+    # sources, flags, counters, empty cells), so each is judged once, not once per row. Bounded.
+    _verdicts: dict[tuple[str, str], str | None] = field(default_factory=dict, compare=False, repr=False)
 
     def rule(self, column: str) -> ColumnRule:
         return self.rules.get(column, self.extra)
@@ -183,11 +187,18 @@ class FrameRules:
     def row_problems(self, cells: Mapping[str, str], columns: Iterable[str] | None = None) -> dict[str, str]:
         """Column -> why its cell breaks the schema, for the given columns (default: every cell)."""
         problems = {}
+        verdicts = self._verdicts
         for column in cells if columns is None else columns:
             cell = cells.get(column)
             if cell is None:
                 continue
-            why = self.rule(column).problem(cell_value(cell))
+            key = (column, cell)
+            if key in verdicts:
+                why = verdicts[key]
+            else:
+                why = self.rule(column).problem(cell_value(cell))
+                if len(verdicts) < MAX_VERDICTS:
+                    verdicts[key] = why
             if why is not None:
                 problems[column] = why
         return problems

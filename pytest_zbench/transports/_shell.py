@@ -102,14 +102,14 @@ def supervised_command(argv: Sequence[str], env: Mapping[str, str] | None, *, to
     ])
 
 
-def keeper_command(workdir: str, keeper_id: str, *, supervisor: str | None) -> str:
+def keeper_command(workdir: str, keeper_id: str, *, supervisor: str | None, python: str = "python3") -> str:
     """A command that waits for end of file on stdin (the connection ended), then removes `workdir` unless a
     newer connection's keeper took it over (each keeper writes its id into the workdir first)."""
     folder, marker = shlex.quote(workdir), shlex.quote(f"{workdir}/{KEEPER_ID_FILE}")
     if not keeper_id.isalnum():
         raise ValueError(f"keeper id {keeper_id!r} must be alphanumeric")
     if supervisor is not None:
-        return f"exec python3 -I {shlex.quote(supervisor)} keep {folder} {keeper_id}"
+        return f"exec {shlex.quote(python)} -I {shlex.quote(supervisor)} keep {folder} {keeper_id}"
     return (f"mkdir -p {shlex.quote(f'{workdir}/{HOST_FOLDER}')} && echo {keeper_id} > {marker}; cat >/dev/null 2>&1; "
             f'[ "$(cat {marker} 2>/dev/null)" = {keeper_id} ] && rm -rf -- {folder}; true')
 

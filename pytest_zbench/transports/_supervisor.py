@@ -4,6 +4,7 @@ so that no process of a launch outlives it (README, Reliability). Standard libra
 
     _supervisor.py run -- ARGV...   run ARGV in a session of its own; exit as it exited
     _supervisor.py keep DIR [ID]    remove DIR when the host goes away (a temporary workdir)
+    _supervisor.py serve            run commands sent on stdin, each under `run` (an ssh connection's launcher)
 
 `run`:
 * The supervisor is a child subreaper (Linux prctl PR_SET_CHILD_SUBREAPER): a process the runner starts stays
@@ -23,6 +24,19 @@ writes ID into DIR/.zbench-host/keeper and removes DIR only if the file still ho
 lost and made again, the new connection's keeper owns the folder, and the old one (whose end of file may come
 much later) leaves it alone.
 
+`serve`: one per ssh connection, started once, so that a launch is not a new SSH session running the
+account's login shell and its rc files (docs/architecture.md, "The ssh launcher"). Requests arrive on stdin,
+one JSON object a line: {"id": N, "argv": [...], "env": {...}} starts `run --pdeathsig -- ARGV` with the
+launcher's own environment plus `env`. Frames go out on stdout, one JSON object a line: {"id": N, "pid": P}
+(the `run` process, leader of its own process group), {"id": N, "out": TEXT} and {"id": N, "err": TEXT} as
+the command writes them, then {"id": N, "exit": STATUS} (-N: killed by signal N). With "plain": true the
+command is started as it is, in a session of its own, unsupervised (a short script of the host's).
+{"id": N, "pack": DIR, "max_bytes": M} sends the regular files of DIR back on the same stream (see `pack`):
+a launch's outputs in one request, not a listing and a transfer per file. {"id": N, "write": PATH, "text": T}
+writes a small text file of the host's (a job) and answers `end` (after `error` when it could not). End of file on stdin (the
+connection ended, or the host died) closes the stdin of every `run` it started: each stops its tree as when
+its own host goes away.
+
 Without procfs and prctl (macOS) the runner's process group is still stopped, which covers every child that
 does not leave the group.
 """
@@ -34,6 +48,7 @@ import os
 import select
 import shutil
 import signal
+import stat
 import sys
 import threading
 import time
@@ -44,6 +59,7 @@ PR_SET_CHILD_SUBREAPER = 36
 LEFTOVER_MARK = "zbench-leftover:"
 GRACE_S = float(os.environ.get("ZBENCH_KILL_GRACE_S", "2"))
 POLL_S = 0.05
+PACK_CHUNK = 256 * 1024  # bytes of a file per `chunk` frame of `serve`'s pack
 
 
 def prctl(option: int, value: int) -> bool:
@@ -234,13 +250,152 @@ def keep(folder: str, keeper_id: str | None) -> int:
     return 0
 
 
+def serve() -> int:
+    import json
+    import selectors
+    import subprocess
+
+    prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # the sshd process serving the channel is gone: so is the launcher
+    selector = selectors.DefaultSelector()
+    selector.register(0, selectors.EVENT_READ, None)
+    running: dict[int, tuple[subprocess.Popen[bytes], set[int]]] = {}
+    pending = b""
+
+    def send(frame: dict[str, object], payload: bytes = b"") -> None:
+        data = json.dumps(frame).encode() + b"\n" + payload
+        try:
+            while data:
+                data = data[os.write(1, data):]
+        except OSError:  # the channel is gone: so is the host; every `run` stops its tree
+            for proc, _ in running.values():
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            raise SystemExit(0) from None
+
+    def start(request: dict[str, object]) -> None:
+        ident = int(request["id"])  # type: ignore[call-overload]
+        argv = [str(a) for a in request["argv"]]  # type: ignore[attr-defined]
+        env = dict(os.environ)
+        env.update({str(k): str(v) for k, v in dict(request.get("env") or {}).items()})  # type: ignore[call-overload]
+        # `plain`: a short script of the host's that starts nothing (the platform probe), without the
+        # supervisor's own start; otherwise the supervisor, whose stdin tells it when the host is gone
+        plain = bool(request.get("plain"))
+        command = argv if plain else [sys.executable, "-I", os.path.abspath(__file__), "run", "--pdeathsig", "--", *argv]
+        try:
+            proc = subprocess.Popen(command, stdin=subprocess.DEVNULL if plain else subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+        except OSError as exc:
+            send({"id": ident, "err": f"cannot start the supervisor: {exc}\n"})
+            send({"id": ident, "exit": 125})
+            return
+        assert proc.stdout is not None and proc.stderr is not None
+        send({"id": ident, "pid": proc.pid})
+        running[ident] = (proc, {proc.stdout.fileno(), proc.stderr.fileno()})
+        selector.register(proc.stdout.fileno(), selectors.EVENT_READ, (ident, "out"))
+        selector.register(proc.stderr.fileno(), selectors.EVENT_READ, (ident, "err"))
+
+    def pack(ident: int, folder: str, max_bytes: object) -> None:
+        """The regular files of `folder` (not its subfolders, not links) as one stream: a `file` frame, its
+        bytes in `chunk` frames (each followed by that many raw bytes), `done`; `too_large` for a file above
+        max_bytes (left where it is); `end` last, `error` before it when the folder cannot be read."""
+        try:
+            names = sorted(os.listdir(folder))
+            if not os.path.isdir(folder) or os.path.islink(folder):
+                raise NotADirectoryError(f"{folder} is not a folder")
+        except OSError as exc:
+            send({"id": ident, "error": str(exc)})
+            send({"id": ident, "end": True})
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+                if not stat.S_ISREG(info.st_mode):
+                    continue
+                if isinstance(max_bytes, int) and info.st_size > max_bytes:
+                    send({"id": ident, "too_large": name, "size": info.st_size})
+                    continue
+                handle = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                continue  # gone meanwhile, or unreadable: not pulled, as with a listing
+            try:
+                send({"id": ident, "file": name})
+                while True:
+                    data = os.read(handle, PACK_CHUNK)
+                    if not data:
+                        break
+                    send({"id": ident, "chunk": len(data)}, data)
+                send({"id": ident, "done": name})
+            finally:
+                os.close(handle)
+        send({"id": ident, "end": True})
+
+    def write(ident: int, path: str, text: str) -> None:
+        """A small text file of the host's (a job), written where it says: the folder must exist, a link
+        there is not followed."""
+        try:
+            handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+            try:
+                data = text.encode("utf-8")
+                while data:
+                    data = data[os.write(handle, data):]
+            finally:
+                os.close(handle)
+        except OSError as exc:
+            send({"id": ident, "error": str(exc)})
+        send({"id": ident, "end": True})
+
+    host_gone = False
+    while not host_gone or running:
+        for key, _ in selector.select():
+            if key.data is None:  # a request, or end of file: the host is gone
+                chunk = os.read(0, 65536)
+                if not chunk:
+                    host_gone = True
+                    selector.unregister(0)
+                    for proc, _ in running.values():
+                        if proc.stdin is not None:
+                            proc.stdin.close()  # each `run` stops its tree
+                    continue
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip():
+                        request = json.loads(line)
+                        if "pack" in request:
+                            pack(int(request["id"]), str(request["pack"]), request.get("max_bytes"))
+                        elif "write" in request:
+                            write(int(request["id"]), str(request["write"]), str(request["text"]))
+                        else:
+                            start(request)
+                continue
+            ident, stream = key.data
+            data = os.read(key.fd, 65536)
+            if data:
+                send({"id": ident, stream: data.decode("utf-8", "replace")})
+                continue
+            selector.unregister(key.fd)
+            proc, fds = running[ident]
+            fds.discard(key.fd)
+            if not fds:  # both pipes closed: the supervisor has stopped its tree and is exiting
+                del running[ident]
+                status = proc.wait()
+                for handle in (proc.stdin, proc.stdout, proc.stderr):
+                    if handle is not None:
+                        handle.close()
+                send({"id": ident, "exit": status})
+    return 0
+
+
 def main(args: list[str]) -> int:
+    if args == ["serve"]:
+        return serve()
     if args[:1] == ["keep"] and len(args) in (2, 3):
         return keep(args[1], args[2] if len(args) == 3 else None)
     pdeathsig = "--pdeathsig" in args[: args.index("--")] if "--" in args else False
     if args[:1] == ["run"] and "--" in args and args.index("--") + 1 < len(args):
         return run(args[args.index("--") + 1:], pdeathsig)
-    print("usage: _supervisor.py run [--pdeathsig] -- ARGV... | keep DIR [ID]", file=sys.stderr)
+    print("usage: _supervisor.py run [--pdeathsig] -- ARGV... | keep DIR [ID] | serve", file=sys.stderr)
     return 2
 
 

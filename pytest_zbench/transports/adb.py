@@ -4,7 +4,8 @@
   ANDROID_ADB_SERVER_PORT (as adb itself reads them), else 127.0.0.1:5037. The device is the inventory's
   `serial`; a network serial (HOST:PORT) is `adb connect`ed when the server does not list it, and again
   after the connection dropped.
-* Files move with the sync protocol (push; pull_dir lists the folder and pulls its regular files).
+* Files move with the sync protocol, one sync stream per push and one per folder pull (STAT, LIST, then RECV of
+  each regular file): docs/architecture.md, "Round trips per launch".
 * `run` uses the shell protocol v2 (`shell,v2,raw:`: separate stdout / stderr and the exit code; Android 7+)
   and falls back to v1 (`shell:`, stderr merged into stdout, the exit code from a trailing marker) on
   devices without `shell_v2`. The command is the shell wrapper of _shell.py (`echo zbench-pid:$$` first,
@@ -22,6 +23,7 @@ import logging
 import os
 import posixpath
 import shlex
+import socket
 import stat
 import struct
 import time
@@ -42,6 +44,8 @@ DEFAULT_ADB_HOST = "127.0.0.1"
 DEFAULT_ADB_PORT = 5037
 CONNECT_TIMEOUT_S = 10.0
 SMALL_COMMAND_TIMEOUT_S = 30.0
+SYNC_TIMEOUT_S = 60.0  # no byte for this long on a sync stream: the device is gone
+SYNC_DATA_MAX = 64 * 1024  # the largest DATA chunk of the sync protocol
 EXIT_MARK = "zbench-exit:"
 POLL_S = 0.1
 
@@ -106,28 +110,31 @@ class AdbTransport(WorkdirMixin):
 
     def push(self, local: Path, remote: str) -> None:
         def go() -> None:
-            self._device.sync.push(Path(local), remote, mode=0o644)
+            # SEND creates the file's folder on the device (adbd's sync service does)
+            with _SyncSession(self._device) as sync:
+                sync.send(Path(local).read_bytes(), remote, 0o644)
 
         self._retrying(go, f"push {local} to {remote}")
 
     def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         def go() -> PulledFiles:
-            sync = self._device.sync
-            info = sync.stat(remote)
-            if not stat.S_ISDIR(info.mode):
-                raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")
-            local.mkdir(parents=True, exist_ok=True)
-            pulled = PulledFiles()
-            for entry in sorted(sync.list(remote), key=lambda e: e.path):
-                if entry.path in (".", "..") or "/" in entry.path or not stat.S_ISREG(entry.mode):
-                    continue
-                if max_bytes is not None and entry.size > max_bytes:
-                    pulled.too_large[entry.path] = entry.size
-                    continue
-                target = local / entry.path
-                sync.pull_file(posixpath.join(remote, entry.path), target)
-                pulled.append(target)
-            return pulled
+            # One sync session for the whole folder (stat, list, every file): one stream to open, not one
+            # per file (docs/architecture.md, "Round trips per launch").
+            with _SyncSession(self._device) as sync:
+                if not stat.S_ISDIR(sync.stat(remote)):
+                    raise DeviceError(f"device {self.name}: {remote} is not a folder on the device")
+                local.mkdir(parents=True, exist_ok=True)
+                pulled = PulledFiles()
+                for name, mode, size in sorted(sync.list(remote)):
+                    if name in (".", "..") or "/" in name or not stat.S_ISREG(mode):
+                        continue
+                    if max_bytes is not None and size > max_bytes:
+                        pulled.too_large[name] = size
+                        continue
+                    target = local / name
+                    sync.recv(posixpath.join(remote, name), target)
+                    pulled.append(target)
+                return pulled
 
         return self._retrying(go, f"pull {remote}")
 
@@ -197,6 +204,9 @@ class AdbTransport(WorkdirMixin):
                              stdout=stdout, stderr=stderr, timed_out=timed_out, leftover=leftover + leftover_v1,
                              wall_s=time.monotonic() - started)
 
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        return self.run(["sh", "-c", script], timeout_s=timeout_s)
+
     # -- internals -------------------------------------------------------------------------------------------
 
     def _attach(self) -> None:
@@ -241,6 +251,7 @@ class AdbTransport(WorkdirMixin):
     def _reconnect(self) -> None:
         self.reconnects += 1
         self._device = None
+        self._client.version = None
         self._attach()
 
     def _retrying(self, action: Callable[[], T], what: str) -> T:
@@ -346,15 +357,130 @@ def _client_that_starts_no_server(server: tuple[str, int], socket_timeout: float
 
     class Connection(AdbConnection):  # type: ignore[misc]
         def _safe_connect(self) -> Any:
-            return self._create_socket()  # raises AdbConnectionError / AdbTimeout; never starts a server
+            sock = self._create_socket()  # raises AdbConnectionError / AdbTimeout; never starts a server
+            # Requests go out as several small writes (length, command, then data): without TCP_NODELAY each
+            # one can wait for the delayed ACK of the last (40 ms on Linux), several times per request.
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            return sock
+
+        def close(self) -> None:
+            # adbutils sleeps 10 ms before closing every connection; a finished stream needs no grace.
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 - closed already
+                pass
+            self._AdbConnection__conn = None
 
     class Client(adbutils.AdbClient):  # type: ignore[misc]
+        version: int | None = None
+
         def make_connection(self, timeout: float | None = None) -> Any:
             connection = Connection(self.host, self.port)
             connection.conn.settimeout(timeout or socket_timeout)
             return connection
 
+        def server_version(self) -> int:
+            # asked by adbutils before every stream it opens: one extra connection each time; read once
+            # (a reconnection asks again: the server may have been restarted)
+            if self.version is None:
+                self.version = int(super().server_version())
+            return self.version
+
     return Client(host=server[0], port=server[1], socket_timeout=socket_timeout)
+
+
+class _SyncSession:
+    """One `sync:` stream on the device (the adb sync protocol, SYNC.TXT in adb's sources): any number of
+    STAT / LIST / RECV / SEND requests, then QUIT. A FAIL ends the session (adbd closes it after one)."""
+
+    def __init__(self, device: Any) -> None:
+        self._conn = device.open_transport(timeout=CONNECT_TIMEOUT_S)
+        try:
+            self._conn.send_command("sync:")
+            self._conn.check_okay()
+        except BaseException:
+            self._conn.close()
+            raise
+        self._sock = self._conn.conn
+        self._sock.settimeout(SYNC_TIMEOUT_S)
+
+    def __enter__(self) -> _SyncSession:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        try:
+            if exc[0] is None:
+                self._request(b"QUIT", b"")
+        except OSError:
+            pass
+        finally:
+            self._conn.close()
+
+    def _request(self, ident: bytes, path: bytes | str) -> None:
+        raw = path.encode("utf-8") if isinstance(path, str) else path
+        self._sock.sendall(ident + struct.pack("<I", len(raw)) + raw)
+
+    def _read(self, n: int) -> bytes:
+        chunks, left = [], n
+        while left:
+            chunk = self._sock.recv(min(left, 1 << 20))
+            if not chunk:
+                raise EOFError(f"sync stream closed with {left} of {n} bytes to come")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _fail(self, head: bytes, what: str) -> OSError:
+        """The error of a FAIL reply (`head`: its id and length)."""
+        length = struct.unpack("<I", head[4:8])[0]
+        return OSError(f"{what}: {self._read(length).decode('utf-8', 'replace')}")
+
+    def stat(self, path: str) -> int:
+        """The mode of `path` (0 when it does not exist)."""
+        self._request(b"STAT", path)
+        head = self._read(16)
+        if head[:4] != b"STAT":
+            raise OSError(f"sync STAT {path}: unexpected reply {head[:4]!r}")
+        return int(struct.unpack("<III", head[4:])[0])
+
+    def list(self, path: str) -> list[tuple[str, int, int]]:
+        """(name, mode, size) of each entry of a folder (names as the device gives them, '.' and '..' too)."""
+        self._request(b"LIST", path)
+        entries: list[tuple[str, int, int]] = []
+        while True:
+            head = self._read(20)
+            if head[:4] == b"DONE":
+                return entries
+            if head[:4] != b"DENT":
+                raise OSError(f"sync LIST {path}: unexpected reply {head[:4]!r}")
+            mode, size, _mtime, length = struct.unpack("<IIII", head[4:])
+            entries.append((self._read(length).decode("utf-8", "replace"), mode, size))
+
+    def recv(self, path: str, target: Path) -> None:
+        self._request(b"RECV", path)
+        with open(target, "wb") as out:
+            while True:
+                head = self._read(8)
+                if head[:4] == b"DATA":
+                    out.write(self._read(struct.unpack("<I", head[4:])[0]))
+                elif head[:4] == b"DONE":
+                    return
+                elif head[:4] == b"FAIL":
+                    raise self._fail(head, f"sync RECV {path}")
+                else:
+                    raise OSError(f"sync RECV {path}: unexpected reply {head[:4]!r}")
+
+    def send(self, data: bytes, path: str, mode: int) -> None:
+        self._request(b"SEND", f"{path},{stat.S_IFREG | mode}")
+        for start in range(0, len(data), SYNC_DATA_MAX):
+            chunk = data[start:start + SYNC_DATA_MAX]
+            self._sock.sendall(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
+        self._sock.sendall(b"DONE" + struct.pack("<I", int(time.time())))
+        head = self._read(8)
+        if head[:4] == b"FAIL":
+            raise self._fail(head, f"sync SEND {path}")
+        if head[:4] != b"OKAY":
+            raise OSError(f"sync SEND {path}: unexpected reply {head[:4]!r}")
 
 
 class _V2Parser:

@@ -69,6 +69,11 @@ class Transport(Protocol):
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         """Run argv on the device; stream stdout lines to on_line; kill it on the device at the deadline."""
 
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        """Run a short fixed POSIX sh script of the host's (the platform probe's) on the device. It leaves
+        nothing running, so a transport may skip a launch's supervision for it (local, ssh: it runs before
+        and after every launch); at the deadline its process group is killed."""
+
 
 class OutputReaders:
     """Drain a host subprocess's stdout (line by line, to `on_line`) and stderr on two threads, so that a

@@ -89,6 +89,9 @@ class CommandTransport(WorkdirMixin):
 
     # -- processes -----------------------------------------------------------------------------------------
 
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        return self.run(["sh", "-c", script], timeout_s=timeout_s)
+
     def run(self, argv: Sequence[str], *, timeout_s: float, on_line: LineCallback | None = None) -> CommandResult:
         argv = tuple(str(a) for a in argv)
         self._counter += 1

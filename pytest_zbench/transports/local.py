@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -69,3 +71,23 @@ class LocalTransport(WorkdirMixin):
         # `python -m pytest_zbench.runner` would import whatever copy happens to be there.
         return supervised_run(command, {**os.environ, **self.spec.env}, timeout_s=timeout_s, on_line=on_line,
                               argv=argv, cwd=self._workdir)
+
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        # No supervisor (a Python start, most of a platform sample's time): the script starts nothing that
+        # outlives it, and its own session is killed at the deadline.
+        argv = ("sh", "-c", script)
+        started = time.monotonic()
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env={**os.environ, **self.spec.env}, cwd=self._workdir, start_new_session=True)
+        try:
+            out, err = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            out, err = proc.communicate()
+            return CommandResult(argv, None, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), True,
+                                 time.monotonic() - started)
+        return CommandResult(argv, proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"),
+                             False, time.monotonic() - started)

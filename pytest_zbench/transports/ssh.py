@@ -11,6 +11,12 @@
   (default 15; the connection is declared dead after 3 unanswered keepalives).
 * Files move over SFTP. Commands go as strings built by shlex.quote of every argv element
   (see _shell.py); the device account's login shell must be a POSIX shell.
+* On a device with Python 3.7+ the login shell runs once per connection, to start the launcher
+  (_supervisor.py serve) that starts every launch: no login shell and no rc files per launch, and a launch's
+  environment is the launcher's fixed one plus the inventory's `env` (docs/architecture.md, "The ssh
+  launcher"). The launcher also sends a folder's files back in one request (pull_dir), writes a pushed job
+  and runs mkdir and rm -rf, one round trip each. Without Python, each launch is a command of its own,
+  through the login shell, and files move over SFTP only.
 * `run` has a wall-clock deadline: at the deadline the runner's process group is sent SIGTERM on the
   device, SIGKILL after KILL_GRACE_S, and the host then checks that it is gone.
 * Every launch runs supervised on the device (_shell.py supervised_command): with Python 3.7+ there, the
@@ -23,10 +29,12 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import posixpath
 import secrets
+import shlex
 import stat
 import threading
 import time
@@ -38,6 +46,7 @@ from typing import Any, TypeVar
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
 from ._shell import (
+    LAUNCH_VARIABLE,
     SUPERVISOR_NAME,
     alive_command,
     keeper_command,
@@ -56,6 +65,13 @@ DEFAULT_CONNECT_TIMEOUT_S = 10.0
 DEFAULT_KEEPALIVE_S = 15.0
 KEEPALIVE_COUNT_MAX = 3
 SMALL_COMMAND_TIMEOUT_S = 30.0
+PUSH_BY_LAUNCHER_MAX = 1 << 20  # bytes of a text file pushed in one request to the launcher (a job); more: SFTP
+# What a launch's environment starts from on a device with Python (the launcher's, set once per connection
+# without the account's rc files), before the inventory's `env`: the account's identity as sshd set it, a
+# standard PATH, and the session's runtime folder, locale and time zone when they are set.
+LAUNCHER_ENV = ('HOME="$HOME" ${USER+"USER=$USER"} ${LOGNAME+"LOGNAME=$LOGNAME"} ${SHELL+"SHELL=$SHELL"} '
+                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/vc/bin "
+                '${XDG_RUNTIME_DIR+"XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR"} ${LANG+"LANG=$LANG"} ${TZ+"TZ=$TZ"}')
 
 
 class SshTransport(WorkdirMixin):
@@ -81,6 +97,12 @@ class SshTransport(WorkdirMixin):
         self._python: bool | None = None  # the device has Python 3.7+: launches run under the supervisor
         self._supervisor: str | None = None  # its path on the device, once pushed on this connection
         self._keeper: Any = None  # the temporary workdir's keeper process on this connection
+        self._interpreter: str | None = None  # the device's python3 by absolute path (no PATH lookup)
+        self._launcher: Any = None  # this connection's launcher (_supervisor.py serve), on a device with Python
+        # the current launcher's requests: their frames by request id (a dict per launcher, so that the end of
+        # a lost connection's launcher reaches only the requests it had)
+        self._frames: dict[int, asyncio.Queue[dict[str, Any] | None]] = {}
+        self._requests = 0
         self.connects = 0  # how many connections were opened (1 + reconnections)
 
     # -- lifecycle -------------------------------------------------------------------------------------
@@ -126,7 +148,11 @@ class SshTransport(WorkdirMixin):
             sftp = await self._sftp_client()
             await sftp.makedirs(path, exist_ok=True)
 
-        self._call(self._files(go, f"create folder {path}"), SMALL_COMMAND_TIMEOUT_S)
+        async def quick() -> None:
+            if not await self._by_launcher(("mkdir", "-p", "--", path), f"create folder {path}"):
+                await self._files(go, f"create folder {path}")
+
+        self._call(quick(), SMALL_COMMAND_TIMEOUT_S * 2)
 
     def remove_tree(self, path: str) -> None:
         async def go() -> None:
@@ -138,14 +164,37 @@ class SshTransport(WorkdirMixin):
                 # rmtree of something that vanished meanwhile, or a file: fall back to the shell
                 await self._simple(["rm", "-rf", "--", path])
 
-        self._call(self._files(go, f"remove {path}"), SMALL_COMMAND_TIMEOUT_S * 4)
+        async def quick() -> None:
+            if not await self._by_launcher(("rm", "-rf", "--", path), f"remove {path}"):
+                await self._files(go, f"remove {path}")
+
+        self._call(quick(), SMALL_COMMAND_TIMEOUT_S * 6)
 
     def push(self, local: Path, remote: str) -> None:
         async def go() -> None:
             sftp = await self._sftp_client()
             await sftp.put(str(local), remote)
 
-        self._call(self._files(go, f"push {local} to {remote}"), None)
+        async def quick() -> None:
+            # A job (small UTF-8 text) is one request to the launcher, where SFTP takes an open, the writes
+            # and a close; anything else, or a connection lost meanwhile, goes over SFTP.
+            await self._ensure()
+            text: str | None = None
+            if self._launcher is not None and local.stat().st_size <= PUSH_BY_LAUNCHER_MAX:
+                try:
+                    text = local.read_bytes().decode("utf-8")
+                except UnicodeDecodeError:
+                    text = None
+            if text is not None:
+                try:
+                    await self._request({"write": remote, "text": text}, f"push {local} to {remote}",
+                                        lambda _frame: None)
+                    return
+                except _StreamLost:
+                    self._lost = True
+            await self._files(go, f"push {local} to {remote}")
+
+        self._call(quick(), None)
 
     def pull_dir(self, remote: str, local: Path, *, max_bytes: int | None = None) -> PulledFiles:
         async def go() -> PulledFiles:
@@ -170,7 +219,22 @@ class SshTransport(WorkdirMixin):
                 pulled.append(target)
             return pulled
 
-        return self._call(self._files(go, f"pull {remote}"), None)
+        async def pull() -> PulledFiles:
+            for attempt in (1, 2):
+                await self._ensure()
+                if self._launcher is None:
+                    return await self._files(go, f"pull {remote}")
+                try:
+                    return await self._pack(remote, local, max_bytes)
+                except _StreamLost as exc:
+                    if attempt == 2:
+                        raise DeviceError(f"device {self.name}: connection to {self.where} lost during pull "
+                                          f"{remote}: {exc}") from None
+                    self._lost = True
+                    log.info("device %s: connection lost during pull %s, reconnecting", self.name, remote)
+            raise AssertionError("unreachable")
+
+        return self._call(pull(), None)
 
     # -- processes -----------------------------------------------------------------------------------------
 
@@ -178,6 +242,18 @@ class SshTransport(WorkdirMixin):
         argv = tuple(str(a) for a in argv)
         # The coroutine enforces the deadline itself; the outer wait only guards against a wedged loop.
         return self._call(self._run(argv, timeout_s, on_line), timeout_s + 4 * KILL_GRACE_S + 60)
+
+    def run_script(self, script: str, *, timeout_s: float) -> CommandResult:
+        argv = ("sh", "-c", script)
+
+        async def go() -> CommandResult:
+            started = time.monotonic()
+            await self._ensure()
+            if self._launcher is not None:  # started by the launcher itself, without a supervisor
+                return await self._launch(argv, timeout_s, None, launch_token(), started, plain=True)
+            return await self._run(argv, timeout_s, None)
+
+        return self._call(go(), timeout_s + 4 * KILL_GRACE_S + 60)
 
     # -- internals -------------------------------------------------------------------------------------------
 
@@ -211,22 +287,67 @@ class SshTransport(WorkdirMixin):
             sftp = await self._sftp_client()
             await sftp.makedirs(posixpath.join(self._workdir, posixpath.dirname(SUPERVISOR_NAME)), exist_ok=True)
             if self._python is None:
-                found = await self._shell_quiet("python3 -c 'import sys; print(int(sys.version_info >= (3, 7)))'"
-                                                " 2>/dev/null")
-                self._python = (found or "").strip() == "1"
+                # the interpreter's own path: what the account's rc files put on PATH (a version manager's
+                # shim, say) is looked up once here, not on every launch
+                found = await self._shell_quiet("python3 -c 'import sys; print(int(sys.version_info >= (3, 7)), "
+                                                "sys.executable)' 2>/dev/null")
+                flag, _, interpreter = (found or "").strip().partition(" ")
+                self._python = flag == "1" and interpreter.startswith("/")
+                self._interpreter = interpreter if self._python else None
             if self._python:
                 path = posixpath.join(self._workdir, SUPERVISOR_NAME)
                 await sftp.put(str(SUPERVISOR), path)
                 self._supervisor = path
-            if self._owns_workdir:
-                import asyncssh
+            import asyncssh
 
+            if self._owns_workdir:
                 self._keeper = await self._conn.create_process(
-                    keeper_command(self._workdir, secrets.token_hex(8), supervisor=self._supervisor),
+                    keeper_command(self._workdir, secrets.token_hex(8), supervisor=self._supervisor,
+                                   python=self._interpreter or "python3"),
                     stdout=asyncssh.DEVNULL, stderr=asyncssh.DEVNULL)
+            if self._supervisor is not None and self._interpreter is not None:
+                await self._start_launcher()
         except Exception as exc:  # noqa: BLE001 - supervision degrades to the shell wrapper, reported
             log.warning("device %s: preparing %s failed (%s); launches run under the shell wrapper",
                         self.name, self._workdir, exc)
+
+    async def _start_launcher(self) -> None:
+        """This connection's launcher (_supervisor.py serve): started once by the login shell, it starts
+        every launch itself, so a launch runs no login shell and no rc files (docs/architecture.md, "The ssh
+        launcher")."""
+        assert self._supervisor is not None and self._interpreter is not None
+        command = (f"exec env -i {LAUNCHER_ENV} {shlex.quote(self._interpreter)} -I {shlex.quote(self._supervisor)} "
+                   "serve")
+        launcher = await self._conn.create_process(command, encoding=None)
+        self._launcher = launcher
+        self._frames = {}
+        asyncio.ensure_future(self._read_frames(launcher, self._frames))
+
+    async def _read_frames(self, launcher: Any, requests: dict[int, asyncio.Queue[dict[str, Any] | None]]) -> None:
+        """Hand each launcher frame to the launch it belongs to; when the channel ends, every launch still
+        waiting learns that (None)."""
+        try:
+            while True:
+                raw = await launcher.stdout.readline()
+                if not raw:
+                    break
+                try:
+                    frame = json.loads(raw)
+                except ValueError:
+                    continue  # what the account's rc files printed before the launcher started
+                if not isinstance(frame, dict):
+                    continue
+                if "chunk" in frame:  # a pulled file's bytes follow the frame
+                    frame["data"] = await launcher.stdout.readexactly(int(frame["chunk"]))
+                if frame.get("id") in requests:
+                    requests[frame["id"]].put_nowait(frame)
+        except Exception:  # noqa: BLE001 - a lost channel: the same as its end
+            pass
+        finally:
+            if self._launcher is launcher:
+                self._launcher = None
+            for queue in requests.values():
+                queue.put_nowait(None)
 
     async def _connect(self) -> Any:
         import asyncssh
@@ -285,7 +406,7 @@ class SshTransport(WorkdirMixin):
         return conn
 
     async def _disconnect(self) -> None:
-        conn, self._conn, self._sftp, self._keeper = self._conn, None, None, None
+        conn, self._conn, self._sftp, self._keeper, self._launcher = self._conn, None, None, None, None
         if conn is not None:
             conn.close()
             try:
@@ -396,6 +517,9 @@ class SshTransport(WorkdirMixin):
         started = time.monotonic()
         deadline = started + timeout_s
         token = launch_token()
+        await self._ensure()
+        if self._launcher is not None:
+            return await self._launch(argv, timeout_s, on_line, token, started)
         proc = None
         for attempt in (1, 2):
             try:
@@ -476,3 +600,159 @@ class SshTransport(WorkdirMixin):
             stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
         return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
                              timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)
+
+    async def _launch(self, argv: tuple[str, ...], timeout_s: float, on_line: LineCallback | None, token: str,
+                      started: float, *, plain: bool = False) -> CommandResult:
+        """`run` through this connection's launcher: the same supervision as a command of its own (the
+        launcher starts `_supervisor.py run` for it), without a new session and its login shell. `plain`:
+        the launcher starts argv itself, unsupervised (`run_script`)."""
+        deadline = started + timeout_s
+        env = {**self.spec.env, LAUNCH_VARIABLE: token}
+        self._requests += 1
+        ident = self._requests
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        requests = self._frames
+        requests[ident] = queue
+        pid: int | None = None
+        partial = ""
+        out_lines: list[str] = []
+        err_chunks: list[str] = []
+        exit_code: int | None = None
+        timed_out = lost = False
+        notes: list[str] = []
+
+        def lines(text: str) -> None:
+            nonlocal partial
+            partial += text
+            *complete, partial = partial.split("\n")
+            for line in complete:
+                out_lines.append(line + "\n")
+                if on_line is not None:
+                    try:
+                        on_line(line)
+                    except Exception:  # noqa: BLE001 - a progress callback must not lose the run
+                        log.exception("device %s: on_line callback failed", self.name)
+
+        try:
+            try:
+                request = {"id": ident, "argv": list(argv), "env": env, **({"plain": True} if plain else {})}
+                self._launcher.stdin.write(json.dumps(request).encode() + b"\n")
+                await self._launcher.stdin.drain()
+            except Exception as exc:  # noqa: BLE001 - the channel is gone: the same as a lost connection
+                raise DeviceError(f"device {self.name}: cannot start `{argv[0]}` on {self.where}: {exc}") from None
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), max(0.0, deadline - time.monotonic()))
+                except asyncio.TimeoutError:
+                    timed_out = True
+                    break
+                if frame is None:
+                    lost = True
+                    self._lost = True
+                    notes.append(f"connection to {self.where} lost during the run")
+                    break
+                if "pid" in frame:
+                    pid = int(frame["pid"])
+                elif "out" in frame:
+                    lines(str(frame["out"]))
+                elif "err" in frame:
+                    err_chunks.append(str(frame["err"]))
+                elif "exit" in frame:
+                    exit_code = int(frame["exit"])
+                    break
+            if timed_out or lost:
+                if pid is not None:
+                    notes.append(await self._kill_on_device(pid, None, token))
+                else:
+                    notes.append("the runner never reported its pid")
+                exit_code = None
+        finally:
+            del requests[ident]
+        if partial:
+            lines("\n")
+        stderr, leftover = take_leftover("".join(err_chunks))
+        if notes:
+            stderr += ("" if not stderr or stderr.endswith("\n") else "\n") + "".join(f"zbench: {n}\n" for n in notes)
+        return CommandResult(argv=argv, exit_code=exit_code, stdout="".join(out_lines), stderr=stderr,
+                             timed_out=timed_out, wall_s=time.monotonic() - started, leftover=leftover)
+
+    async def _by_launcher(self, argv: tuple[str, ...], what: str) -> bool:
+        """A housekeeping command (mkdir, rm) as one request to the launcher: one round trip where SFTP takes
+        one per folder level or per file. False when there is no launcher, or the connection went during
+        it: the caller then does it over SFTP, which reconnects."""
+        await self._ensure()
+        if self._launcher is None:
+            return False
+        result = await self._launch(argv, SMALL_COMMAND_TIMEOUT_S, None, launch_token(), time.monotonic(), plain=True)
+        if result.exit_code is None:
+            return False
+        if result.exit_code != 0:
+            raise DeviceError(f"device {self.name}: cannot {what}: {result.stderr.strip()}")
+        return True
+
+    async def _request(self, request: dict[str, Any], what: str, on_frame: Callable[[dict[str, Any]], None]) -> None:
+        """A file request to the launcher (`write`, `pack`): its frames to `on_frame` until `end`; an `error`
+        frame is a DeviceError naming `what`, the stream ending is _StreamLost."""
+        self._requests += 1
+        ident = self._requests
+        queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        requests = self._frames
+        requests[ident] = queue
+        try:
+            try:
+                self._launcher.stdin.write(json.dumps({"id": ident, **request}).encode() + b"\n")
+                await self._launcher.stdin.drain()
+            except Exception as exc:  # noqa: BLE001 - the channel is gone
+                raise _StreamLost(str(exc)) from None
+            while True:
+                try:
+                    frame = await asyncio.wait_for(queue.get(), SMALL_COMMAND_TIMEOUT_S * 4)
+                except asyncio.TimeoutError:
+                    raise DeviceError(f"device {self.name}: {what}: no answer for {SMALL_COMMAND_TIMEOUT_S * 4:.0f} s") from None
+                if frame is None:
+                    raise _StreamLost("the connection ended")
+                if "error" in frame:
+                    raise DeviceError(f"device {self.name}: cannot {what}: {frame['error']}")
+                if "end" in frame:
+                    return
+                on_frame(frame)
+        finally:
+            del requests[ident]
+
+    async def _pack(self, remote: str, local: Path, max_bytes: int | None) -> PulledFiles:
+        """`pull_dir` as one request to the launcher: the folder's regular files come back on its stream
+        (_supervisor.py serve, `pack`), not as a listing and a transfer per file (docs/architecture.md,
+        "Round trips per launch"). Each file is written as its bytes arrive, like an SFTP transfer, and only
+        under its own name in `local` (never through a link)."""
+        pulled = PulledFiles()
+        current: list[Any] = [None, None]  # the file being written: its handle and its path
+
+        def on_frame(frame: dict[str, Any]) -> None:
+            handle, target = current
+            if "too_large" in frame:
+                pulled.too_large[str(frame["too_large"])] = int(frame["size"])
+            elif "file" in frame:
+                name = str(frame["file"])
+                current[:] = [None, None]
+                if name not in ("", ".", "..") and "/" not in name and "\0" not in name:
+                    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+                    current[:] = [os.fdopen(os.open(local / name, flags, 0o644), "wb"), local / name]
+            elif "chunk" in frame and handle is not None:
+                handle.write(frame["data"])
+                handle.flush()
+            elif "done" in frame and handle is not None:
+                handle.close()
+                current[:] = [None, None]
+                pulled.append(target)
+
+        local.mkdir(parents=True, exist_ok=True)
+        try:
+            await self._request({"pack": remote, "max_bytes": max_bytes}, f"pull {remote}", on_frame)
+        finally:
+            if current[0] is not None:
+                current[0].close()
+        return pulled
+
+
+class _StreamLost(Exception):
+    """The launcher's stream ended in the middle of a request: the connection is gone."""

@@ -544,12 +544,22 @@ class FakeAdbd:
                 except OSError as exc:
                     await self._fail(stream, f"{target}: {exc.strerror}")
             elif ident == b"RECV":
+                # adbd's sync service writes DATA... DONE into a socket that adbd reads in payload-sized
+                # pieces: what was written meanwhile goes out in one WRTE (a small file's DATA and DONE
+                # together), so the reply is queued up to a payload before each write, as it would be there.
                 try:
+                    reply = bytearray()
                     with open(path, "rb") as f:
                         while chunk := f.read(SYNC_DATA_MAX):
-                            await stream.write(b"DATA" + struct.pack("<I", len(chunk)) + chunk)
-                    await stream.write(b"DONE" + struct.pack("<I", 0))
+                            reply += b"DATA" + struct.pack("<I", len(chunk)) + chunk
+                            if len(reply) >= MAX_PAYLOAD:
+                                await stream.write(bytes(reply))
+                                reply.clear()
+                    reply += b"DONE" + struct.pack("<I", 0)
+                    await stream.write(bytes(reply))
                 except OSError as exc:
+                    if reply:
+                        await stream.write(bytes(reply))
                     await self._fail(stream, f"{path}: {exc.strerror}")
             elif ident == b"QUIT":
                 return

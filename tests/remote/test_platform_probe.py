@@ -117,7 +117,7 @@ def test_ios_and_webos_are_reported_by_the_runner(platform, write_inventory):
     spec = write_inventory({"d": {"transport": "local", "platform": platform}})["d"]
 
     class NoRun:
-        def run(self, *a, **k):
+        def run_script(self, *a, **k):
             raise AssertionError("nothing is run for this platform")
 
     result = sample_conditions(NoRun(), spec)
@@ -128,7 +128,7 @@ def test_a_failing_transport_is_recorded_not_raised(write_inventory):
     spec = write_inventory({"d": {"transport": "local", "platform": "linux"}})["d"]
 
     class Broken:
-        def run(self, *a, **k):
+        def run_script(self, *a, **k):
             raise DeviceError("device d: connection refused")
 
     result = sample_conditions(Broken(), spec)

@@ -193,6 +193,31 @@ def test_deadline_kills_the_runner_and_its_children_on_the_device(transport):
     assert pids_with(mark) == [], "a process of the killed runner is left on the device"
 
 
+def test_run_script_output_status_and_deadline(transport):
+    """The platform probe's way in (`run_script`: unsupervised on ssh with Python): output and status as
+    `run` gives them, and at the deadline the script and what it started are stopped on the device."""
+    result = transport.run_script("echo one; echo two >&2; exit 3", timeout_s=20)
+    assert result.exit_code == 3 and result.stdout == "one\n" and "two" in result.stderr, result
+    mark = marker()
+    started = time.monotonic()
+    result = transport.run_script(f"sleep {HUNG_S}; : {mark}", timeout_s=1.5)
+    assert result.timed_out and result.exit_code is None and time.monotonic() - started < HUNG_S / 2
+    assert gone(mark), "the script outlived its deadline"
+
+
+def test_local_run_script_is_stopped_at_its_deadline(write_inventory):
+    t = make_transport(write_inventory({"l": {"transport": "local"}})["l"])
+    t.open()
+    mark = marker()
+    try:
+        assert t.run_script("echo ok", timeout_s=20).stdout == "ok\n"
+        result = t.run_script(f"sleep {HUNG_S} & wait; : {mark}", timeout_s=1)
+    finally:
+        t.close()
+    assert result.timed_out and result.exit_code is None
+    assert gone(mark, within_s=3)
+
+
 def test_runner_killed_mid_run_reports_the_signal(transport):
     mark = marker()
     thread, box = run_in_background(transport, hung(mark))
@@ -288,6 +313,49 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         t.close()
 
 
+def test_ssh_launches_start_from_one_launcher_without_the_login_shell(sshd, write_inventory, tmp_path):
+    """On a device with Python every launch is a request to the connection's launcher, not a new SSH
+    session: no login shell, no rc files. Its environment is the account's identity, a standard PATH and the
+    inventory's env, nothing an rc file set (README, Remote devices)."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    code = ("import json, os\nstat = open(f'/proc/{os.getppid()}/stat').read()\n"
+            "launcher = int(stat[stat.rindex(')') + 2:].split()[1])\n"
+            "print(json.dumps({'launcher': open(f'/proc/{launcher}/cmdline').read().split('\\0'), "
+            "'pid': launcher, 'env': sorted(os.environ)}))")
+    try:
+        first, second = (json.loads(t.run([sys.executable, "-c", code], timeout_s=20).stdout) for _ in range(2))
+        assert t.connects == 1
+    finally:
+        t.close()
+    assert first["pid"] == second["pid"] and "serve" in first["launcher"], first
+    # LC_CTYPE: Python's own locale coercion (PEP 538) when no locale is set
+    assert {"HOME", "PATH", "PYTHONPATH", "ZBENCH_LAUNCH"} <= set(first["env"]) <= {
+        "HOME", "USER", "LOGNAME", "SHELL", "PATH", "XDG_RUNTIME_DIR", "LANG", "TZ", "LC_CTYPE", "PYTHONPATH",
+        "ZBENCH_LAUNCH"}, first["env"]
+
+
+def test_ssh_pull_takes_regular_files_only_and_leaves_large_ones(sshd, write_inventory, tmp_path):
+    """The launcher's one-request pull (and the SFTP one without Python): regular files under their own
+    names; no link (to a file outside the folder), no subfolder; a file over the cap named, not copied."""
+    t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
+    t.open()
+    outside = tmp_path / "secret.txt"
+    outside.write_text("not the launch's")
+    launch = Path(t.workdir()) / "launch-0"
+    (launch / "sub").mkdir(parents=True)
+    (launch / "sub" / "inner.txt").write_text("x")
+    (launch / "frames.csv").write_text("frame\n0\n")
+    (launch / "big.bin").write_bytes(b"\0" * 5000)
+    (launch / "link.txt").symlink_to(outside)
+    try:
+        pulled = t.pull_dir(str(launch), tmp_path / "back", max_bytes=4096)
+    finally:
+        t.close()
+    assert [p.name for p in pulled] == ["frames.csv"] and pulled.too_large == {"big.bin": 5000}
+    assert sorted(os.listdir(tmp_path / "back")) == ["frames.csv"]
+
+
 def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, write_inventory, tmp_path):
     t = make_transport(write_inventory({"pi": sshd.device_entry(workdir=str(tmp_path / "w"))})["pi"])
     t.open()
@@ -308,7 +376,8 @@ def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, writ
 
 
 class DropDuringTransfer:
-    """Drops the ssh connection while `target` is being written by a pull (part of it there), `times` times."""
+    """Drops the ssh connection while `target` is being written by a pull (a quarter to all but the last byte
+    of it there), `times` times."""
 
     def __init__(self, sshd, target: Path, size: int, times: int) -> None:
         self.sshd, self.target, self.size, self.times = sshd, target, size, times
@@ -323,7 +392,9 @@ class DropDuringTransfer:
                 written = self.target.stat().st_size
             except FileNotFoundError:
                 written = 0
-            if 0 < written < self.size and self.sshd.drop_connections():
+            # a quarter in, not at the first bytes: a retry that starts the file again is then seen
+            # restarting (smaller than where it was dropped) however fast it refills it
+            if self.size // 4 < written < self.size and self.sshd.drop_connections():
                 self.drops += 1
                 while not self._done.is_set() and self.target.exists() and self.target.stat().st_size >= written:
                     time.sleep(0.001)  # until the retry starts the file again
