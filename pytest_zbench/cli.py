@@ -130,6 +130,10 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("b", metavar="B.json", help="the candidate run.json")
     compare.add_argument("--threshold", type=float, default=GateConfig().threshold, metavar="FRACTION",
                          help=f"smallest slowdown that counts (default: {GateConfig().threshold:g})")
+    compare.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
+                         help="also fail (exit 1) a scene whose median launch is worse than A's by more than PCT on "
+                              "METRIC, e.g. cpu_ms.p50:10%% (repeatable): a fixed threshold for two one-off runs, "
+                              "which the gate alone cannot call regressed (docs/regression.md, \"zbench compare\")")
     compare.add_argument("-v", "--verbose", action="store_true", help="each scene's full verdict message too")
 
     devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
@@ -199,14 +203,19 @@ def _metric(text: str) -> str:
 
 def _compare(args: argparse.Namespace) -> int:
     from .regression.baseline import BaselineFileError, read_run_file
-    from .regression.compare_runs import compare_runs, lines
+    from .regression.compare_runs import FailOn, compare_runs, lines
 
+    try:
+        fail_on = tuple(FailOn.parse(text) for text in args.fail_on)
+    except ValueError as exc:
+        print(f"zbench compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         a, b = read_run_file(Path(args.a)), read_run_file(Path(args.b))
     except BaselineFileError as exc:
         print(f"zbench compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold))
+    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold), fail_on)
     print(f"A: {args.a} (run {str(a.get('run_id', '?'))[:8]})   B: {args.b} (run {str(b.get('run_id', '?'))[:8]})")
     for line in lines(result):
         print(line)
