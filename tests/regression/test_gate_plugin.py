@@ -153,7 +153,7 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     assert scene["regression"]["source"] == "ab" and effect(scene["regression"]) > 1.2
     assert scene["regression"]["settings"]["threshold"] == 0.05
     ab = scene["ab"]
-    assert ab["order"] == ["A", "B"] * 6 and ab["runner_b"] == b_runner.split()
+    assert ab["order"] == ["A", "B", "B", "A"] * 3 and ab["pattern"] == "ABBA" and ab["runner_b"] == b_runner.split()
     assert len(ab["per_run_b"]) == 6 and len(scene["per_run"]) == 6
     a_rows = list(csv.DictReader(open(project.results / scene["samples_file"])))
     b_rows = list(csv.DictReader(open(project.results / ab["samples_file_b"])))
