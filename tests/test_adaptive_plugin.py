@@ -176,7 +176,7 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
     candidate = scene_entry(project.run_json())
     section = candidate["regression"]
     assert section["verdict"] == "inconclusive", section["message"]
-    assert "adaptive.score INCONCLUSIVE: candidate " in section["message"]
+    assert "adaptive.score INCONCLUSIVE: " in section["message"] and "\n  candidate " in section["message"]
     assert "one baseline session" in section["message"] and "--zbench-ab" in section["message"]
     assert [m["metric"] for m in section["metrics"]] == ["adaptive.score"]  # per-frame stats not judged
     effect = section["metrics"][0]["effect"]

@@ -24,6 +24,7 @@ from ..stats import bootstrap_difference_ci
 from .baseline import judge_against_run_file
 from .config import GATE_METRIC, HIGHER_IS_BETTER, scene_metrics
 from .gate import GateConfig
+from .gate import ratio_text as clip_ratio
 from .hierarchy import launch_values
 
 SHOWN = (("cpu_ms", "p50"), ("cpu_ms", "p95"), ("frame_ms", "p99"))
@@ -68,16 +69,6 @@ class ThresholdCheck:
         better = "higher is better" if self.rule.metric in HIGHER_IS_BETTER else "lower is better"
         return (f"{self.rule.metric} B/A {clip_ratio(self.ratio)}{ci} [{better}], limit {self.rule.limit:.0%}: "
                 f"{'FAILED' if self.failed else 'ok'}")
-
-
-def clip_ratio(value: float) -> str:
-    """A ratio for display: 3 decimals, and past 1000x or below 0.001x the bound, not digits of bootstrap noise
-    (`0.000x..2593098.183x` said nothing)."""
-    if not math.isfinite(value) or value > 1000:
-        return ">1000x"
-    if value < 0.001:
-        return "<0.001x"
-    return f"{value:.3f}x"
 
 
 def check_threshold(a: Mapping[str, Any], b: Mapping[str, Any], rule: FailOn) -> ThresholdCheck:

@@ -144,7 +144,8 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     result = project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-ab={b_runner}",
                          f"--zbench-history={history_url}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED*launch bootstrap*baseline: A (python -m pytest_zbench.runner"
+    result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED: *x (+*, candidate/baseline, lower is better), 95% CI *",
+                                 "*launch bootstrap*baseline: A (python -m pytest_zbench.runner"
                                  " --cpu-burn-ms 0), 6 launches interleaved with 6 of B (python -m pytest_zbench.runner"
                                  " --cpu-burn-ms 0.2) on local*"])
     document = project.run_json()
