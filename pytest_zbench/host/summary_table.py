@@ -107,6 +107,11 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
     if any(e.get("adaptive") is not None for e in scenes):
         lines.append("adaptive scenes: the score is the largest complexity within the frame budget, ± half its "
                      "95% CI (run.json scenes[].adaptive)")
+    cold = [e["id"] for e in scenes if e.get("warmup_frames") == 0 and e.get("measured_frames")]
+    if cold:
+        # Cold frames (first use of caches, shaders, allocations) then enter the statistics (docs/methodology.md).
+        lines.append(f"warm-up 0 (--zbench-warmup=0): the first frames are measured cold in {len(cold)} scene(s) "
+                     f"({', '.join(cold[:3])}{', ...' if len(cold) > 3 else ''})")
     lines += _gate_notes(scenes, width)
     for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
         check = (devices.get(name, {}).get("gpu") or {}).get("timer_check") or {}
