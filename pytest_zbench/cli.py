@@ -423,6 +423,14 @@ def _print_series(title: str, metric: str, points: list[tuple[HistoricRun, float
                   f"x{step.magnitude:.3f} ({step.magnitude - 1:+.1%}), p={step.p_value:.3g}")
     else:
         print("  change points: none")
+    from .regression.changepoints import latest_outside
+
+    outlier = latest_outside([value for _, value in points])
+    if outlier is not None:
+        # A step in the newest run is beyond the change-point test until min_size runs follow it.
+        print(f"  latest run #{len(points) - 1} is outside the series' spread: x{outlier.ratio:.3f} "
+              f"({outlier.ratio - 1:+.1%}) against the median of the {outlier.earlier} run(s) before it, robust z "
+              f"{outlier.z:.3g}; the change-point test sees a step only once 3 runs follow it")
     print()
 
 
