@@ -1,5 +1,6 @@
 """The busy-host guard: a sessions verdict the host's load can explain is made inconclusive; the rest stand.
 With stolen_ms the guard judges cpu_ms again on on-CPU time; without it, on the preempted share of the frames."""
+
 from __future__ import annotations
 
 import numpy as np
