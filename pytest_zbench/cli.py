@@ -7,7 +7,7 @@ device's runner, run a device lab's CI.
     zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [--frames N] [--warmup N]
                      [-k EXPR] [--results DIR] [--from-history]
     zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
-    zbench compare A.json B.json                        B judged against A, scene by scene (exit 1: regressed)
+    zbench compare A.json B.json [--fail-on M:PCT]      B judged against A, scene by scene (exit 1: regressed)
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
