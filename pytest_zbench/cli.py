@@ -7,7 +7,7 @@ device's runner, run a device lab's CI.
     zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [--frames N] [--warmup N]
                      [-k EXPR] [--results DIR] [--from-history]
     zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
-    zbench compare A.json B.json                        B judged against A, scene by scene (exit 1: regressed)
+    zbench compare A.json B.json [--fail-on M:PCT]      B judged against A, scene by scene (exit 1: regressed)
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
@@ -133,6 +133,10 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("b", metavar="B.json", help="the candidate run.json")
     compare.add_argument("--threshold", type=float, default=GateConfig().threshold, metavar="FRACTION",
                          help=f"smallest slowdown that counts (default: {GateConfig().threshold:g})")
+    compare.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
+                         help="also fail (exit 1) a scene whose median launch is worse than A's by more than PCT on "
+                              "METRIC, e.g. cpu_ms.p50:10%% (repeatable): a fixed threshold for two one-off runs, "
+                              "which the gate alone cannot call regressed (docs/regression.md, \"zbench compare\")")
     compare.add_argument("-v", "--verbose", action="store_true", help="each scene's full verdict message too")
 
     devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
@@ -208,14 +212,19 @@ def _metric(text: str) -> str:
 
 def _compare(args: argparse.Namespace) -> int:
     from .regression.baseline import BaselineFileError, read_run_file
-    from .regression.compare_runs import compare_runs, lines
+    from .regression.compare_runs import FailOn, compare_runs, lines
 
+    try:
+        fail_on = tuple(FailOn.parse(text) for text in args.fail_on)
+    except ValueError as exc:
+        print(f"zbench compare: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         a, b = read_run_file(Path(args.a)), read_run_file(Path(args.b))
     except BaselineFileError as exc:
         print(f"zbench compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold))
+    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold), fail_on)
     print(f"A: {args.a} (run {str(a.get('run_id', '?'))[:8]})   B: {args.b} (run {str(b.get('run_id', '?'))[:8]})")
     for line in lines(result):
         print(line)
@@ -423,6 +432,14 @@ def _print_series(title: str, metric: str, points: list[tuple[HistoricRun, float
                   f"x{step.magnitude:.3f} ({step.magnitude - 1:+.1%}), p={step.p_value:.3g}")
     else:
         print("  change points: none")
+    from .regression.changepoints import latest_outside
+
+    outlier = latest_outside([value for _, value in points])
+    if outlier is not None:
+        # A step in the newest run is beyond the change-point test until min_size runs follow it.
+        print(f"  latest run #{len(points) - 1} is outside the series' spread: x{outlier.ratio:.3f} "
+              f"({outlier.ratio - 1:+.1%}) against the median of the {outlier.earlier} run(s) before it, robust z "
+              f"{outlier.z:.3g}; the change-point test sees a step only once 3 runs follow it")
     print()
 
 

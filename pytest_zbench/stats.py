@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .protocol import MODES, PREEMPTIONS_COLUMN, Mode
+from .protocol import MODES, PREEMPTIONS_COLUMN, STOLEN_COLUMN, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
@@ -197,6 +197,11 @@ class LaunchSummary:
     # Measured frames the kernel preempted (the runner's `preemptions` counter > 0), over those where it is
     # known; None when the runner does not count them (docs/regression.md, "A busy host").
     preempted_share: float | None = None
+    # With the runner's stolen_ms (docs/runner-protocol.md): each measured frame's cpu_ms less the time its
+    # thread was off the CPU inside it (on-CPU time), and the stolen time's share of cpu_ms over the launch;
+    # None without the column. The busy-host guard judges a metric on both (docs/regression.md, "A busy host").
+    oncpu_ms: Distribution | None = None
+    stolen_share: float | None = None
     # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
     # regression gate reads as the per-launch metric `adaptive.score`.
     adaptive: Mapping[str, Any] | None = None
@@ -218,6 +223,9 @@ class LaunchSummary:
         }))
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
         out["preempted_share"] = _rounded(self.preempted_share, SHARE_DIGITS)
+        if self.oncpu_ms is not None:
+            out["oncpu_ms"] = self.oncpu_ms.to_dict()
+            out["stolen_share"] = _rounded(self.stolen_share, SHARE_DIGITS)
         if self.adaptive is not None:
             out["adaptive"] = _rounded(self.adaptive, SHARE_DIGITS)
         return out
@@ -226,6 +234,22 @@ class LaunchSummary:
 def preempted_share(samples: LaunchSamples) -> float | None:
     known = _finite(samples.counters.get(PREEMPTIONS_COLUMN, np.empty(0)))
     return float(np.count_nonzero(known > 0)) / known.size if known.size else None
+
+
+def on_cpu(samples: LaunchSamples) -> tuple[Distribution | None, float | None]:
+    """(the on-CPU time's distribution, the stolen share) of a launch whose runner wrote stolen_ms; a frame
+    without a stolen_ms is left out of both, and stolen time is capped at the frame's cpu_ms (the stolen
+    bracket is a little wider than cpu_ms's, docs/runner-protocol.md)."""
+    stolen = samples.counters.get(STOLEN_COLUMN)
+    if stolen is None:
+        return None, None
+    known = np.isfinite(stolen) & np.isfinite(samples.cpu_ms)
+    if not known.any():
+        return None, None
+    cpu = samples.cpu_ms[known]
+    taken = np.clip(stolen[known], 0.0, cpu)
+    total = float(cpu.sum())
+    return distribution(cpu - taken), (float(taken.sum()) / total if total > 0 else 0.0)
 
 
 def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None, float | None]:
@@ -261,6 +285,7 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
     warmup_ms = float(warmup.sum()) if warmup.size and np.isfinite(warmup).all() else None
     known_counters = {k: _finite(v) for k, v in samples.counters.items()}
     counters = {k: float(v.mean()) for k, v in known_counters.items() if v.size}
+    oncpu, stolen_share = on_cpu(samples)
     return LaunchSummary(
         n_frames=int(samples.cpu_ms.size),
         cpu_ms=distribution(samples.cpu_ms),
@@ -280,6 +305,8 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
         budget_ms=float(budget_ms),
         fps=throughput_fps(samples),
         preempted_share=preempted_share(samples),
+        oncpu_ms=oncpu,
+        stolen_share=stolen_share,
     )
 
 
@@ -329,6 +356,9 @@ class SceneSummary:
             "per_run": self.per_run, "cold": self.cold, "counters": self.counters,
             "gpu_source": self.gpu_source, "notes": self.notes, "fps": self.fps,
         })
+        # Each launch's dict was rounded by LaunchSummary.to_dict, shares to SHARE_DIGITS: rounding it again to
+        # MS_DIGITS would turn one janky frame in 30,000 into 0.0.
+        out["per_run"] = self.per_run
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
         return out
 

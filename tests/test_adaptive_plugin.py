@@ -176,7 +176,7 @@ def test_an_adaptive_scene_scores_with_an_interval_an_independent_fit_reproduces
     candidate = scene_entry(project.run_json())
     section = candidate["regression"]
     assert section["verdict"] == "inconclusive", section["message"]
-    assert "adaptive.score INCONCLUSIVE: candidate " in section["message"]
+    assert "adaptive.score INCONCLUSIVE: " in section["message"] and "\n  candidate " in section["message"]
     assert "one baseline session" in section["message"] and "--zbench-ab" in section["message"]
     assert [m["metric"] for m in section["metrics"]] == ["adaptive.score"]  # per-frame stats not judged
     effect = section["metrics"][0]["effect"]
@@ -203,7 +203,7 @@ def test_ab_of_an_adaptive_scene_ramps_both_runners_through_one_plan(project):
     ramp_a = [p["steps"] for p in a["plan"]["launches"] if p["role"] == "ramp"]
     ramp_b = [p["steps"] for p in b["plan"]["launches"] if p["role"] == "ramp"]
     assert len(ramp_a) == len(ramp_b) == 5 and all(steps == ramp_a[0] for steps in ramp_a + ramp_b)
-    assert ab["order"] == ["A", "B"] * 5
+    assert ab["order"] == ["A", "B", "B", "A"] * 2 + ["A", "B"] and ab["pattern"] == "ABBA"
     expected = predicted_score(a, BURN_MS) / a["score"]
     ratio = b["score"] / a["score"]
     assert 0.6 * expected < ratio < 1.5 * expected, (ratio, expected)

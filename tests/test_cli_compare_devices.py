@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from pytest_zbench.cli import main
-from pytest_zbench.regression.compare_runs import compare_runs, lines
+from pytest_zbench.regression.compare_runs import FailOn, clip_ratio, compare_runs, lines
 
 
 def run_doc(run_id: str, levels: dict[str, float], seed: int, n: int = 6) -> dict:
@@ -83,3 +84,28 @@ devices:
     assert "rectonly: local" in capsys.readouterr().out
     assert main(["devices", "--devices", str(inventory), "--device", "nope"]) == 2
     assert "unknown device 'nope'" in capsys.readouterr().err
+
+
+def test_fail_on_fails_a_slower_b_on_a_fixed_threshold_with_its_interval(tmp_path, capsys):
+    """Two one-off runs: the gate cannot call B regressed (one session a side), --fail-on can."""
+    a = run_doc("aaaa", {"fill.x1": 5.0, "text": 3.0}, seed=1)
+    b = run_doc("bbbb", {"fill.x1": 6.5, "text": 3.0}, seed=50)
+    (tmp_path / "a.json").write_text(json.dumps(a))
+    (tmp_path / "b.json").write_text(json.dumps(b))
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--fail-on", "cpu_ms.p50:10%"]) == 1
+    out = capsys.readouterr().out
+    assert "--fail-on cpu_ms.p50 B/A 1.29" in out and "limit 10%: FAILED" in out
+    assert out.count("(95% CI ") == 2 and out.count(": ok") == 1  # text: no change, no failure
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--fail-on", "cpu_ms.p50:40%"]) == 0
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "a.json"), "--fail-on", "cpu_ms.p95:1%"]) == 0
+    assert main(["compare", str(tmp_path / "a.json"), str(tmp_path / "b.json"), "--fail-on", "cpu_ms:10"]) == 2
+    result = compare_runs(a, tmp_path / "a.json", b, fail_on=(FailOn.parse("cpu_ms.p50:0.1"),))
+    (fill,) = [s for s in result.scenes if s.scene == "fill.x1"]
+    (check,) = fill.thresholds
+    assert check.ratio == pytest.approx(6.5 / 5.0, rel=0.03)  # the noise is 1 % a launch
+    assert check.ci is not None and check.ci[0] <= check.ratio <= check.ci[1] and check.failed
+    assert fill.verdict == "inconclusive" and result.regressed
+
+
+def test_ratios_are_clipped_for_display():
+    assert [clip_ratio(v) for v in (0.0, 2593098.183, 1.5, float("inf"))] == ["<0.001x", ">1000x", "1.500x", ">1000x"]

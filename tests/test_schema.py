@@ -73,8 +73,10 @@ def test_frames_columns_and_limits_are_the_readers():
     frames = schema.load("frames")
     assert tuple(frames["x-columns"]) == FRAME_COLUMNS
     assert tuple(frames["required"]) == FRAME_COLUMNS
-    assert set(frames["properties"]) == set(FRAME_COLUMNS)
+    # Besides the required columns, the optional ones the protocol names (docs/runner-protocol.md).
+    assert set(frames["properties"]) == {*FRAME_COLUMNS, protocol.STOLEN_COLUMN}
     rules = frame_rules()
+    assert (rules.rule("stolen_ms").minimum, rules.rule("stolen_ms").maximum) == (0, ABSURD_MS)
     for column in protocol.TIMING_COLUMNS:
         assert (rules.rule(column).minimum, rules.rule(column).maximum) == (0, ABSURD_MS)
         assert rules.rule(column).unit == "ms"

@@ -339,3 +339,25 @@ def test_a_frame_of_one_whole_period_written_to_six_decimals_is_not_jank():
     jank, severe, share, longest = jank_counts([16.666667] * 9 + [16.77], budget)
     assert (jank, severe) == (1, 0) and share == pytest.approx(0.1) and longest == 16.77
     assert jank_counts([33.333334], budget)[:2] == (1, 0)  # two whole periods: janky, not severely
+
+
+def test_a_launch_share_is_rounded_once():
+    """One janky frame in 30,000: 3.3e-05 in each launch's dict and in run.json's per_run, not 0.0 (per_run was
+    rounded a second time to 4 digits)."""
+    interval = np.full(30_000, 10.0)
+    interval[7] = 40.0
+    launch = summarize_launch(samples(np.ones(30_000), interval=interval, mode="uncapped"), BUDGET)
+    assert launch.to_dict()["jank_share"] == pytest.approx(1 / 30_000, rel=0.02)
+    (per_run,) = summarize_scene([launch], BUDGET).to_dict()["per_run"]
+    assert per_run["jank_share"] == pytest.approx(1 / 30_000, rel=0.02)
+
+
+def test_on_cpu_time_is_cpu_time_less_stolen_time():
+    cpu = np.array([1.0, 2.0, 4.0, 3.0])
+    stolen = np.array([0.0, 1.0, 5.0, np.nan])  # more than the frame: capped at it; unknown: left out
+    launch = summarize_launch(samples(cpu, mode="uncapped", counters={"stolen_ms": stolen}), BUDGET)
+    assert launch.oncpu_ms is not None and launch.oncpu_ms.n == 3
+    assert sorted([launch.oncpu_ms.min, launch.oncpu_ms.max]) == [0.0, 1.0]
+    assert launch.stolen_share == pytest.approx((0 + 1 + 4) / (1 + 2 + 4), abs=1e-12)
+    assert launch.to_dict()["oncpu_ms"]["p50"] == pytest.approx(1.0, abs=1e-9)
+    assert summarize_launch(samples(cpu, mode="uncapped"), BUDGET).to_dict().get("oncpu_ms") is None

@@ -97,7 +97,16 @@ def test_an_adaptive_scene_shows_its_score_and_a_table_without_one_has_no_score_
     assert max(map(len, lines)) <= 100, "\n".join(lines)
     assert "score" in lines[2]
     row = next(line for line in lines if line.startswith("fill.alpha.adaptive"))
-    assert "1234±2.5%" in row and "regressed 0.80x" in row and "1.00" not in row  # per-frame statistics: "-"
+    assert "1234±2.5%" in row and "regressed 0.80x score" in row and "1.00" not in row  # per-frame statistics: "-"
     assert any(line.startswith("adaptive scenes: the score is the largest complexity") for line in lines)
     plain = summary_lines(fixed, width=100)
     assert "score" not in plain[2] and not any(line.startswith("adaptive scenes") for line in plain)
+
+
+def test_a_warmup_of_zero_is_recorded_and_noted(project):
+    """--zbench-warmup=0: cold frames enter the statistics; run.json and the terminal say so."""
+    result = project.run("--zbench-warmup=0", "-k", "mini.fill.x1")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["*warm-up 0 (--zbench-warmup=0): the first frames are measured cold in 1 scene(s)*"])
+    (scene,) = project.run_json()["scenes"]
+    assert scene["warmup_frames"] == 0 and any(n.startswith("warm-up 0:") for n in scene["notes"])

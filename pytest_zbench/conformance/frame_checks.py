@@ -25,6 +25,9 @@ UNCAPPED_PACED_SHARE = 0.9
 # frame is far above 1 % of its duration on any device (the reference runner: 50-90 %).
 CPU_SHARE_MIN = 0.01
 SLACK_MS = 50.0
+# stolen_ms is read around the frame's clocks, a little outside cpu_ms's (docs/runner-protocol.md): it may pass
+# the frame's cpu_ms by this much.
+STOLEN_SLACK_MS = 0.5
 
 
 def plain(ctx: Context) -> list[Launch]:
@@ -285,3 +288,26 @@ def check_gpu_source(ctx: Context) -> CheckResult:
     if bad:
         return result("frames.gpu_source", "fail", listing(sorted(set(bad), key=bad.index)), fix)
     return result("frames.gpu_source", "pass", f"{', '.join(sorted(seen)) or 'empty'}, as result.json and the probe say")
+
+
+def check_stolen(ctx: Context) -> CheckResult:
+    """The optional stolen_ms: where a runner writes it, 0 <= stolen_ms <= the frame's cpu_ms + STOLEN_SLACK_MS."""
+    if why := ctx.blocked("frames.cpu_units"):
+        return result("frames.stolen_ms", "n/a", why)
+    written = [launch for launch in plain(ctx) if "stolen_ms" in (launch.frames.header or [])]
+    if not written:
+        return result("frames.stolen_ms", "n/a", "no stolen_ms column (optional)")
+    bad = []
+    fix = (f"stolen_ms is the frame's wall time less its thread's CPU time over the same interval, in ms: never "
+           f"negative, never more than the frame's cpu_ms (+{STOLEN_SLACK_MS} ms for the clocks' bracket)")
+    known = 0
+    for launch in written:
+        for stolen, cpu in zip(column(launch, "stolen_ms"), column(launch, "cpu_ms")):
+            if not isinstance(stolen, (int, float)) or isinstance(stolen, bool):
+                continue
+            known += 1
+            if stolen < 0 or (isinstance(cpu, (int, float)) and stolen > cpu + STOLEN_SLACK_MS):
+                bad.append(f"{launch.name}: stolen_ms {stolen} against cpu_ms {cpu}")
+    if bad:
+        return result("frames.stolen_ms", "fail", listing(bad), fix)
+    return result("frames.stolen_ms", "pass", f"{known} frames within 0..cpu_ms + {STOLEN_SLACK_MS} ms")

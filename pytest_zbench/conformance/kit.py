@@ -42,7 +42,8 @@ COMPLEXITY_LEVELS = {"repeat": (2.0, 300.0), "rect_batch": (2.0, 20_000.0), "mes
                      "shader": (2.0, 300.0)}
 
 ORDER = ("probe.protocol", "probe.schema", "probe.backend", "job.runs", "result.schema", "frames.header",
-         "frames.rows", "frames.phases", "frames.t_start", "frames.cpu_units", "frames.gpu_source", "pacing.paced",
+         "frames.rows", "frames.phases", "frames.t_start", "frames.cpu_units", "frames.gpu_source", "frames.stolen_ms",
+         "pacing.paced",
          "pacing.uncapped", *(f"feature.{f}" for f in FEATURES), "capture.written", "capture.format",
          "capture.determinism", "capture.reference", "complexity", "job.unknown_feature", "job.malformed",
          "signal.sigterm", "progress", "outdir.confined")
@@ -137,7 +138,7 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
     run("uncapped", make_job(timing, backend, mode="uncapped", refresh_hz=hz, warmup=3, frames=40, capture=()))
     for check in (frames.check_runs, frames.check_result, frames.check_header, frames.check_rows,
                   frames.check_phases, frames.check_paced, frames.check_uncapped, frames.check_t_start,
-                  frames.check_cpu_units, frames.check_gpu_source):
+                  frames.check_cpu_units, frames.check_gpu_source, frames.check_stolen):
         ctx.record(check(ctx))
 
     corpus = load_project_corpus(scenes_dir)

@@ -1,4 +1,4 @@
-"""A/B on one device: the device's own runner (A) and another runner (B), launches interleaved A, B, A, B.
+"""A/B on one device: the device's own runner (A) and another runner (B), launches interleaved A, B, B, A.
 
 Interleaving cancels drift (thermal state, clocks, background load) that would read as a regression if all
 of A ran before all of B (docs/methodology.md §6, §9). Each side is a SceneMeasurement of its own: A's is the
@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..inventory import Inventory
-from ..regression.ab import Arm, interleave
+from ..regression.ab import DEFAULT_PATTERN, Arm, Pattern, interleave
 from ..scenes import SceneCase
 from ..settings import Settings
 from ..stats import summarize_scene
@@ -33,6 +33,7 @@ class ABRun:
     a_runner: tuple[str, ...]
     order: list[Arm]
     b: SceneMeasurement
+    pattern: Pattern = DEFAULT_PATTERN
 
 
 def resolve_b_runner(spec: str, inventory: Inventory) -> tuple[str, ...]:
@@ -62,8 +63,8 @@ def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tu
     a.samples_file = device_dir / f"{case.id}.frames.csv"
     b.samples_file = device_dir / f"{case.id}.b.frames.csv"
     empty_folder(scene_dir)  # a previous session's launches of this scene are not ours
-    order = interleave(settings.runs)
-    a.ab = ABRun(b_runner, tuple(device.spec.runner), order, b)
+    order = interleave(settings.runs, pattern=DEFAULT_PATTERN)
+    a.ab = ABRun(b_runner, tuple(device.spec.runner), order, b, DEFAULT_PATTERN)
     timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
     writers = {"A": SamplesCsv(a.samples_file), "B": SamplesCsv(b.samples_file)}
     try:
@@ -102,6 +103,8 @@ def ab_entry(run: ABRun, results_dir: Path) -> dict[str, Any]:
     return {
         "runner_b": list(run.runner),
         "order": list(run.order),
+        # The pattern the order follows (ABBA: counterbalanced, docs/regression.md "A/B").
+        "pattern": run.pattern,
         "runs_b": len(b.launches),
         "complete_runs_b": len(b.complete_launches),
         "partial_b": b.partial,

@@ -366,9 +366,15 @@ class RegressionGate:
             return GateResult("no_baseline", "history", description, f"no baseline: {description}",
                               fingerprint_changes=changes, settings=settings)
         sessions = [session_of(run) for run in reversed(result.window.runs)]  # oldest first, like the series
+        on_cpu = None
+        if twins := contention.twins_to_judge(result.verdict):
+            # The busy-host guard's second look: the same sessions judged on on-CPU time (docs/regression.md).
+            on_cpu = judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=twins),
+                                           exclude_run=run.run_id, environment=run.environment,
+                                           device_sessions=self._device_pool(key, run.run_id)).verdict
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
                              record.app.get("build_hash") or "", [r.build_hash for r in result.window.runs],
-                             sessions, candidate)
+                             sessions, candidate, on_cpu)
 
     @staticmethod
     def _candidate(m: SceneMeasurement, valid: bool | None) -> list[dict[str, Any]]:
@@ -409,9 +415,14 @@ class RegressionGate:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
                               result.message, settings=settings)
         session = BaselineSession(list(result.launches), str(document.get("run_id") or ""), result.build)
+        on_cpu = None
+        if twins := contention.twins_to_judge(result.verdict):
+            on_cpu = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
+                                            dataclasses.replace(config, metrics=twins),
+                                            pool=self._calibration_pool(record, m)).verdict
         return _with_context(result.verdict, "file", result.description, (), settings,
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
-                             [session], candidate)
+                             [session], candidate, on_cpu)
 
     def _judge_ab(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
@@ -434,13 +445,14 @@ class RegressionGate:
 
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
                   settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
-                  baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any]) -> GateResult:
+                  baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any],
+                  on_cpu: SceneVerdict | None = None) -> GateResult:
     """The verdict with what else changed named in its message: the same build, conditions that differ between
     the candidate's launches and the baseline's, launches measured while throttled; and the values judged."""
     baseline_launches = [launch for session in baseline_sessions for launch in session.launches]
     conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
     if source != "ab":  # interleaved launches share the host's load; sessions apart do not
-        verdict = contention.guard(verdict, baseline_launches, candidate_launches)
+        verdict = contention.guard(verdict, baseline_launches, candidate_launches, on_cpu)
     same = build_note(candidate_build, baseline_builds)
     notes = [same, throttle_note(baseline_launches, candidate_launches)]
     if conditions:

@@ -116,7 +116,9 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
         # Android's own frame timing: a series of its own, never mixed with the runner's (host/platform_series.py)
         "platform_frames": m.platform.entry(results_dir) if m.platform is not None else None,
-        "notes": summary["notes"] if summary else [],
+        "notes": (summary["notes"] if summary else []) + (
+            ["warm-up 0: no warmup frame, the first measured frames are cold (first use of caches, shaders and "
+             "allocations)"] if job and job.warmup_frames == 0 and summary else []),
         "samples_file": _relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],

@@ -106,7 +106,14 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         lines.append(f"left out to fit {width} columns: {names} (run.json and report.html have them)")
     if any(e.get("adaptive") is not None for e in scenes):
         lines.append("adaptive scenes: the score is the largest complexity within the frame budget, ± half its "
-                     "95% CI (run.json scenes[].adaptive)")
+                     "95% CI (run.json scenes[].adaptive); in the gate column, 'x score' is the score's ratio "
+                     "(candidate/baseline, higher is better: 0.80x score is 20 % worse), the others cpu_ms.p50's "
+                     "(lower is better)")
+    cold = [e["id"] for e in scenes if e.get("warmup_frames") == 0 and e.get("measured_frames")]
+    if cold:
+        # Cold frames (first use of caches, shaders, allocations) then enter the statistics (docs/methodology.md).
+        lines.append(f"warm-up 0 (--zbench-warmup=0): the first frames are measured cold in {len(cold)} scene(s) "
+                     f"({', '.join(cold[:3])}{', ...' if len(cold) > 3 else ''})")
     lines += _gate_notes(scenes, width)
     for name in sorted({e["device"] for e in scenes if e.get("gpu_valid") is False}):
         check = (devices.get(name, {}).get("gpu") or {}).get("timer_check") or {}
@@ -211,7 +218,10 @@ def _verdict(section: dict[str, Any] | None, metric: str = "cpu_ms.p50") -> Cell
     word, colour = VERDICT_WORDS.get(verdict, (verdict, ""))
     effects = {m.get("metric"): m.get("effect") for m in section.get("metrics") or []}
     effect = effects.get(metric)
-    return Cell(word + ("" if effect is None else f" {effect:.2f}x"), colour)
+    # A score's ratio runs the other way from a time's (higher is better): it is labelled, and the note under
+    # the table says so.
+    label = " score" if metric == "adaptive.score" else ""
+    return Cell(word + ("" if effect is None else f" {effect:.2f}x{label}"), colour)
 
 
 def _result(entry: dict[str, Any]) -> Cell:

@@ -47,7 +47,7 @@ from .vocabulary import (
 
 __all__ = [
     "ABSURD_COUNT", "ABSURD_MS", "COUNTER_COLUMNS", "CPU_STAGE_COLUMNS", "FLAG_COLUMNS", "FRAME_COLUMNS",
-    "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS",
+    "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS", "STOLEN_COLUMN",
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
@@ -76,8 +76,12 @@ FRAME_COLUMNS: tuple[str, ...] = (
 CPU_STAGE_COLUMNS: tuple[str, ...] = ("cpu_record_ms", "cpu_flush_ms", "cpu_submit_ms")
 REFERENCE_COUNTER_COLUMNS: tuple[str, ...] = (
     *CPU_STAGE_COLUMNS, "state_changes", "rt_switches", "pixels_drawn", "alloc_bytes", "minor_faults",
-    "preemptions",
+    "preemptions", "stolen_ms",
 )
+# Optional: the frame's wall time less its thread's CPU time over the same interval, in ms: time other tasks (or
+# a blocking wait) took inside the frame. The busy-host guard judges a metric with it taken out
+# (docs/regression.md, "A busy host"; docs/runner-protocol.md). A runner that cannot know it leaves the column out.
+STOLEN_COLUMN = "stolen_ms"
 # The counter that says a frame was preempted (> 0): the kernel gave the CPU to another task inside its clocks.
 PREEMPTIONS_COLUMN = "preemptions"
 # Columns whose cells are numbers; everything a runner adds beyond FRAME_COLUMNS is a numeric counter too.

@@ -15,13 +15,17 @@ from .gate import GateConfig, SceneVerdict, judge_interleaved
 Arm = Literal["A", "B"]
 Pattern = Literal["ABAB", "ABBA"]
 T = TypeVar("T")
+# Counterbalanced by default: under a steady drift (a device warming up) ABAB charges B one slot of drift per
+# pair, ABBA charges neither arm (bench/bench_ab_order.py measures the bias; docs/regression.md, "A/B").
+DEFAULT_PATTERN: Pattern = "ABBA"
 
 
-def interleave(n_per_side: int, *, pattern: Pattern = "ABAB") -> list[Arm]:
+def interleave(n_per_side: int, *, pattern: Pattern = DEFAULT_PATTERN) -> list[Arm]:
     """The launch order for n launches per side.
 
-    ABAB: A, B, A, B, ... . ABBA: A, B, B, A, A, B, ... , which also cancels a linear drift (in ABAB every
-    B runs one slot after its A); with an even n both arms then have the same mean position.
+    ABBA (the default): A, B, B, A, A, B, ... , which cancels a linear drift (in ABAB every B runs one slot
+    after its A); with an even n both arms have the same mean position, with an odd n B's is half a slot later
+    over the whole run instead of one slot a pair. ABAB: A, B, A, B, ... .
     """
     if n_per_side < 1:
         raise ValueError(f"an A/B comparison needs at least one launch per side, not {n_per_side}")

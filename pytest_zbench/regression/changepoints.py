@@ -126,3 +126,38 @@ def change_points(points: Sequence[SeriesPoint | float | None], *, min_size: int
         meta = (point.build_hash, point.run_id, point.started_utc) if isinstance(point, SeriesPoint) else (None,) * 3
         out.append(ChangePoint(index, float(np.median(after) / np.median(before)), p, *meta))
     return out
+
+
+# The latest run is flagged when it sits this many robust standard deviations from the earlier runs' median (in
+# logs) and beyond LATEST_MIN_STEP: the change-point test needs min_size runs after a step, so a step in the
+# newest run is invisible to it (docs/regression.md, "History").
+LATEST_Z = 4.0
+LATEST_MIN_STEP = 0.15
+LATEST_MIN_EARLIER = 4
+
+
+@dataclass(frozen=True)
+class LatestOutlier:
+    """The newest run against the runs before it: its ratio to their median and the robust z of its log."""
+
+    ratio: float
+    z: float
+    earlier: int
+
+
+def latest_outside(points: Sequence[SeriesPoint | float | None]) -> LatestOutlier | None:
+    """The newest known value when it lies outside the earlier values' spread (LATEST_Z robust sds, 1.4826 x the
+    MAD of the logs, and more than LATEST_MIN_STEP away), else None; None too with fewer than
+    LATEST_MIN_EARLIER earlier values or a value at or below 0."""
+    values = [v for v in (p.value if isinstance(p, SeriesPoint) else p for p in points) if v is not None]
+    if len(values) < LATEST_MIN_EARLIER + 1 or min(values) <= 0:
+        return None
+    logs = np.log(np.asarray(values, dtype=float))
+    earlier, latest = logs[:-1], float(logs[-1])
+    centre = float(np.median(earlier))
+    scale = 1.4826 * float(np.median(np.abs(earlier - centre)))
+    step = latest - centre
+    if abs(step) <= np.log1p(LATEST_MIN_STEP):
+        return None
+    z = step / scale if scale > 0 else float(np.copysign(np.inf, step))
+    return LatestOutlier(float(np.exp(step)), z, earlier.size) if abs(z) > LATEST_Z else None

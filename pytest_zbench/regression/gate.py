@@ -111,16 +111,22 @@ class Verdict:
         return self.verdict == "regressed"
 
     def message(self) -> str:
-        """One paragraph for a test report: effect, interval, test, spreads, bar and baseline."""
+        """A short first line (verdict, effect with its direction, interval), then one indented line of detail:
+        test, spreads, launches, bar and baseline, and the reason."""
         head = f"{self.metric} {self.verdict.upper()}"
+        first: list[str] = []
         parts: list[str] = []
         if self.effect is not None:
+            direction = "higher is better" if GateConfig.higher_is_better(self.metric) else "lower is better"
+            first.append(f"{ratio_text(self.effect)} ({_signed_pct(self.effect - 1)}, candidate/baseline, "
+                         f"{direction})")
             parts.append(f"candidate {_value(self.metric, self.candidate_median)} vs baseline "
                          f"{_value(self.metric, self.baseline_median)}: effect {self.effect:.3f}x "
                          f"({_signed_pct(self.effect - 1)})")
         if self.ci is not None:
             how = ("hierarchical bootstrap" if self.mode == "sessions" else "launch bootstrap")
-            parts.append(f"{self.confidence:.0%} CI {self.ci[0]:.3f}x..{self.ci[1]:.3f}x "
+            first.append(f"{self.confidence:.0%} CI {ratio_text(self.ci[0])}..{ratio_text(self.ci[1])}")
+            parts.append(f"{self.confidence:.0%} CI {ratio_text(self.ci[0])}..{ratio_text(self.ci[1])} "
                          f"({how}, {self.resamples} resamples)")
         if self.p is not None:
             p = self.p_improved if self.verdict == "improved" else self.p
@@ -143,7 +149,7 @@ class Verdict:
             parts.append(f"{self.n_candidate} vs {self.n_baseline} launches{within}")
         parts.append(f"bar {_signed_pct(self.bar)} (threshold)")
         parts.append(f"baseline: {self.baseline or 'unnamed'}")
-        text = f"{head}: " + "; ".join(parts)
+        text = f"{head}: " + ", ".join(first) + "\n  " + "; ".join(parts) if first else f"{head}: " + "; ".join(parts)
         if self.reason:
             text += f". {self.reason}"
         if self.advice:
@@ -438,11 +444,13 @@ def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_bet
         edge = better_bar if lo < better_bar else worse_bar
     p = p_worse if edge == worse_bar else p_better
     shown = 1 / edge if config.higher_is_better(metric) else edge
+    bar = f"the {'regression' if edge == worse_bar else 'improvement'} bar {ratio_text(shown)}"
+    interval = f"{config.confidence:.0%} CI {ratio_text(ci[0])}..{ratio_text(ci[1])}"
     if worse > worse_bar or worse < better_bar:
-        why = (f"the effect is past the bar {shown:.3f}x but not established (adjusted p={p:.3g} vs alpha "
-               f"{config.alpha:g}; {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x)")
+        why = (f"the effect is past {bar} but not established (adjusted p={p:.3g} vs alpha "
+               f"{config.alpha:g}; {interval})")
     else:
-        why = f"the {config.confidence:.0%} CI {ci[0]:.3f}x..{ci[1]:.3f}x reaches past the bar {shown:.3f}x"
+        why = f"the {interval} reaches past {bar}"
     return why, shown
 
 
@@ -584,6 +592,16 @@ def _more_launches(effect: float, ci: tuple[float, float], edge: float, n_b: int
     return total - min(n_b, n_c), total
 
 
+def ratio_text(value: float) -> str:
+    """A ratio for display: 3 decimals, and past 1000x or below 0.001x the bound, not digits of bootstrap noise
+    (a thin baseline's `0.000x..2593098.183x` said nothing)."""
+    if not math.isfinite(value) or value > 1000:
+        return ">1000x"
+    if value < 0.001:
+        return "<0.001x"
+    return f"{value:.3f}x"
+
+
 def _value(metric: str, value: float | None) -> str:
     if value is None:
         return "?"
@@ -610,5 +628,5 @@ def _names(sources: set[str | None]) -> str:
 __all__ = [
     "BaselineSession", "GATING_METRICS", "GateConfig", "GateMode", "Outcome", "SceneVerdict", "SessionPool",
     "Verdict", "gpu_incomparable", "gpu_sources", "judge", "judge_interleaved", "launch_value", "launch_values",
-    "min_launches_per_side",
+    "min_launches_per_side", "ratio_text",
 ]

@@ -52,3 +52,13 @@ def usage() -> tuple[int, int] | None:
         return None
     now = resource.getrusage(resource.RUSAGE_SELF)
     return int(now.ru_minflt), int(now.ru_nivcsw)
+
+
+def thread_cpu_ns() -> int | None:
+    """The calling thread's CPU time so far (CLOCK_THREAD_CPUTIME_ID), None where the platform has no such
+    clock. A frame's wall time less this clock's advance over the same interval is its `stolen_ms`: time the
+    thread was off the CPU while the frame ran (docs/runner-protocol.md)."""
+    try:
+        return time.thread_time_ns()
+    except (AttributeError, OSError):
+        return None

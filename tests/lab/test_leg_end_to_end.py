@@ -159,7 +159,7 @@ def test_pull_request_runs_ab_of_the_head_against_its_merge_base(tmp_path, works
     run = json.loads((results / "run.json").read_text())
     (entry,) = run["scenes"]
     ab = entry["ab"]
-    assert ab["order"] == ["A", "B"] * 5 and ab["complete_runs_b"] == 5
+    assert ab["order"] == ["A", "B", "B", "A"] * 2 + ["A", "B"] and ab["pattern"] == "ABBA" and ab["complete_runs_b"] == 5
     # The script's path is the head's checkout's own, absolute: the local runner runs in its device folder.
     assert ab["runner_b"][1:] == [str(workspace / "ci" / "checkout-runner.py"), str(workspace)]
     regression = entry["regression"]

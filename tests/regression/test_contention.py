@@ -1,5 +1,5 @@
-"""The busy-host guard: a sessions verdict that preempted frames can explain is made inconclusive; the rest
-stand. Launches carry the share of their frames the kernel preempted, as the reference runner counts them."""
+"""The busy-host guard: a sessions verdict the host's load can explain is made inconclusive; the rest stand.
+With stolen_ms the guard judges cpu_ms again on on-CPU time; without it, on the preempted share of the frames."""
 
 from __future__ import annotations
 
@@ -87,3 +87,63 @@ def test_a_launch_summary_carries_the_share_of_its_frames_that_were_preempted():
     no_counter = LaunchSamples(cpu_ms=np.full(n, 0.2), gpu_ms=np.full(n, np.nan), gpu_source=None,
                                interval_ms=np.full(n, 0.3), warmup_cpu_ms=np.empty(0), counters={}, mode="uncapped")
     assert summarize_launch(no_counter, 16.7).preempted_share is None
+
+
+# With stolen_ms (docs/regression.md, "A busy host"): launches carry on-CPU time and the stolen share.
+def stolen_launch(rng: np.random.Generator, on_cpu: float, stolen: float) -> dict:
+    """A launch whose frames spent `on_cpu` ms on the CPU and lost a share `stolen` of their time to others."""
+    p50 = on_cpu * float(np.exp(rng.normal(0, 0.02)))
+    p95 = 1.5 * on_cpu * float(np.exp(rng.normal(0, 0.03)))
+    grow = 1 / (1 - stolen)
+    return {"cpu_ms": {"p50": p50 * grow, "p95": p95 * grow}, "oncpu_ms": {"p50": p50, "p95": p95},
+            "gpu_ms": None, "gpu_source": None, "jank_share": 0.0, "stolen_share": stolen, "preempted_share": 0.5}
+
+
+def stolen_sessions(rng: np.random.Generator, count: int, on_cpu: float, stolen: float) -> list:
+    return [[stolen_launch(rng, on_cpu, stolen) for _ in range(5)] for _ in range(count)]
+
+
+def guarded_with_twins(base: list, cand: list):
+    raw = judge(base, cand, CPU)
+    flat = [x for s in base for x in s]
+    twins = contention.twins_to_judge(raw)
+    on_cpu = judge(base, cand, GateConfig(metrics=twins)) if twins else None
+    return raw, contention.guard(raw, flat, cand, on_cpu)
+
+
+def test_a_slowdown_on_cpu_under_load_stays_regressed():
+    """A 3 ms burn on 0.12 ms frames, measured with 60 % of the frame time stolen: larger than the stolen time
+    explains, so it is regressed, whatever the preempted share says."""
+    rng = np.random.default_rng(5)
+    base = stolen_sessions(rng, 5, 0.12, 0.002)
+    (cand,) = stolen_sessions(rng, 1, 3.12, 0.6)
+    raw, guarded = guarded_with_twins(base, cand)
+    assert raw.verdict == "regressed" and guarded.verdict == "regressed"
+    p50 = guarded.by_metric()["cpu_ms.p50"]
+    assert "on-CPU time too (oncpu_ms.p50" in p50.reason
+    assert any("holding on on-CPU time: cpu_ms.p50, cpu_ms.p95" in n for n in guarded.notes)
+
+
+def test_the_same_build_under_load_is_excused_by_its_stolen_time():
+    rng = np.random.default_rng(6)
+    base = stolen_sessions(rng, 5, 0.12, 0.002)
+    (cand,) = stolen_sessions(rng, 1, 0.12, 0.5)  # twice as long a frame, all of it other tasks' time
+    raw, guarded = guarded_with_twins(base, cand)
+    assert raw.by_metric()["cpu_ms.p50"].verdict == "regressed"
+    assert guarded.verdict not in ("regressed", "improved")
+    p50 = guarded.by_metric()["cpu_ms.p50"]
+    assert p50.verdict == "inconclusive" and "the host's load explains it" in p50.reason
+    assert "--zbench-ab" in p50.advice
+
+
+def test_equal_stolen_shares_leave_the_verdict_alone():
+    rng = np.random.default_rng(7)
+    base = stolen_sessions(rng, 5, 0.12, 0.3)
+    (cand,) = stolen_sessions(rng, 1, 0.3, 0.305)
+    raw, guarded = guarded_with_twins(base, cand)
+    assert raw.verdict == "regressed" and guarded is raw
+
+
+def test_on_cpu_metrics_are_the_cpu_series_twins():
+    assert contention.on_cpu_metric("cpu_ms.p95") == "oncpu_ms.p95"
+    assert contention.on_cpu_metric("gpu_ms.p50") is None and contention.on_cpu_metric("jank_share") is None

@@ -144,7 +144,8 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     result = project.run(*GATED, "-k", "mini.fill.x1", f"--zbench-ab={b_runner}",
                          f"--zbench-history={history_url}")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED*launch bootstrap*baseline: A (python -m pytest_zbench.runner"
+    result.stdout.fnmatch_lines(["*cpu_ms.p50 REGRESSED: *x (+*, candidate/baseline, lower is better), 95% CI *",
+                                 "*launch bootstrap*baseline: A (python -m pytest_zbench.runner"
                                  " --cpu-burn-ms 0), 6 launches interleaved with 6 of B (python -m pytest_zbench.runner"
                                  " --cpu-burn-ms 0.2) on local*"])
     document = project.run_json()
@@ -153,7 +154,7 @@ def test_ab_with_a_slower_b_runner_is_regressed(project, tmp_path):
     assert scene["regression"]["source"] == "ab" and effect(scene["regression"]) > 1.2
     assert scene["regression"]["settings"]["threshold"] == 0.05
     ab = scene["ab"]
-    assert ab["order"] == ["A", "B"] * 6 and ab["runner_b"] == b_runner.split()
+    assert ab["order"] == ["A", "B", "B", "A"] * 3 and ab["pattern"] == "ABBA" and ab["runner_b"] == b_runner.split()
     assert len(ab["per_run_b"]) == 6 and len(scene["per_run"]) == 6
     a_rows = list(csv.DictReader(open(project.results / scene["samples_file"])))
     b_rows = list(csv.DictReader(open(project.results / ab["samples_file_b"])))

@@ -55,8 +55,9 @@ def test_short_series_yield_nothing():
 
 
 def test_interleaved_order():
-    assert interleave(3) == ["A", "B", "A", "B", "A", "B"]
-    abba = interleave(4, pattern="ABBA")
+    assert interleave(3, pattern="ABAB") == ["A", "B", "A", "B", "A", "B"]
+    assert interleave(3) == ["A", "B", "B", "A", "A", "B"]  # counterbalanced by default
+    abba = interleave(4)
     assert abba == ["A", "B", "B", "A", "A", "B", "B", "A"]
     positions = {arm: [i for i, a in enumerate(abba) if a == arm] for arm in "AB"}
     assert sum(positions["A"]) == sum(positions["B"])  # a linear drift hits both arms alike
@@ -70,7 +71,7 @@ def test_split_and_judge_b_against_a():
     launches = [{"cpu_ms": {"p50": next(a_values if arm == "A" else b_values)}} for arm in order]
     a, b = split(order, launches)
     assert len(a) == len(b) == 6 and a[0] is launches[0] and b[0] is launches[1]
-    assert split(order, launches[:3]) == ([launches[0], launches[2]], [launches[1]])
+    assert split(order, launches[:3]) == ([launches[0]], [launches[1], launches[2]])  # A, B, B, A ...
     verdict = judge_order(order, launches, a_name="main@abc", b_name="branch@def", device="pi3b")
     cpu = verdict.by_metric()["cpu_ms.p50"]
     assert verdict.verdict == "regressed" and cpu.effect == pytest.approx(1.3, abs=0.05)

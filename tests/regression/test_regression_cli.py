@@ -12,6 +12,7 @@ import pytest
 from history_rows import table_rows
 
 from pytest_zbench.cli import main
+from pytest_zbench.regression.changepoints import latest_outside
 from pytest_zbench.regression.history import (
     Calibration,
     History,
@@ -71,6 +72,33 @@ def test_history_prints_series_with_change_points(seeded, capsys):
     assert "<- step x1.3" in out
     assert "change point: run #9, build 10c0ffeec0ff (2026-10-10), x1.3" in out
     assert "environment changed" in out  # at run #12
+
+
+def test_history_flags_a_latest_run_outside_the_series_spread(tmp_path, capsys):
+    """0.118 -> 3.144 ms in the newest run: no change point can be found yet (3 runs must follow a step), but
+    the run is flagged; a flat series is not."""
+    path = str(tmp_path / "history.sqlite")
+    with History(path) as history:
+        for day in range(1, 9):
+            level = 3.144 if day == 8 else 0.118
+            info = RunInfo("pi3b", "gles2", f"{day:02d}" + "c0ffee" * 6, False, ENV,
+                           started_utc=f"2026-10-{day:02d}T10:00:00Z")
+            history.record(info, [SceneRecord("fill.opaque.x1", {}, "paced", None, launches(level, day)),
+                                  SceneRecord("text.labels", {}, "paced", None, launches(3.0, 100 + day))])
+    assert main(["history", "--history", path, "--scene", "fill.opaque.x1"]) == 0
+    out = capsys.readouterr().out
+    assert "change points: none" in out
+    assert "latest run #7 is outside the series' spread: x26." in out and "median of the 7 run(s)" in out
+    assert main(["history", "--history", path, "--scene", "text.labels"]) == 0
+    assert "outside the series' spread" not in capsys.readouterr().out
+
+
+def test_latest_outside_needs_earlier_runs_and_a_step_past_the_bar():
+    assert latest_outside([1.0, 1.01, 0.99, 1.0, 1.3]) is not None
+    assert latest_outside([1.0, 1.01, 0.99, 1.0, 1.1]) is None  # within 15 %
+    assert latest_outside([1.0, 1.0, 1.0, 3.0]) is None  # 3 earlier runs: too few
+    flagged = latest_outside([2.0, 2.0, 2.0, 2.0, None, 1.0])
+    assert flagged is not None and flagged.ratio == pytest.approx(0.5, rel=1e-9) and flagged.z < 0
 
 
 def test_history_filters_by_device_and_reports_flat_series(seeded, capsys):

@@ -331,7 +331,10 @@ def test_a_score_that_drops_is_regressed_by_the_same_rules_as_a_slowdown():
     assert v.effect == pytest.approx(1 / 1.3, abs=0.03)  # candidate / baseline, as for every metric
     assert v.ci[0] <= v.effect <= v.ci[1] < 1 and v.p <= 0.01 and v.p_improved > 0.5
     message = v.message()
-    assert message.startswith("adaptive.score REGRESSED: candidate ")
+    # A short first line with the direction, the detail indented below it.
+    first, detail = message.split("\n", 1)
+    assert first.startswith("adaptive.score REGRESSED: 0.7") and "higher is better" in first and len(first) < 120
+    assert detail.startswith("  candidate ")
     assert "for candidate lower" in message and f"({v.effect - 1:+.1%})" in message and "bar +15.0%" in message
     # A score is judged exactly as the frame time 1 / score would be: the same p, the effect turned over.
     as_time = GateConfig(metrics=("cpu_ms.p50",))
