@@ -270,7 +270,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
 
 def _check_results_folder(results: Path) -> None:
     """A results folder that is a file, or that cannot be written, is one usage error now instead of a
-    traceback in every test. Nothing is created here: a session that measures nothing writes nothing."""
+    traceback in every test."""
     flag = "--zbench-results (ini zbench_results)"
     existing = results
     while not existing.exists() and existing.parent != existing:
@@ -279,13 +279,14 @@ def _check_results_folder(results: Path) -> None:
         what = "is a file" if existing == results else f"cannot be created: {existing} is a file"
         raise UsageError(f"{flag}: {results} {what}, not a folder; give a folder for run.json and the other "
                          "artifacts")
-    if existing != results:
-        return  # created by the first artifact; a parent that refuses it fails that artifact, named
+    # A folder not there yet is created by the first artifact, inside its nearest existing parent: that parent
+    # must take it, or every test would fail on it. Nothing is created here: a write check leaves no file.
     try:  # os.access is not enough: root passes it on a read-only (immutable) folder
-        with tempfile.TemporaryFile(dir=results, prefix=".zbench-write-check-"):
+        with tempfile.TemporaryFile(dir=existing, prefix=".zbench-write-check-"):
             pass
     except OSError as exc:
-        raise UsageError(f"{flag}: cannot write into {results}: {exc.strerror or exc}; give a writable "
+        where = results if existing == results else f"{existing} (to create {results} in it)"
+        raise UsageError(f"{flag}: cannot write into {where}: {exc.strerror or exc}; give a writable "
                          "folder") from None
 
 
