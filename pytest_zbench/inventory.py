@@ -138,11 +138,29 @@ class Inventory:
             ) from None
 
 
-def load_inventory(path: str | Path) -> Inventory:
+# The embedded default (README "Devices"): the reference runner in a subprocess of this machine, which every
+# project has without writing a devices.yaml; a project's inventory adds devices to it or overrides it by name.
+EMBEDDED_LOCAL: dict[str, Any] = {
+    "transport": "local", "backend": "software", "device_class": "host",
+    "runner": ["python", "-m", "pytest_zbench.runner"],
+    "display": {"width": 800, "height": 480, "refresh_hz": 60},
+    "description": "the embedded default: the reference runner on this machine, Skia raster",
+}
+
+
+def embedded_devices(path: Path) -> dict[str, DeviceSpec]:
+    return {"local": _device(path, "local", EMBEDDED_LOCAL)}
+
+
+def load_inventory(path: str | Path, *, required: bool = True) -> Inventory:
+    """The devices of the inventory at `path` over the embedded default. A missing file is an error when
+    `required` (a path the user named); otherwise the embedded default alone."""
     path = Path(path)
     try:
         raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if not required:
+            return Inventory(path=path, devices=embedded_devices(path))
         raise InventoryError(f"{path}: inventory not found; point --zbench-devices at a devices.yaml") from None
     except DuplicateKeyError as exc:
         raise InventoryError(f"{path}, line {exc.line}: {exc.key!r} is given twice in one mapping (first at line "
@@ -154,7 +172,8 @@ def load_inventory(path: str | Path) -> Inventory:
     unknown_top = set(raw) - {"devices"}
     if unknown_top:
         raise InventoryError(f"{path}: unknown top-level keys {sorted(unknown_top)}; only 'devices' is allowed")
-    devices = {name: _device(path, str(name), entry) for name, entry in raw["devices"].items()}
+    devices = {**embedded_devices(path),
+               **{str(name): _device(path, str(name), entry) for name, entry in raw["devices"].items()}}
     return Inventory(path=path, devices=devices)
 
 

@@ -129,6 +129,9 @@ class Settings:
     sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
+    # The inventory was named (--zbench-devices or its ini key): a missing file is an error, not the embedded
+    # default alone (inventory.load_inventory)
+    inventory_named: bool = False
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -265,6 +268,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         sustained_min=sustained,
         sustained_interval_s=values["sustained_interval_s"],
         ci=ci,
+        inventory_named=get(_option("inventory")) not in (None, ""),
     )
 
 

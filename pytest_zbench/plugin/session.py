@@ -32,7 +32,7 @@ class ZbenchPlugin:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.inventory = load_inventory(settings.inventory)
+        self.inventory = load_inventory(settings.inventory, required=settings.inventory_named)
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         if settings.ab:
