@@ -50,12 +50,17 @@ def device(request: pytest.FixtureRequest, zbench_session: HostSession) -> Devic
     if name is None:
         marker = request.node.get_closest_marker("zbench_device")
         name = marker.args[0] if marker else zbench_session.settings.devices[0]
+    # The outcome is decided outside the except clause: pytest.fail or skip raised inside it would show the
+    # device's error again as the context of its own ("During handling of the above exception...").
     try:
         return zbench_session.device(name)
     except DeviceQuarantined as exc:
-        cannot_run(str(exc), name, zbench_session.settings.ci)
+        quarantined, failed = str(exc), None
     except DeviceError as exc:
-        pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
+        quarantined, failed = None, str(exc)
+    if quarantined is not None:
+        cannot_run(quarantined, name, zbench_session.settings.ci)
+    pytest.fail(f"{failed}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
 
 @pytest.fixture
