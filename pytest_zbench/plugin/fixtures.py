@@ -194,8 +194,10 @@ class Golden:
         if measurement.skipped:
             cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         try:
+            # The sweep's other cases this session runs too: the generated tests carry their device; a plain
+            # test (README "Fixtures and hooks") has only the case its `scene` fixture found, and no device.
             selected = {(i.stash[DEVICE_KEY], i.stash[CASE_KEY].id) for i in self._node.session.items
-                        if CASE_KEY in i.stash}  # the sweep's other cases this session runs too
+                        if CASE_KEY in i.stash and DEVICE_KEY in i.stash}
             outcome = self._host.check_goldens(measurement, selected)
         except SceneError as exc:
             pytest.fail(str(exc), pytrace=False)
