@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 import yaml
 
 from .errors import InventoryError
+from .protocol.limits import MAX_SURFACE_SIDE
 from .yaml_loader import DuplicateKeyError, load_yaml
 
 TRANSPORTS = ("local", "ssh", "adb", "command")
@@ -430,6 +431,9 @@ def _display(raw: Any, fail: Any) -> Display:
     width, height, hz = raw.get("width"), raw.get("height"), raw.get("refresh_hz", 60.0)
     if not _is_int(width) or not _is_int(height) or width <= 0 or height <= 0:
         raise fail("width and height must be positive integers")
+    if max(width, height) > MAX_SURFACE_SIDE:
+        raise fail(f"{width} x {height} is larger than the {MAX_SURFACE_SIDE} pixels a side a runner renders "
+                   "(MAX_SURFACE_SIDE); give the screen's size in pixels")
     if not _is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
     return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)
