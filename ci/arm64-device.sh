@@ -97,7 +97,9 @@ ensure_device() {  # print the cached device folder, building it first when it i
     local versions skia numpy key
     versions="$(host_versions)" || exit 1
     read -r skia numpy <<<"$versions"
-    [ -n "$skia" ] && [ -n "$numpy" ] || die "no skia-python and numpy versions from $python (got '$versions')"
+    if [ -z "$skia" ] || [ -z "$numpy" ]; then
+        die "no skia-python and numpy versions from $python (got '$versions')"
+    fi
     key="$suite-skia-python-$skia-numpy-$numpy-v$layout"
     local device="$cache_root/$key"
     if [ ! -f "$device/READY" ]; then
