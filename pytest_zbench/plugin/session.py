@@ -121,6 +121,9 @@ class ZbenchPlugin:
         `prepare` steps, once per device in this process (never on a worker)."""
         if self.is_worker:
             return
+        # SIGTERM (a CI job cancelled, a timeout) stops the session as Ctrl-C does, so that run.json and the
+        # report of the scenes measured so far are written, marked interrupted.
+        self._interrupt_on_sigterm()
         if self.settings.check_runner:
             self._check_runners()
         if not self.config.option.collectonly:
@@ -234,6 +237,7 @@ class ZbenchPlugin:
             return
         from ..host.run_record import write_run
 
+        self.host.record.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
         self.schema_errors = artifacts.schema_errors
         self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]

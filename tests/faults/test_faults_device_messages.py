@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 import yaml
+
 from conftest import DISPLAY, HOSTILE
 
 CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
