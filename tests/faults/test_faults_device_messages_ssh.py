@@ -45,3 +45,24 @@ def test_a_launch_over_ssh_removes_only_what_it_created(pytester, faults_sshd, m
         # of the launches nothing is left.
         assert sorted(p.name for p in workdir.iterdir() if p.name != ".zbench-host") == ["faults.one"]
         assert (precious / "keep.txt").read_text() == "the device's own file\n"
+
+
+def test_an_adb_serial_the_server_does_not_know_is_one_message(local_session):
+    from remote.servers import AdbServer, MissingPart, adb_device_entry
+    from test_faults_device_messages import assert_once, write_devices
+
+    session = local_session
+    try:
+        server = AdbServer().start()  # the real adb server, on a port of its own
+    except MissingPart as exc:
+        from parts import require
+
+        require(False, str(exc))
+        return
+    try:
+        entry = adb_device_entry(server, "127.0.0.1:9", session.root / "device", display=DISPLAY)
+        entry["platform"] = "linux"
+        write_devices(session, entry)
+        assert_once(session.run(), "127.0.0.1:9")
+    finally:
+        server.stop()
