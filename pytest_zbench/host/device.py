@@ -69,8 +69,10 @@ def sanitise(text: str, secrets: Iterable[str] = ()) -> str:
 
 
 def env_secrets(spec: DeviceSpec) -> list[str]:
-    """The values of the device's `env` that are masked in what its runner writes (sanitise)."""
-    return [value for value in spec.env.values() if len(value) >= MASK_MIN_CHARS]
+    """The values of the device's `env` that are masked in what its runner writes (sanitise): not search paths
+    (PATH, PYTHONPATH, LD_LIBRARY_PATH), which a traceback quotes and which hold no secret."""
+    return [value for name, value in spec.env.items()
+            if len(value) >= MASK_MIN_CHARS and not name.endswith("PATH")]
 
 
 def safe_component(name: str) -> str:
@@ -284,8 +286,9 @@ class Device:
             result=run_result,
             captures=captures,
             local_dir=local_dir,
-            issues=[Issue(i.kind, self._clean(i.detail), i.frame)
-                    for i in cap_issues(issues + frames.issues + run_result.issues, run_result.issues_not_kept)],
+            # What the runner wrote is cleaned (the host's own issues quote it through _tail already).
+            issues=cap_issues(issues + [Issue(i.kind, self._clean(i.detail), i.frame)
+                                        for i in frames.issues + run_result.issues], run_result.issues_not_kept),
             stderr_tail=self._tail(result.stderr),
             started_utc=started_utc,
             ended_utc=utc_now(),
