@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -27,8 +28,14 @@ def test_pip_install_into_a_fresh_venv_runs_a_scene_on_local(tmp_path):
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     # Nothing of this checkout's environment: the installed package is the one imported.
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COVERAGE_PROCESS_START")}
+    # A copy of the checkout: setuptools builds in the source folder (build/, *.egg-info), which must not be
+    # this checkout.
+    source = tmp_path / "source"
+    shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", ".mypy_cache", ".ruff_cache", "__pycache__", ".zbench",
+        "zbench-results"))
     installed = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check",
-                                str(REPO)], env=env, capture_output=True, text=True, timeout=1200)
+                                str(source)], env=env, capture_output=True, text=True, timeout=1200)
     assert installed.returncode == 0, installed.stderr[-3000:]
     project = tmp_path / "project"
     (project / "scenes").mkdir(parents=True)
