@@ -23,6 +23,9 @@
 # interpreter whose skia-python and numpy versions are matched, default python3), ZBENCH_ARM64_SUITE (default
 # bookworm), ZBENCH_ARM64_MIRROR (a Debian mirror URL; default: debootstrap's own).
 set -euo pipefail
+# Functions run inside $(...) too (ensure_device): without this bash turns errexit off there, and a failed
+# version lookup went on with an empty cache key.
+shopt -s inherit_errexit
 
 checkout="$(cd "$(dirname "$0")/.." && pwd)"
 python="${PYTHON:-python3}"
@@ -57,9 +60,11 @@ build() {  # build the device into $1 (a fresh folder); nothing aarch64 is execu
     debootstrap --foreign --arch=arm64 --variant=minbase --include="$packages" "$suite" "$root" \
         ${ZBENCH_ARM64_MIRROR:+"$ZBENCH_ARM64_MIRROR"} > "$target/debootstrap.log" 2>&1 \
         || { tail -20 "$target/debootstrap.log" >&2; die "debootstrap failed (log above)"; }
+    # build runs on the left of `||` (ensure_device), where bash ignores errexit: every step that can fail
+    # says so itself.
     echo "arm64-device: unpacking $(ls "$root"/var/cache/apt/archives/*.deb | wc -l) packages with dpkg-deb -x"
     for deb in "$root"/var/cache/apt/archives/*.deb; do
-        dpkg-deb -x "$deb" "$root"
+        dpkg-deb -x "$deb" "$root" || die "dpkg-deb -x $deb failed"
     done
     rm -f "$root"/var/cache/apt/archives/*.deb
     local py
@@ -71,7 +76,10 @@ build() {  # build the device into $1 (a fresh folder); nothing aarch64 is execu
     "$python" -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-deps --only-binary=:all: \
         --platform manylinux_2_28_aarch64 --platform manylinux2014_aarch64 \
         --python-version "$pyver" --implementation cp --abi "$tag" \
-        --target "$target/site" "skia-python==$skia" "numpy==$numpy"
+        --target "$target/site" "skia-python==$skia" "numpy==$numpy" \
+        || die "pip could not install the aarch64 wheels skia-python==$skia numpy==$numpy for $py (output above)"
+    [ -d "$target/site/skia" ] || [ -n "$(ls "$target/site"/skia*.so 2>/dev/null)" ] \
+        || die "the aarch64 skia-python wheel left no skia module in $target/site"
     precompile "$pyver" "$root/usr/lib/$py" "$target/site"
     printf 'suite=%s\npython=%s\nskia-python=%s\nnumpy=%s\n' "$suite" "$py" "$skia" "$numpy" > "$target/READY"
 }
@@ -87,8 +95,11 @@ precompile() {  # .pyc files written by the host interpreter when it is the same
 
 ensure_device() {  # print the cached device folder, building it first when it is missing
     local versions skia numpy key
-    versions="$(host_versions)"
+    versions="$(host_versions)" || exit 1
     read -r skia numpy <<<"$versions"
+    if [ -z "$skia" ] || [ -z "$numpy" ]; then
+        die "no skia-python and numpy versions from $python (got '$versions')"
+    fi
     key="$suite-skia-python-$skia-numpy-$numpy-v$layout"
     local device="$cache_root/$key"
     if [ ! -f "$device/READY" ]; then
@@ -154,7 +165,8 @@ command="${1:-setup}"
 case "$command" in
     setup)
         started=$SECONDS
-        device="$(ensure_device)"
+        device="$(ensure_device)" || exit 1
+        [ -f "$device/READY" ] || die "the device at '$device' is not built (no READY file)"
         install_runner "$device"
         echo "arm64-device: ready in $((SECONDS - started)) s: $device (runner copy in $device_dir/runner)"
         ;;

@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 import yaml
 
 from .errors import InventoryError
+from .protocol.limits import MAX_SURFACE_SIDE
 from .yaml_loader import DuplicateKeyError, load_yaml
 
 TRANSPORTS = ("local", "ssh", "adb", "command")
@@ -138,11 +139,29 @@ class Inventory:
             ) from None
 
 
-def load_inventory(path: str | Path) -> Inventory:
+# The embedded default (README "Devices"): the reference runner in a subprocess of this machine, which every
+# project has without writing a devices.yaml; a project's inventory adds devices to it or overrides it by name.
+EMBEDDED_LOCAL: dict[str, Any] = {
+    "transport": "local", "backend": "software", "device_class": "host",
+    "runner": ["python", "-m", "pytest_zbench.runner"],
+    "display": {"width": 800, "height": 480, "refresh_hz": 60},
+    "description": "the embedded default: the reference runner on this machine, Skia raster",
+}
+
+
+def embedded_devices(path: Path) -> dict[str, DeviceSpec]:
+    return {"local": _device(path, "local", EMBEDDED_LOCAL)}
+
+
+def load_inventory(path: str | Path, *, required: bool = True) -> Inventory:
+    """The devices of the inventory at `path` over the embedded default. A missing file is an error when
+    `required` (a path the user named); otherwise the embedded default alone."""
     path = Path(path)
     try:
         raw = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
+        if not required:
+            return Inventory(path=path, devices=embedded_devices(path))
         raise InventoryError(f"{path}: inventory not found; point --zbench-devices at a devices.yaml") from None
     except DuplicateKeyError as exc:
         raise InventoryError(f"{path}, line {exc.line}: {exc.key!r} is given twice in one mapping (first at line "
@@ -154,7 +173,8 @@ def load_inventory(path: str | Path) -> Inventory:
     unknown_top = set(raw) - {"devices"}
     if unknown_top:
         raise InventoryError(f"{path}: unknown top-level keys {sorted(unknown_top)}; only 'devices' is allowed")
-    devices = {name: _device(path, str(name), entry) for name, entry in raw["devices"].items()}
+    devices = {**embedded_devices(path),
+               **{str(name): _device(path, str(name), entry) for name, entry in raw["devices"].items()}}
     return Inventory(path=path, devices=devices)
 
 
@@ -411,6 +431,9 @@ def _display(raw: Any, fail: Any) -> Display:
     width, height, hz = raw.get("width"), raw.get("height"), raw.get("refresh_hz", 60.0)
     if not _is_int(width) or not _is_int(height) or width <= 0 or height <= 0:
         raise fail("width and height must be positive integers")
+    if max(width, height) > MAX_SURFACE_SIDE:
+        raise fail(f"{width} x {height} is larger than the {MAX_SURFACE_SIDE} pixels a side a runner renders "
+                   "(MAX_SURFACE_SIDE); give the screen's size in pixels")
     if not _is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
     return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
@@ -66,6 +66,13 @@ DIFFERENTIAL_KEYS = ("minus", "feature")
 COMPLEXITY_KEYS = ("unit", "capture", "max")
 # `unroll` copies ops in the file (overdraw stacks); large counts belong in `repeat`, which the runner loops.
 MAX_UNROLL = 64
+# Draws in one frame, nested `repeat` counts multiplied (a `rect_batch` is its count, a `mesh` its cells): a
+# frame past it takes minutes, not milliseconds (docs/scenes.md, "Caps"). The shipped corpus's largest
+# frame, an adaptive scene at its `max`, draws 100,000 times.
+MAX_DRAWS_PER_FRAME = 1_000_000
+# A captured frame is one a default launch renders (60 warmup + 600 measured frames; settings.py): an
+# animation's state at a moment a measurement sees, whatever the run length (docs/scenes.md, "Captures").
+MAX_CAPTURE_FRAME = 659
 # Scene cases of one corpus (every file of the scenes folder): each becomes a perf and a golden test per
 # device, and collection expands every one, deselected or not.
 MAX_CASES = 10_000
@@ -179,12 +186,26 @@ def load_scene_file(path: Path) -> list[SceneCase]:
 
 
 def _check_differentials(cases: list[SceneCase], path: Path) -> None:
-    """A differential's `minus` is a case of the same file: what a pair compares is read side by side."""
+    """A differential's `minus` is a case of the same file: what a pair compares is read side by side. The
+    `minus` links never come back to where they started: a cycle would report each pair twice, with
+    opposite signs, and neither scene would be the base."""
     ids = {case.id for case in cases}
+    minus = {case.id: case.differential.minus for case in cases if case.differential is not None}
     for case in cases:
         if case.differential is not None and case.differential.minus not in ids:
             raise SceneError(path, f"differential 'minus' names {case.differential.minus!r}, which is no scene of "
                                    f"this file (its scenes: {', '.join(sorted(ids))})", scene=case.id,
+                             key="differential.minus")
+    for start in minus:
+        chain, at = [start], minus[start]
+        while at in minus and at not in chain:
+            chain.append(at)
+            at = minus[at]
+        if at == start:
+            loop = " - ".join([*chain, start])
+            raise SceneError(path, f"the differential pairs make a cycle ({loop}): a pair is a scene minus its "
+                                   "base without the feature, and the base takes no 'differential' of its own "
+                                   "back; remove 'differential' from the base scene", scene=start,
                              key="differential.minus")
 
 
@@ -328,7 +349,13 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
         complexity = _complexity(_substitute(raw.get("complexity"), values, case_where.at("complexity")), ops,
                                  settings, case_where)
         differential = _differential(_substitute(raw.get("differential"), values, case_where.at("differential")),
-                                     case_id, case_where.at("differential"))
+                                     case_id, case_where.at("differential"), sweep=len(combinations) > 1)
+        draws = _draws_per_frame(ops, complexity.max if complexity is not None else MAX_COUNT)
+        if draws > MAX_DRAWS_PER_FRAME:
+            raise case_where.at("ops").error(
+                f"one frame draws {draws:,} times (nested repeat counts multiply), more than the "
+                f"{MAX_DRAWS_PER_FRAME:,} a frame may draw (MAX_DRAWS_PER_FRAME): lower the counts; an adaptive "
+                "scene finds the count a device affords by itself (docs/scenes.md, \"Adaptive scenes\")")
         cases.append(SceneCase(
             id=case_id,
             family=family,
@@ -350,9 +377,31 @@ def _expand_scene(raw: Any, index: int, path: Path, family: str, file_descriptio
     return cases
 
 
-def _differential(raw: Any, case_id: str, where: _Where) -> Differential | None:
+def _draws_per_frame(ops: Iterable[Mapping[str, Any]], complexity_max: int) -> int:
+    """Draws of one frame: every op one, a rect_batch its count, a mesh its cells, a repeat its count times
+    its ops; a count of "complexity" at the most the scene may ask for."""
+    def count(value: Any) -> int:
+        return complexity_max if value == COMPLEXITY_COUNT or not isinstance(value, int) else value
+
+    total = 0
+    for op in ops:
+        if op["op"] == "repeat":
+            total += count(op["count"]) * max(1, _draws_per_frame(op["ops"], complexity_max))
+        elif "ops" in op:
+            total += 1 + _draws_per_frame(op["ops"], complexity_max)
+        elif op["op"] == "rect_batch":
+            total += count(op["count"])
+        elif op["op"] == "mesh":
+            total += count(op["rows"]) * count(op["columns"])
+        else:
+            total += 1
+    return total
+
+
+def _differential(raw: Any, case_id: str, where: _Where, *, sweep: bool) -> Differential | None:
     """A scene's `differential: {minus: <scene id>, feature: <what the difference costs>}`. On a sweep every
-    case but the one it names is compared with it (that one is the pair's base)."""
+    case but the one it names is compared with it (that one is the pair's base); a scene that is no sweep
+    cannot be its own base."""
     if raw is None:
         return None
     spec = _mapping(raw, where)
@@ -363,6 +412,9 @@ def _differential(raw: Any, case_id: str, where: _Where) -> Differential | None:
     feature = _string(spec["feature"], where.at("feature"))
     if not feature.strip():
         raise where.at("feature").error("'feature' says what the difference costs, e.g. 'opacity group'")
+    if minus == case_id and not sweep:
+        raise where.at("minus").error(f"'minus' names this scene itself ({case_id!r}): a pair is this scene minus "
+                                      "the scene of this file without the feature; name that scene")
     return None if minus == case_id else Differential(minus, feature)
 
 
@@ -534,6 +586,10 @@ def _gate(raw: Any, base: GateOverride | None, where: _Where) -> GateOverride:
 def _capture(raw: Any, where: _Where) -> tuple[int, ...]:
     if not isinstance(raw, list) or not raw or not all(_whole(f) and f >= 0 for f in raw):
         raise where.error(f"capture must be a non-empty list of frame indexes (whole numbers >= 0), got {raw!r}")
+    beyond = [f for f in raw if f > MAX_CAPTURE_FRAME]
+    if beyond:
+        raise where.error(f"frame {beyond[0]} is past the frames of a launch: capture frames 0 to "
+                          f"{MAX_CAPTURE_FRAME} (60 warmup + 600 measured frames; docs/scenes.md, \"Captures\")")
     return tuple(sorted(set(raw)))
 
 

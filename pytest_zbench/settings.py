@@ -137,6 +137,9 @@ class Settings:
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
     goldens_only: bool = False  # golden tests only: perf tests deselected, no history entry (GOLDENS_ONLY)
     keep_runs: int = 20  # sessions kept in <results>/runs (run_archive.py); 0: no archive
+    # The inventory was named (--zbench-devices or its ini key): a missing file is an error, not the embedded
+    # default alone (inventory.load_inventory)
+    inventory_named: bool = False
 
     def launch_timeout(self, refresh_hz: float, device_timeout: float | None) -> float:
         """A deadline generous enough for a slow device: 20x the ideal paced time plus start-up."""
@@ -280,12 +283,13 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         ci=ci,
         goldens_only=goldens_only,
         keep_runs=values["keep_runs"],
+        inventory_named=get(_option("inventory")) not in (None, ""),
     )
 
 
 def _check_results_folder(results: Path) -> None:
     """A results folder that is a file, or that cannot be written, is one usage error now instead of a
-    traceback in every test. Nothing is created here: a session that measures nothing writes nothing."""
+    traceback in every test."""
     flag = "--zbench-results (ini zbench_results)"
     existing = results
     while not existing.exists() and existing.parent != existing:
@@ -294,13 +298,14 @@ def _check_results_folder(results: Path) -> None:
         what = "is a file" if existing == results else f"cannot be created: {existing} is a file"
         raise UsageError(f"{flag}: {results} {what}, not a folder; give a folder for run.json and the other "
                          "artifacts")
-    if existing != results:
-        return  # created by the first artifact; a parent that refuses it fails that artifact, named
+    # A folder not there yet is created by the first artifact, inside its nearest existing parent: that parent
+    # must take it, or every test would fail on it. Nothing is created here: a write check leaves no file.
     try:  # os.access is not enough: root passes it on a read-only (immutable) folder
-        with tempfile.TemporaryFile(dir=results, prefix=".zbench-write-check-"):
+        with tempfile.TemporaryFile(dir=existing, prefix=".zbench-write-check-"):
             pass
     except OSError as exc:
-        raise UsageError(f"{flag}: cannot write into {results}: {exc.strerror or exc}; give a writable "
+        where = results if existing == results else f"{existing} (to create {results} in it)"
+        raise UsageError(f"{flag}: cannot write into {where}: {exc.strerror or exc}; give a writable "
                          "folder") from None
 
 

@@ -85,14 +85,15 @@ def test_other_suites_pass_and_nothing_is_read_or_written(suite, xdist):
 
 
 def test_an_option_or_an_ini_key_asks_for_zbench(suite):
-    """Asked for, the plugin is active: here without an inventory, which is then a usage error naming it."""
-    by_option = run(suite, "--zbench-quick")
+    """Asked for, the plugin is active: here without an inventory, so with the embedded `local` alone, and a
+    device it does not know is a usage error naming it."""
+    by_option = run(suite, "--zbench-device=pi3b")
     assert by_option.ret == pytest.ExitCode.USAGE_ERROR
-    by_option.stderr.fnmatch_lines(["*devices.yaml: inventory not found*"])
-    (suite.path / "pytest.ini").write_text("[pytest]\nzbench_runs = 3\n")
+    by_option.stderr.fnmatch_lines(["*unknown device 'pi3b': *devices.yaml defines local.*"])
+    (suite.path / "pytest.ini").write_text("[pytest]\nzbench_device = pi3b\n")
     by_ini = run(suite)
     assert by_ini.ret == pytest.ExitCode.USAGE_ERROR
-    by_ini.stderr.fnmatch_lines(["*devices.yaml: inventory not found*"])
+    by_ini.stderr.fnmatch_lines(["*unknown device 'pi3b': *devices.yaml defines local.*"])
 
 
 def test_a_zbench_fixture_activates_it(suite):

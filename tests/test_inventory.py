@@ -122,11 +122,11 @@ def test_public_dict_carries_no_credentials(tmp_path):
         assert leak not in text
 
 
-def test_empty_devices_mapping_is_an_empty_inventory(tmp_path):
+def test_empty_devices_mapping_is_the_embedded_default_alone(tmp_path):
     inv = load_inventory(write(tmp_path, "devices: {}\n"))
-    assert dict(inv.devices) == {}
-    with pytest.raises(InventoryError, match=r"\(none\)"):
-        inv.get("local")
+    assert list(inv.devices) == ["local"]  # README "Devices": `local` needs no entry
+    with pytest.raises(InventoryError, match=r"defines local\."):
+        inv.get("pi3b")
 
 
 def test_unknown_device_lists_the_known_names(tmp_path):

@@ -1,6 +1,6 @@
 """The reference rendering a capture is compared with: the committed software golden when the kit's job
 has one at its size, else what the reference runner's software backend draws for the same job, here on the
-host (it needs skia-python: `pip install 'pytest-zbench[runner]'`)."""
+host (it needs skia-python, a dependency of pytest-zbench)."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ class ReferenceRenderer:
             return None, f"the reference runner took over {RENDER_TIMEOUT_S:.0f} s on the host"
         if done.returncode != 0:
             tail = " | ".join(done.stderr.strip().splitlines()[-3:])
-            hint = " (install the reference runner on the host: pip install 'pytest-zbench[runner]')" \
+            hint = " (install skia-python on the host: pip install skia-python)" \
                 if "skia" in done.stderr.lower() else ""
             return None, f"the reference runner could not render the job on the host: {tail}{hint}"
         return outdir, "ok"

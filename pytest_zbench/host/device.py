@@ -11,7 +11,9 @@ import re
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable, Sequence
+import unicodedata
+import uuid
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +50,29 @@ DEFAULT_SIZE = (800, 480)
 SAFE_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 ProgressCallback = Callable[[int, int], None]
+# Values of a device's `env` shorter than this are not masked in what its runner writes: masking `1` or `on`
+# would garble every message and hide nothing (README "Devices", `env`).
+MASK_MIN_CHARS = 6
+MASK = "***"
+# Unicode's direction overrides and isolates: text that reads differently from what it is.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def sanitise(text: str, secrets: Iterable[str] = ()) -> str:
+    """A runner's text as it may reach the terminal, run.json and report.html: the device's `env` values
+    masked, and control characters (NUL, ESC of a colour code or a screen clear, BEL, a carriage return that
+    overwrites the line) written as escapes; newlines and tabs stay."""
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return "".join(ch if ch in "\n\t" or (unicodedata.category(ch) != "Cc" and ch not in BIDI_CONTROLS)
+                   else f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}" for ch in text)
+
+
+def env_secrets(spec: DeviceSpec) -> list[str]:
+    """The values of the device's `env` that are masked in what its runner writes (sanitise): not search paths
+    (PATH, PYTHONPATH, LD_LIBRARY_PATH), which a traceback quotes and which hold no secret."""
+    return [value for name, value in spec.env.items()
+            if len(value) >= MASK_MIN_CHARS and not name.endswith("PATH")]
 
 
 def safe_component(name: str) -> str:
@@ -146,14 +171,15 @@ class Device:
             if not result.ok:
                 why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
                        else f"exited with {result.exit_code}")
-                raise DeviceError(
-                    f"device {self.name}: runner probe `{runner} probe` {why}: {_tail(result.stderr)}\n"
-                    f"Check the 'runner' entry of device {self.name} in {self.spec.source}."
-                )
+                tail = self._tail(result.stderr)
+                # A runner that names what to install has said what to do; else the entry is the suspect.
+                hint = ("" if "pip install" in tail
+                        else f"\nCheck the 'runner' entry of device {self.name} in {self.spec.source}.")
+                raise DeviceError(f"device {self.name}: runner probe `{runner} probe` {why}: {tail}{hint}")
             try:
                 self._probe = parse_probe_output(result.stdout, source=f"device {self.name}: `{runner} probe`")
             except ProtocolError as exc:
-                raise DeviceError(str(exc)) from exc
+                raise DeviceError(self._clean(str(exc))) from None
         return self._probe
 
     def sample_conditions(self) -> dict[str, Any]:
@@ -186,14 +212,17 @@ class Device:
         `runner` replaces the device's own runner argv for this launch (the B side of an A/B comparison)."""
         started_utc = utc_now()
         self.open()
-        scene_dir = device_join(self.transport.workdir(), safe_component(job.scene["id"]))
+        # A folder of this launch's own in the workdir, under a name nothing else has: the workdir may be a
+        # folder of the device's (`workdir: /etc`), and what is removed after the launch is only what the launch
+        # created, never a folder that happened to be there under the scene's id.
+        scene_dir = device_join(self.transport.workdir(),
+                                f".zbench-{safe_component(job.scene['id'])}-{uuid.uuid4().hex[:16]}")
         outdir = device_join(scene_dir, f"launch-{index}")
         remote_job = device_join(scene_dir, f"launch-{index}.job.json")
-        # Both folders start empty, so that nothing an earlier session (or a killed one, in a fixed device
-        # workdir) left there is read as this launch's output; the host's own platform frame dumps of this
-        # launch, taken just before it (host/platform_frames.py), stay.
+        # The local folder starts empty, so that nothing an earlier session left there is read as this launch's
+        # output; the host's own platform frame dumps of this launch, taken just before it
+        # (host/platform_frames.py), stay.
         empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
-        self.transport.remove_tree(outdir)
         self.transport.mkdir(outdir)
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
             job_file = Path(tmp) / "job.json"
@@ -230,10 +259,10 @@ class Device:
             issues.append(Issue("timeout", f"runner killed at its {timeout_s:.0f} s deadline on device {self.name}"))
         elif result.exit_code is None:
             issues.append(Issue("connection_lost", f"connection to device {self.name} lost during the launch: "
-                                                   f"{_tail(result.stderr)}"))
+                                                   f"{self._tail(result.stderr)}"))
         elif result.exit_code != 0:
             issues.append(Issue("exit", f"runner {describe_exit(result.exit_code, self.spec.transport)}: "
-                                        f"{_tail(result.stderr)}"))
+                                        f"{self._tail(result.stderr)}"))
         if result.leftover:
             issues.append(Issue("leftover", f"the runner left {result.leftover} process(es) running when it "
                                             f"exited on device {self.name}; they were stopped"))
@@ -257,12 +286,20 @@ class Device:
             result=run_result,
             captures=captures,
             local_dir=local_dir,
-            issues=cap_issues(issues + frames.issues + run_result.issues, run_result.issues_not_kept),
-            stderr_tail=_tail(result.stderr),
+            # What the runner wrote is cleaned (the host's own issues quote it through _tail already).
+            issues=cap_issues(issues + [Issue(i.kind, self._clean(i.detail), i.frame)
+                                        for i in frames.issues + run_result.issues], run_result.issues_not_kept),
+            stderr_tail=self._tail(result.stderr),
             started_utc=started_utc,
             ended_utc=utc_now(),
         )
 
+
+    def _clean(self, text: str) -> str:
+        return sanitise(text, env_secrets(self.spec))
+
+    def _tail(self, text: str) -> str:
+        return self._clean(_tail(text))
 
     def _captures(self, job: Job, local_dir: Path, too_large: dict[str, int]) -> tuple[dict[int, Path],
                                                                                        dict[int, str]]:

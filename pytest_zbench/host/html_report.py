@@ -101,7 +101,9 @@ def _header(doc: dict[str, Any]) -> str:
             f"{' (dirty)' if app.get('dirty') else ''} · devices {html.escape(devices)} · backend "
             f"{html.escape(gpu.get('backend', ''))} ({html.escape(str(gpu.get('gl_renderer', '')))}), timer "
             f"{html.escape(str(gpu.get('timer_source')))} · display {display.get('width')}×{display.get('height')} @ "
-            f"{display.get('refresh_hz')} Hz</p>")
+            f"{display.get('refresh_hz')} Hz</p>"
+            + ("<p class=\"failed\"><strong>Interrupted:</strong> the session was stopped before its tests ran "
+               "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else ""))
 
 
 def _timer_checks(doc: dict[str, Any]) -> str:

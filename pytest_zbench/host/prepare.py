@@ -16,10 +16,13 @@ output is text, the clock and the temperature reader are arguments.
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..errors import DeviceError, ZbenchError
@@ -357,3 +360,43 @@ def _close(transport: Any) -> None:
         transport.close()
     except Exception:  # noqa: BLE001 - closing must not hide what the steps did
         pass
+
+
+# The restore record (README "Preparing a device"): what a session changed on a device and has not undone yet,
+# kept on this host beside the device's lease files from the moment it is changed until it is undone. A
+# session killed with SIGKILL cannot restore; the next session on the device finds its record and undoes
+# those changes first, so that it reads (and later restores) the device's own settings, not the killed
+# session's.
+def restore_record_path(folder: Path, device: str) -> Path:
+    return folder / f"{device}.restore.json"
+
+
+def save_restore_record(folder: Path, preparation: Preparation) -> None:
+    """Write (or, when nothing is left to undo, remove) the device's restore record."""
+    path = restore_record_path(folder, preparation.device)
+    pending = preparation.to_undo()
+    if not pending:
+        path.unlink(missing_ok=True)
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(json.dumps({"device": preparation.device, "pid": os.getpid(), "steps": pending}),
+                         encoding="utf-8")
+    temporary.replace(path)  # whole or not at all: a record cut short by a kill is never read half
+
+
+def pending_restore(folder: Path, spec: DeviceSpec) -> Preparation | None:
+    """The changes an earlier session left on the device undone (its restore record), as a Preparation
+    whose restore undoes them; None when there is no record, or one this host cannot read (then removed)."""
+    path = restore_record_path(folder, spec.name)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+        steps = [dict(s) for s in raw["steps"] if isinstance(s, dict) and isinstance(s.get("name"), str)]
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        path.unlink(missing_ok=True)
+        return None
+    for record in steps:
+        record["restored"] = record["restore_reason"] = None
+    return Preparation(spec.name, spec.prepare or PrepareSpec(), steps=steps)

@@ -184,6 +184,9 @@ class RunRecord:
     # run.json's `check_runner` (--zbench-check-runner): per device, its conformance report and verdict
     check_runner: dict[str, dict[str, Any]] | None = None
     host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
+    # The session was stopped (Ctrl-C, SIGTERM) before its tests ran out: run.json holds the scenes completed
+    # until then (README "Reliability").
+    interrupted: bool = False
     # run.json `conditions.prepared` per device: the steps the session (its controller) ran on it and their
     # undoing (host/prepare.py); a device without `prepare` in the inventory has none.
     prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -236,6 +239,7 @@ class RunRecord:
             "conditions": primary["conditions"],
             "devices": devices,
             "quarantined": dict(self.quarantined),
+            "interrupted": self.interrupted,
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
             # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..errors import DeviceError, DeviceQuarantined
+from ..errors import DeviceError, DeviceQuarantined, ZbenchError
 from ..golden.store import GoldenStore
 from ..inventory import Inventory
 from ..scenes import SceneCase, load_scene_file
@@ -89,7 +89,9 @@ class HostSession:
                 device.close()
                 self.health.quarantine(name, str(exc))
                 self.record.quarantined[name] = str(exc)
-                raise DeviceError(f"device {name} is unusable in this session: {exc}") from exc
+                # The device's own message says it all: chained, the terminal would print it twice more.
+                raise DeviceError(f"device {name} is unusable in this session: {exc}") from (
+                    None if isinstance(exc, ZbenchError) else exc)
             self._devices[name] = device
             self.record.devices[name] = sections
             source = sections["gpu"].get("timer_source")

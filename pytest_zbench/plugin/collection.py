@@ -49,7 +49,9 @@ class SceneFile(pytest.File):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SceneError):
-            return f"{excinfo.value}\nFix the scene file; the other scene files were still collected."
+            # pytest runs nothing after a collection error unless told to: say how to run the other files.
+            return (f"{excinfo.value}\nFix the scene file. Until then, run the other scene files with "
+                    f"--continue-on-collection-errors, or leave this one out with --ignore={self.path}.")
         return super().repr_failure(excinfo)
 
 

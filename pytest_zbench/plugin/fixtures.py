@@ -50,12 +50,17 @@ def device(request: pytest.FixtureRequest, zbench_session: HostSession) -> Devic
     if name is None:
         marker = request.node.get_closest_marker("zbench_device")
         name = marker.args[0] if marker else zbench_session.settings.devices[0]
+    # The outcome is decided outside the except clause: pytest.fail or skip raised inside it would show the
+    # device's error again as the context of its own ("During handling of the above exception...").
     try:
         return zbench_session.device(name)
     except DeviceQuarantined as exc:
-        cannot_run(str(exc), name, zbench_session.settings.ci)
+        quarantined, failed = str(exc), None
     except DeviceError as exc:
-        pytest.fail(f"{exc}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
+        quarantined, failed = None, str(exc)
+    if quarantined is not None:
+        cannot_run(quarantined, name, zbench_session.settings.ci)
+    pytest.fail(f"{failed}\nThe other tests of device {name} are skipped in this session.", pytrace=False)
 
 
 @pytest.fixture
@@ -191,8 +196,10 @@ class Golden:
         if measurement.skipped:
             cannot_run(str(measurement.skipped), measurement.device, self._host.settings.ci)
         try:
+            # The sweep's other cases this session runs too: the generated tests carry their device; a plain
+            # test (README "Fixtures and hooks") has only the case its `scene` fixture found, and no device.
             selected = {(i.stash[DEVICE_KEY], i.stash[CASE_KEY].id) for i in self._node.session.items
-                        if CASE_KEY in i.stash}  # the sweep's other cases this session runs too
+                        if CASE_KEY in i.stash and DEVICE_KEY in i.stash}
             outcome = self._host.check_goldens(measurement, selected)
         except SceneError as exc:
             pytest.fail(str(exc), pytrace=False)

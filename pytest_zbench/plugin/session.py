@@ -32,7 +32,7 @@ class ZbenchPlugin:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.inventory = load_inventory(settings.inventory)
+        self.inventory = load_inventory(settings.inventory, required=settings.inventory_named)
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         if settings.ab:
@@ -121,6 +121,9 @@ class ZbenchPlugin:
         `prepare` steps, once per device in this process (never on a worker)."""
         if self.is_worker:
             return
+        # SIGTERM (a CI job cancelled, a timeout) stops the session as Ctrl-C does, so that run.json and the
+        # report of the scenes measured so far are written, marked interrupted.
+        self._interrupt_on_sigterm()
         if self.settings.check_runner:
             self._check_runners()
         if not self.config.option.collectonly:
@@ -129,7 +132,7 @@ class ZbenchPlugin:
     def prepare_devices(self) -> None:
         """Run each session device's `prepare` steps (host/prepare.py). SIGTERM is then read as an
         interruption, as Ctrl-C is, so that pytest_sessionfinish (or close) restores the devices."""
-        from ..host.prepare import Preparation, prepare_on
+        from ..host.prepare import Preparation, pending_restore, prepare_on, restore_on, save_restore_record
 
         specs = [self.inventory.get(name) for name in self.settings.devices]
         specs = [spec for spec in specs if spec.prepare is not None]
@@ -138,23 +141,43 @@ class ZbenchPlugin:
         self._interrupt_on_sigterm()
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         record = self.open_host().record
+        folder = self._restore_folder()
         for spec in specs:
             assert spec.prepare is not None
+            left = pending_restore(folder, spec)
+            if left is not None:  # a session killed before its restore (host/prepare.py, restore records)
+                restore_on(spec, left)
+                save_restore_record(folder, left)
+                if reporter is not None:
+                    done = [f"{r['name']} ({'undone' if r['restored'] else r['restore_reason']})" for r in left.steps]
+                    reporter.write_line(f"zbench: {spec.name} was left prepared by a session that did not end; "
+                                        f"restored first: {', '.join(done)}")
             preparation = self.preparations[spec.name] = Preparation(spec.name, spec.prepare)
             record.prepared[spec.name] = preparation.steps  # one list: the restore's outcome shows in run.json
-            prepare_on(spec, preparation)
+            try:
+                prepare_on(spec, preparation)
+            finally:
+                save_restore_record(folder, preparation)
             if reporter is not None:
                 reporter.write_line(f"zbench: prepared {spec.name}: {preparation.summary()}")
 
+    def _restore_folder(self) -> Path:
+        """Where the restore records are kept: beside the lease files, which every session of the devices
+        shares on this host."""
+        from ..host.health import default_lease_dir
+
+        return self.settings.lease_dir or default_lease_dir()
+
     def restore_devices(self) -> None:
         """Undo every prepared device's steps (once; later calls do nothing)."""
-        from ..host.prepare import restore_on
+        from ..host.prepare import restore_on, save_restore_record
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         for name, preparation in self.preparations.items():
             if preparation.restored:
                 continue
             restore_on(self.inventory.get(name), preparation)
+            save_restore_record(self._restore_folder(), preparation)  # kept for the next session if not undone
             undone = [r for r in preparation.steps if r["restored"] is not None]
             if reporter is not None and undone:
                 failed = [f"{r['name']} ({r['restore_reason']})" for r in undone if not r["restored"]]
@@ -238,6 +261,7 @@ class ZbenchPlugin:
             return
         from ..host.run_record import write_run
 
+        self.host.record.interrupted = exitstatus == pytest.ExitCode.INTERRUPTED
         artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
         self.schema_errors = artifacts.schema_errors
         self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]

@@ -17,3 +17,6 @@ MAX_ARTIFACT_BYTES = 256 * 1024 * 1024
 # result.json is parsed whole, so it has a tighter cap (the reference runner's is a few kB; 200,000 issues
 # are 17 MB).
 MAX_RESULT_JSON_BYTES = 32 * 1024 * 1024
+# The largest side of a scene's surface a runner is asked for (the reference runner refuses a larger job, and
+# a 100,000-pixel-wide RGBA surface alone is tens of GB): an inventory's `display` stays within it.
+MAX_SURFACE_SIDE = 16384

@@ -6,7 +6,17 @@ import argparse
 import json
 import sys
 
-from pytest_zbench.runner.run import EXIT_OK, probe, run
+# The rasteriser and numpy are dependencies of pytest-zbench; an environment without them (a device's own
+# Python, a broken install) gets one line naming the package instead of an import traceback.
+PACKAGES = {"skia": "skia-python", "numpy": "numpy"}
+try:
+    from pytest_zbench.runner.run import EXIT_OK, probe, run
+except ModuleNotFoundError as exc:
+    if exc.name not in PACKAGES:
+        raise
+    sys.stderr.write(f"zbench runner: {sys.executable} has no module {exc.name!r}: install it with "
+                     f"`{sys.executable} -m pip install {PACKAGES[exc.name]}`\n")
+    sys.exit(1)
 
 
 def _non_negative(text: str) -> float:

@@ -25,6 +25,7 @@ from pytest_zbench.protocol import (
     progress_line,
     write_result_json,
 )
+from pytest_zbench.protocol.limits import MAX_SURFACE_SIDE
 from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
@@ -37,7 +38,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
 EXIT_USAGE = 2  # bad arguments or job file
 EXIT_SKIPPED = 3  # the scene needs a feature this backend lacks
-MAX_SIDE = 16384
+MAX_SIDE = MAX_SURFACE_SIDE
 PROGRESS_EVERY_S = 0.25
 
 
