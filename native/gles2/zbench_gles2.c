@@ -145,6 +145,16 @@ static int bad(compile_ctx *c, const char *path, const char *key, const char *wh
     return -1;
 }
 
+/* out = a + b, truncated to n bytes (an op path in a message; a deeper one is cut, never overflowed). */
+static void join(char *out, size_t n, const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la >= n) la = n - 1;
+    memcpy(out, a, la);
+    if (lb > n - 1 - la) lb = n - 1 - la;
+    memcpy(out + la, b, lb);
+    out[la + lb] = 0;
+}
+
 static int get_num(compile_ctx *c, const zj_value *op, const char *path, const char *key, int may_complexity, num *out) {
     const zj_value *v = zj_get(op, key);
     memset(out, 0, sizeof *out);
@@ -157,8 +167,9 @@ static int get_num(compile_ctx *c, const zj_value *op, const char *path, const c
     }
     const zj_value *anim = zj_get(v, "anim");
     if (!anim || anim->type != ZJ_STRING) return bad(c, path, key, "is neither a number nor an animation");
-    char sub[256];
-    snprintf(sub, sizeof sub, "%s.%s", path, key);
+    char sub[512], dot_key[64];
+    join(dot_key, sizeof dot_key, ".", key);
+    join(sub, sizeof sub, path, dot_key);
     if (strcmp(anim->string, "linear") == 0 || strcmp(anim->string, "sine") == 0) {
         int linear = anim->string[0] == 'l';
         const char *k1 = linear ? "from" : "center", *k2 = linear ? "to" : "amplitude";
@@ -323,7 +334,7 @@ static int compile_op(compile_ctx *c, const zj_value *op, const char *path, node
         n->op = OP_CLIP;
         const zj_value *shape = zj_get(op, "shape");
         char sub[512];
-        snprintf(sub, sizeof sub, "%s.shape", path);
+        join(sub, sizeof sub, path, ".shape");
         static const char *const kinds[] = {"rect", "rrect", "path", NULL};
         if (!shape || shape->type != ZJ_OBJECT) return bad(c, path, "shape", "must be an object with a kind");
         if (get_choice(c, shape, sub, "kind", kinds, &n->shape)) return -1;
@@ -361,7 +372,7 @@ static int compile_op(compile_ctx *c, const zj_value *op, const char *path, node
         return -1;
     }
     char sub[512];
-    snprintf(sub, sizeof sub, "%s.ops", path);
+    join(sub, sizeof sub, path, ".ops");
     const zj_value *kids = zj_get(op, "ops");
     if (!kids || kids->type != ZJ_ARRAY) return bad(c, path, "ops", "must be an array of ops");
     return compile_ops(c, kids, sub, &n->kids, &n->n_kids, depth + 1);
@@ -373,8 +384,9 @@ static int compile_ops(compile_ctx *c, const zj_value *ops, const char *path, no
     *out = calloc(ops->len + 1, sizeof **out);
     int i = 0;
     for (const zj_value *op = ops->first; op; op = op->next, i++) {
-        char sub[512];
-        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        char sub[512], index[24];
+        snprintf(index, sizeof index, "[%d]", i);
+        join(sub, sizeof sub, path, index);
         if (compile_op(c, op, sub, &(*out)[i], depth) != 0) return -1;
     }
     return 0;
@@ -574,8 +586,9 @@ static int check_counts(node *nodes, int n, const zk_job *job, char *err, size_t
     int top = (int)nearbyint(max_c);
     for (int i = 0; i < n; i++) {
         node *d = &nodes[i];
-        char sub[512];
-        snprintf(sub, sizeof sub, "%s[%d]", path, i);
+        char sub[512], index[24];
+        snprintf(index, sizeof index, "[%d]", i);
+        join(sub, sizeof sub, path, index);
         if (d->count.kind == N_COMPLEXITY) {
             if (d->op == OP_REPEAT && top > MAX_REPEAT) { snprintf(err, errlen, "%s.count: complexity %d is more than %d repetitions", sub, top, MAX_REPEAT); return -1; }
             if (d->op == OP_RECT_BATCH && top > MAX_BATCH) { snprintf(err, errlen, "%s.count: complexity %d is more than %d rects", sub, top, MAX_BATCH); return -1; }
@@ -584,8 +597,8 @@ static int check_counts(node *nodes, int n, const zk_job *job, char *err, size_t
                 return -1;
             }
         }
-        char kid[520];
-        snprintf(kid, sizeof kid, "%s.ops", sub);
+        char kid[512];
+        join(kid, sizeof kid, sub, ".ops");
         if (check_counts(d->kids, d->n_kids, job, err, errlen, kid)) return -1;
     }
     return 0;

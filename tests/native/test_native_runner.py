@@ -1,0 +1,236 @@
+"""zbench-gles2, the native runner built with the C runner kit (native/, docs/native-runner.md), end to end:
+built here from native/Makefile, run on this machine's Mesa through a real EGL context, checked by the
+conformance kit, measured in pytest sessions, and fed bad input. The ARM builds run under qemu-user when
+`bash ci/native-devices.sh` has built them (ci/test.sh does)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from parts import require
+
+from pytest_zbench.conformance import ORDER, check_runner
+from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.inventory import load_inventory
+from pytest_zbench.protocol import FRAME_COLUMNS, parse_probe_output, read_frames_csv, read_result_json
+
+REPO = Path(__file__).resolve().parents[2]
+FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip"}
+DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
+
+
+def build(out: Path, **variables: str) -> Path:
+    require(shutil.which("make") is not None and shutil.which("cc") is not None, "make and a C compiler")
+    args = [f"{k}={v}" for k, v in variables.items()]
+    done = subprocess.run(["make", "-s", "-C", str(REPO / "native"), "ARCH=host", f"OUT={out}", *args],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" not in done.stderr, done.stderr  # -Wall -Wextra stay clean
+    return out / "zbench-gles2"
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    binary = build(tmp_path_factory.mktemp("native"))
+    probe = subprocess.run([str(binary), "probe"], capture_output=True, text=True, timeout=60)
+    if '"gles2"' not in probe.stdout:
+        require(False, f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()}")
+    return binary
+
+
+def inventory(tmp_path: Path, devices: dict[str, list[str]]) -> Path:
+    text = "devices:\n" + "".join(
+        f"  {name}:\n    transport: local\n    backend: gles2\n    device_class: native-llvmpipe\n"
+        f"    runner: {json.dumps(argv)}\n    env: {{ZBENCH_GPU_TIMER: finish_bracket}}\n"
+        f"    display: {json.dumps(DISPLAY)}\n    timeout_s: 600\n"
+        for name, argv in devices.items())
+    path = tmp_path / "devices.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_probe_lists_its_features_timers_machine_and_build(runner):
+    done = subprocess.run([str(runner), "probe"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    probe = parse_probe_output(done.stdout)
+    gles2 = probe.backends["gles2"]
+    assert gles2.features == FEATURES
+    assert "finish_bracket" in gles2.timer_sources and gles2.timer_sources[-1] == "none"
+    assert gles2.info["gl_renderer"] and gles2.info["max_texture_size"] > 0
+    assert probe.machine is not None and probe.machine.arch
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert probe.build is not None and probe.build.id == head
+
+
+@pytest.mark.acceptance
+def test_check_runner_passes_every_check_of_its_features(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outdir.confined watches the current folder
+    spec = load_inventory(inventory(tmp_path, {"dut": [str(runner)]})).get("dut")
+    report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens", keep=tmp_path / "keep")
+    got = {r.name: r.status for r in report.results}
+    assert report.passed, "\n".join(report.lines())
+    assert {n for n, s in got.items() if s == "pass"} >= {f"feature.{f}" for f in FEATURES} | {
+        "capture.reference", "capture.determinism", "complexity", "signal.sigterm", "pacing.paced",
+        "pacing.uncapped", "job.malformed", "job.unknown_feature"}
+    assert {n for n, s in got.items() if s == "n/a"} == {f"feature.{f}" for f in _all_features() - FEATURES}
+    assert set(got) == set(ORDER)
+
+
+def _all_features() -> set[str]:
+    from pytest_zbench.conformance.jobs import FEATURES as ALL
+
+    return set(ALL)
+
+
+def _job(tmp_path: Path, **changes: object) -> Path:
+    job: dict[str, object] = {
+        "protocol": 1, "backend": "gles2", "mode": "uncapped", "refresh_hz": 60.0, "warmup_frames": 2,
+        "frames": 4, "capture": [1], "seed": 1, "complexity": None,
+        "scene": {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect"],
+                  "ops": [{"op": "rect", "x": 1, "y": 1, "w": 30, "h": 20, "color": "#3366CC"}]}}
+    job.update(changes)
+    path = tmp_path / "job" / "job.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(job))
+    return path
+
+
+def _run(runner: Path, job: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    done = subprocess.run([str(runner), "run", str(job), str(out)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ZBENCH_GPU_TIMER": "finish_bracket"})
+    return done, out
+
+
+def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_path):
+    done, out = _run(runner, _job(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    header = (out / "frames.csv").read_text().splitlines()[0].split(",")
+    assert set(FRAME_COLUMNS) <= set(header) and "stolen_ms" in header
+    frames = read_frames_csv(out / "frames.csv")
+    assert [r.frame for r in frames.rows] == list(range(6)) and not frames.issues
+    assert all(r.gpu_source == "finish_bracket" and r.gpu_ms is not None for r in frames.rows)
+    result = read_result_json(out / "result.json")
+    assert result.timer_source == "finish_bracket" and result.issues == []
+    assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+BAD_JOBS = {
+    "not JSON": ("{\"protocol\": 1,", "not valid JSON at line 1"),
+    "deeply nested": ("[" * 100000, "nested deeper than"),
+    "protocol 2": (None, "protocol"),
+    "missing key": (None, "missing key 'seed'"),
+    "bad mode": (None, "key 'mode'"),
+    "bad op key": (None, "ops[0].color"),
+    "complexity on another key": (None, "ops[0].w"),
+    "short complexity": (None, "key 'complexity'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_JOBS))
+def test_bad_job_input_is_refused_with_exit_2_naming_the_key(runner, tmp_path, case):
+    text, expected = BAD_JOBS[case]
+    if text is not None:
+        job = tmp_path / "job.json"
+        job.write_text(text)
+    else:
+        base = json.loads(_job(tmp_path).read_text())
+        op = base["scene"]["ops"][0]
+        if case == "protocol 2":
+            base["protocol"] = 2
+        elif case == "missing key":
+            del base["seed"]
+        elif case == "bad mode":
+            base["mode"] = "turbo"
+        elif case == "bad op key":
+            op["color"] = "blue"
+        elif case == "complexity on another key":
+            op["w"] = "complexity"
+        elif case == "short complexity":
+            base["complexity"] = [1, 2]
+        job = tmp_path / "job.json"
+        job.write_text(json.dumps(base))
+    done, out = _run(runner, job, tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert expected in done.stderr and str(job) in done.stderr
+    assert not (out / "frames.csv").exists()
+
+
+def test_a_scene_needing_an_op_it_does_not_draw_is_skipped_with_exit_3(runner, tmp_path):
+    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "text"],
+             "ops": [{"op": "text", "x": 1, "y": 20, "size": 12, "color": "#000000", "text": "x"}]}
+    done, out = _run(runner, _job(tmp_path, scene=scene), tmp_path)
+    assert done.returncode == 3
+    result = read_result_json(out / "result.json")
+    assert [(i.kind, "text" in i.detail) for i in result.issues] == [("feature_skipped", True)]
+    assert not (out / "frames.csv").exists()
+
+
+def _history_builds(history: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(history) as conn:
+        return [(r[0], r[1]) for r in conn.execute("SELECT device, build_hash FROM runs ORDER BY started_utc, run_id")]
+
+
+@pytest.mark.acceptance
+def test_sessions_record_the_runners_build_and_two_engine_commits_are_two_builds(project, tmp_path):
+    first = build(tmp_path / "a", BUILD_ID="1111111111aaaaaaaaaa", BUILD_DESCRIBE="v1.0", BUILD_DIRTY="0")
+    second = build(tmp_path / "b", BUILD_ID="2222222222bbbbbbbbbb", BUILD_DESCRIBE="v1.1", BUILD_DIRTY="0")
+    history = tmp_path / "history.sqlite"
+    for binary in (first, second):
+        inventory(project.root, {"native": [str(binary)]})
+        result = project.run("--zbench-device=native", "-k", "mini.fill.x1", f"--zbench-history={history}",
+                             "--zbench-runs=1")
+        result.assert_outcomes(passed=1)
+        document = project.run_json()
+        assert validate_run(document) == []
+        app = document["app"]
+        build_id = "1111111111aaaaaaaaaa" if binary == first else "2222222222bbbbbbbbbb"
+        assert (app["build_hash"], app["build_source"], app["dirty"]) == (build_id, "runner", False)
+        assert app["runner_builds"]["native"]["describe"] == ("v1.0" if binary == first else "v1.1")
+        assert document["devices"]["native"]["gpu"]["runner"]["build"] == build_id
+    builds = [b for _, b in _history_builds(history)]
+    assert builds == ["1111111111aaaaaaaaaa", "2222222222bbbbbbbbbb"]
+
+
+@pytest.mark.acceptance
+def test_the_golden_tests_of_its_scenes_pass_on_local_native(runner, tmp_path):
+    """The repository's scenes this runner draws, against goldens/gles2/native-llvmpipe (its own set) and the
+    software reference under each scene's cross-backend tolerance."""
+    device_yaml = inventory(tmp_path, {"local-native": [str(runner)]})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.pop("CI", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--zbench-device=local-native",
+         f"--zbench-devices={device_yaml}", "--zbench-runs=1", "--zbench-frames=2", "--zbench-warmup=0",
+         "--zbench-baseline=none", f"--zbench-results={tmp_path / 'results'}", "-m", "zbench_golden",
+         "-k", "clip or image or geometry or drawcalls or fill or blending or texture or scroll"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    tail = "\n".join(done.stdout.splitlines()[-30:])
+    assert done.returncode == 0, tail + done.stderr[-2000:]
+    assert " passed" in tail and "failed" not in tail
+
+
+ARM = {"armhf": "local-armhf-native", "arm64": "local-arm64-native"}
+
+
+@pytest.mark.acceptance
+@pytest.mark.parametrize("arch", sorted(ARM))
+def test_the_cross_built_runners_pass_check_runner_under_qemu(arch, tmp_path, monkeypatch):
+    wrapper = REPO / "ci" / "native-devices.sh"
+    require((REPO / "build" / "native" / arch / "zbench-gles2").is_file(),
+            f"the {arch} native runner (bash ci/native-devices.sh)")
+    monkeypatch.chdir(tmp_path)
+    spec = load_inventory(inventory(tmp_path, {"dut": [str(wrapper), "runner", arch]})).get("dut")
+    report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens", keep=tmp_path / "keep")
+    assert report.passed, "\n".join(report.lines())
+    got = {r.name: r.status for r in report.results}
+    assert all(got[f"feature.{f}"] == "pass" for f in FEATURES)
