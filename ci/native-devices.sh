@@ -87,7 +87,9 @@ runner() {  # the ARCH build under qemu-user, on the sysroot's Mesa
     local arch=$1; shift
     local root lib binary="$checkout/build/native/$arch/zbench-gles2"
     root="$cache_root/$suite-$arch-v$layout/rootfs"
-    [ -f "$root/../READY" ] && [ -x "$binary" ] || die "the $arch runner is not built: run bash ci/native-devices.sh"
+    if [ ! -f "$root/../READY" ] || [ ! -x "$binary" ]; then
+        die "the $arch runner is not built: run bash ci/native-devices.sh"
+    fi
     lib="$root/usr/lib/$(triplet "$arch")"
     # qemu-user's -L makes the target's dynamic linker and every absolute path it opens resolve inside the
     # sysroot first; Mesa's drivers and glvnd's vendor files are named explicitly all the same.

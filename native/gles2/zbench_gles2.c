@@ -424,7 +424,7 @@ static void free_nodes(node *nodes, int n) {
     "  if (u_rr_radius >= 0.0) {\n" \
     "    vec2 half_size = 0.5 * (u_rr.zw - u_rr.xy); vec2 q = abs(p - 0.5 * (u_rr.xy + u_rr.zw)) - half_size + u_rr_radius;\n" \
     "    float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - u_rr_radius;\n" \
-    "    c *= clamp(0.5 - d, 0.0, 1.0) * min(box(u_rr, p) * 4.0, 1.0);\n" \
+    "    c *= clamp(0.5 - d, 0.0, 1.0);\n" \
     "  }\n" \
     "  for (int i = 0; i < 8; i++) { if (i >= u_npoly) break; c *= clamp(dot(u_poly[i].xy, p) + u_poly[i].z + 0.5, 0.0, 1.0); }\n" \
     "  return c;\n" \

@@ -536,6 +536,19 @@ static int probe(zk_engine *e) {
     return ZK_EXIT_OK;
 }
 
+/* ------------------------------------------------------------------------------------- no GPU timer */
+
+static void none_begin(zk_gpu *g, int o) { (void)g; (void)o; }
+static void none_before(zk_gpu *g) { (void)g; }
+static int none_after(zk_gpu *g, int o, int64_t t, zk_sample *s) { (void)g; (void)o; (void)t; (void)s; return 0; }
+static int none_poll(zk_gpu *g, zk_sample *s, int c, int b) { (void)g; (void)s; (void)c; (void)b; return 0; }
+static void none_destroy(zk_gpu *g) { (void)g; }
+
+zk_gpu *zk_no_timer(void) {
+    static zk_gpu none = {"none", 0, none_begin, none_before, none_after, none_poll, NULL, none_destroy};
+    return &none;
+}
+
 /* ------------------------------------------------------------------------------------------- pacing */
 
 /* docs/runner-protocol.md, "job": paced frames start on a simulated vsync t0 + k * period and present on the
@@ -762,14 +775,15 @@ static int frame_loop(run_state *s) {
     for (int f = 0; f < job->total_frames; f++) {
         if (g_stop) break;
         double cx = complexity_at(job, f);
+        /* Outside the frame's clocks: a pacing sleep is a voluntary switch, not a preemption, and touches no page. */
+        struct rusage before, after;
+        int have_usage = getrusage(RUSAGE_SELF, &before) == 0;
         int64_t t_start = pacer_begin(&p);
         if (g_stop) break;
         if (duration_ns && f >= job->warmup_frames) {
             if (measure_start < 0) measure_start = t_start;
             if (t_start - measure_start >= duration_ns) { s->ended_at_duration = 1; break; }
         }
-        struct rusage before, after;
-        int have_usage = getrusage(RUSAGE_SELF, &before) == 0;
         int64_t cpu0 = zk_thread_cpu_ns();
         zk_counts counts = {0, 0};
         if (s->gpu) s->gpu->begin(s->gpu, f);

@@ -134,6 +134,9 @@ typedef struct zk_engine {
 #endif
 #define ZK_BUILD_INIT .build_id = ZK_BUILD_ID, .build_describe = ZK_BUILD_DESCRIBE, .build_dirty = ZK_BUILD_DIRTY
 
+/* The `none` GPU time source, for an engine that does not time a GPU (a CPU rasteriser, a test engine). */
+zk_gpu *zk_no_timer(void);
+
 /* The runner's main: `probe` or `run JOB OUTDIR`; returns the exit status. */
 int zk_main(int argc, char **argv, zk_engine *engine);
 
