@@ -419,13 +419,27 @@ static void free_nodes(node *nodes, int n) {
     "uniform vec4 u_clip; uniform vec4 u_rr; uniform float u_rr_radius;\n" \
     "uniform int u_npoly; uniform vec3 u_poly[8];\n" \
     "float box(vec4 r, vec2 p) { vec2 d = max(min(r.zw, p + 0.5) - max(r.xy, p - 0.5), 0.0); return min(d.x, 1.0) * min(d.y, 1.0); }\n" \
+    /* The reference's anti-aliased clip is scan converted 4 x 4 a pixel (Skia's supersampling): each of 4 \
+     * sub-scanlines covers a span of quarter pixels, the rounded rect's span inset at its corners. */ \
+    "float span_coverage(float l, float r, float px) {\n" \
+    "  float a = floor(l * 4.0 + 0.5), b = floor(r * 4.0 + 0.5);\n" \
+    "  return clamp(min(b, px * 4.0 + 4.0) - max(a, px * 4.0), 0.0, 4.0) * 0.25;\n" \
+    "}\n" \
     "float clip_coverage(vec2 p) {\n" \
-    "  float c = box(u_clip, p);\n" \
-    "  if (u_rr_radius >= 0.0) {\n" \
-    "    vec2 half_size = 0.5 * (u_rr.zw - u_rr.xy); vec2 q = abs(p - 0.5 * (u_rr.xy + u_rr.zw)) - half_size + u_rr_radius;\n" \
-    "    float d = length(max(q, 0.0)) + min(max(q.x, q.y), 0.0) - u_rr_radius;\n" \
-    "    c *= clamp(0.5 - d, 0.0, 1.0);\n" \
+    "  vec4 r = u_clip; float c = 0.0;\n" \
+    "  for (int k = 0; k < 4; k++) {\n" \
+    "    float sy = p.y - 0.5 + (float(k) + 0.5) * 0.25;\n" \
+    "    if (sy < r.y || sy >= r.w) continue;\n" \
+    "    float l = r.x, rt = r.z;\n" \
+    "    if (u_rr_radius >= 0.0) {\n" \
+    "      if (sy < u_rr.y || sy >= u_rr.w) continue;\n" \
+    "      float t = max(max(u_rr.y + u_rr_radius - sy, sy - (u_rr.w - u_rr_radius)), 0.0);\n" \
+    "      float inset = u_rr_radius - sqrt(max(u_rr_radius * u_rr_radius - t * t, 0.0));\n" \
+    "      l = max(l, u_rr.x + inset); rt = min(rt, u_rr.z - inset);\n" \
+    "    }\n" \
+    "    c += span_coverage(l, rt, p.x - 0.5);\n" \
     "  }\n" \
+    "  c *= 0.25;\n" \
     "  for (int i = 0; i < 8; i++) { if (i >= u_npoly) break; c *= clamp(dot(u_poly[i].xy, p) + u_poly[i].z + 0.5, 0.0, 1.0); }\n" \
     "  return c;\n" \
     "}\n"
@@ -709,6 +723,13 @@ typedef struct {
     unsigned char c[4];
 } vertex;
 
+/* Non-anti-aliased geometry (mesh, rect_batch) on the reference's pixel rule. Skia rounds a vertex to 1/64 px
+ * and covers a pixel whose centre lies strictly below a top edge and strictly right of a left edge; GL's
+ * top-left rule gives a centre lying exactly on an edge to the other side. Snapping to 1/64 and moving by
+ * 1/256 (the rasteriser's sub-pixel step, smaller than the snap) gives every such tie to Skia's side and
+ * changes nothing else: a centre is never within 1/256 of a 1/64 grid line it does not lie on. */
+static float snap(double v) { return (float)(floor(v * 64.0 + 0.5) / 64.0 + 1.0 / 256.0); }
+
 static void premul(const unsigned char in[4], unsigned char out[4]) {
     for (int k = 0; k < 3; k++) out[k] = (unsigned char)((in[k] * in[3] + 127) / 255);
     out[3] = in[3];
@@ -752,19 +773,17 @@ static batch_entry *batch_vertices(node *d, int count, const double key[8]) {
     size_t k = 0;
     if (d->op == OP_RECT_BATCH) {
         for (int i = 0; i < count; i++) {
-            float x0 = (float)(x + dx * (i % d->columns)), y0 = (float)(y + dy * (i / d->columns));
-            float x1 = (float)(x0 + w), y1 = (float)(y0 + h);
-            /* Python adds in double; the reference's corners are x0 + w in double, then float: close enough
-             * for pixel-centre sampling of axis-aligned edges. */
+            double bx = x + dx * (i % d->columns), by = y + dy * (i / d->columns);
+            float x0 = snap(bx), y0 = snap(by), x1 = snap(bx + w), y1 = snap(by + h);
             vertex q[6] = {{x0, y0, {0}}, {x1, y0, {0}}, {x0, y1, {0}}, {x1, y0, {0}}, {x1, y1, {0}}, {x0, y1, {0}}};
             for (int j = 0; j < 6; j++) { q[j].c[0] = c0[0]; q[j].c[1] = c0[1]; q[j].c[2] = c0[2]; q[j].c[3] = c0[3]; v[k++] = q[j]; }
         }
     } else {
         int columns = d->columns, rows = count / columns;
         for (int r = 0; r < rows; r++) {
-            float ty = (float)(y + h * r / rows), by = (float)(y + h * (r + 1) / rows);
+            float ty = snap(y + h * r / rows), by = snap(y + h * (r + 1) / rows);
             for (int c = 0; c < columns; c++) {
-                float lx = (float)(x + w * c / columns), rx = (float)(x + w * (c + 1) / columns);
+                float lx = snap(x + w * c / columns), rx = snap(x + w * (c + 1) / columns);
                 vertex q[6] = {{lx, ty, {0}}, {rx, ty, {0}}, {lx, by, {0}}, {rx, ty, {0}}, {rx, by, {0}}, {lx, by, {0}}};
                 for (int j = 0; j < 6; j++) { memcpy(q[j].c, j < 3 ? c0 : c1, 4); v[k++] = q[j]; }
             }
