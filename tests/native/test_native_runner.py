@@ -117,8 +117,9 @@ def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_pa
     header = (out / "frames.csv").read_text().splitlines()[0].split(",")
     assert set(FRAME_COLUMNS) <= set(header) and "stolen_ms" in header
     frames = read_frames_csv(out / "frames.csv")
-    assert [r.frame for r in frames.rows] == list(range(6)) and not frames.issues
-    assert all(r.gpu_source == "finish_bracket" and r.gpu_ms is not None for r in frames.rows)
+    assert [r["frame"] for r in frames.rows] == list(range(6)) and not frames.issues
+    assert all(r["gpu_source"] == "finish_bracket" and r["gpu_ms"] is not None for r in frames.rows)
+    assert all(0 <= r["stolen_ms"] <= r["cpu_ms"] + 0.01 for r in frames.rows)
     result = read_result_json(out / "result.json")
     assert result.timer_source == "finish_bracket" and result.issues == []
     assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
