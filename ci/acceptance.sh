@@ -47,7 +47,7 @@ started=$SECONDS
 run python3 -m pytest --zbench-device=local-native --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
     --zbench-results="$results/local-native" --junitxml="$results/local-native/junit.xml" \
     --zbench-history="$results/history.sqlite"
-native_scenes="(clip.rect or geometry.tris.n2 or drawcalls.batch.one or image.upscale or fill.alpha.x1) and not adaptive"
+native_scenes="(clip.rect or geometry.tris.n2 or drawcalls.batch.one or image.downscale or fill.alpha.x1) and not adaptive"
 for device in local-armhf-native local-arm64-native; do
     run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 --zbench-frames=4 \
         --zbench-warmup=1 -n 2 -p no:cacheprovider -q -rfEs -k "$native_scenes" \

@@ -125,10 +125,11 @@ static double eval(const num *n, const frame_state *st) {
     }
 }
 
-/* A count as the reference rounds it: half to even (Python's round), never below 0. */
+/* A count as the reference rounds it: half to even (Python's round), never below 0, and never above the
+ * largest cap of docs/display-list.md (an animated count is not checked before frame 0). */
 static int count_of(const num *n, const frame_state *st) {
     double v = nearbyint(eval(n, st));
-    return v < 0 ? 0 : v > 1e9 ? 1000000000 : (int)v;
+    return v < 0 ? 0 : v > MAX_REPEAT ? MAX_REPEAT : (int)v;
 }
 
 /* ------------------------------------------------------------------------------------ compile */
@@ -324,6 +325,8 @@ static int compile_op(compile_ctx *c, const zj_value *op, const char *path, node
         if (get_num(c, op, path, "dx", 0, &n->dx) || get_num(c, op, path, "dy", 0, &n->dy)) return -1;
         if (repeat) {
             if (get_num(c, op, path, "count", 1, &n->count)) return -1;
+            if (n->count.kind == N_CONST && !(n->count.a >= 0 && n->count.a <= MAX_REPEAT))
+                return bad(c, path, "count", "must be a number in 0..100000 or \"complexity\"");
             const zj_value *cols = zj_get(op, "columns");
             if (cols && cols->type != ZJ_NULL) {
                 if (get_int(c, op, path, "columns", 1, MAX_REPEAT, &n->columns)) return -1;
@@ -597,17 +600,17 @@ static zk_gpu *e_open_timer(void *self, const char *source, char *err, size_t er
 static int check_counts(node *nodes, int n, const zk_job *job, char *err, size_t errlen, const char *path) {
     double max_c = 0;
     for (size_t i = 0; i < job->n_complexity; i++) max_c = job->complexity[i] > max_c ? job->complexity[i] : max_c;
-    int top = (int)nearbyint(max_c);
+    double top = nearbyint(max_c); /* compared as a double: a huge value must not overflow an int */
     for (int i = 0; i < n; i++) {
         node *d = &nodes[i];
         char sub[512], index[24];
         snprintf(index, sizeof index, "[%d]", i);
         join(sub, sizeof sub, path, index);
         if (d->count.kind == N_COMPLEXITY) {
-            if (d->op == OP_REPEAT && top > MAX_REPEAT) { snprintf(err, errlen, "%s.count: complexity %d is more than %d repetitions", sub, top, MAX_REPEAT); return -1; }
-            if (d->op == OP_RECT_BATCH && top > MAX_BATCH) { snprintf(err, errlen, "%s.count: complexity %d is more than %d rects", sub, top, MAX_BATCH); return -1; }
-            if (d->op == OP_MESH && (double)top * d->columns > MAX_MESH_CELLS) {
-                snprintf(err, errlen, "%s.rows: complexity %d x %d columns is more than %d cells", sub, top, d->columns, MAX_MESH_CELLS);
+            if (d->op == OP_REPEAT && top > MAX_REPEAT) { snprintf(err, errlen, "%s.count: complexity %.0f is more than %d repetitions", sub, top, MAX_REPEAT); return -1; }
+            if (d->op == OP_RECT_BATCH && top > MAX_BATCH) { snprintf(err, errlen, "%s.count: complexity %.0f is more than %d rects", sub, top, MAX_BATCH); return -1; }
+            if (d->op == OP_MESH && top * d->columns > MAX_MESH_CELLS) {
+                snprintf(err, errlen, "%s.rows: complexity %.0f x %d columns is more than %d cells", sub, top, d->columns, MAX_MESH_CELLS);
                 return -1;
             }
         }
@@ -820,7 +823,9 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
     case OP_RECT_BATCH:
     case OP_MESH: {
         int count = count_of(&d->count, st);
-        if (d->op == OP_MESH) count = count * d->columns; /* cells */
+        /* An animated count is held to the op's cap (docs/display-list.md), as checked ones are before frame 0. */
+        if (d->op == OP_MESH) count = (count > MAX_MESH_CELLS / d->columns ? MAX_MESH_CELLS / d->columns : count) * d->columns;
+        else if (count > MAX_BATCH) count = MAX_BATCH;
         st->counts->draw_calls++;
         if (count == 0) return 0;
         /* Translation (repeat, group) is part of the key: vertices are in window space like the clip. */
