@@ -5,8 +5,10 @@ conformance kit, measured in pytest sessions, and fed bad input. The ARM builds 
 
 from __future__ import annotations
 
+import copy
 import json
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
@@ -235,3 +237,65 @@ def test_the_cross_built_runners_pass_check_runner_under_qemu(arch, tmp_path, mo
     assert report.passed, "\n".join(report.lines())
     got = {r.name: r.status for r in report.results}
     assert all(got[f"feature.{f}"] == "pass" for f in FEATURES)
+
+
+MUTATIONS: list[object] = [None, True, -1, 0, 1e308, -1e308, "complexity", "x", [], {}, [1], 2**63, 65537, 1.5,
+                           "#12345678", "#zz", {"anim": "step", "values": [1, 2], "every": 1},
+                           {"anim": "linear", "from": 1e9, "to": 2e12, "period": 0.5}, [[0, 0], [1, 1]]]
+RICH_SCENE = {"id": "t", "params": {}, "width": 64, "height": 48,
+              "features": ["rect", "clip", "repeat", "image", "mesh", "rect_batch", "group"], "ops": [
+                  {"op": "rect", "x": 1.5, "y": 1.25, "w": 60, "h": 40, "color": "#3366CC", "blend": "multiply"},
+                  {"op": "image", "x": 8, "y": 8, "w": 64, "h": 48, "tex_w": 32, "tex_h": 32, "pattern": "noise",
+                   "seed": 0, "upload": "decode", "filter": "mipmap", "alpha": "unpremul"},
+                  {"op": "mesh", "x": 7, "y": 4, "w": 50, "h": 30, "columns": 6, "rows": "complexity",
+                   "color": "#2A9D8F", "alt_color": "#264653"},
+                  {"op": "group", "dx": {"anim": "sine", "center": 0, "amplitude": 3, "period": 4}, "dy": 1, "ops": [
+                      {"op": "clip", "shape": {"kind": "rrect", "x": 1, "y": 1, "w": 30, "h": 30, "radius": 5}, "ops": [
+                          {"op": "clip", "shape": {"kind": "path", "points": [[1, 1], [40, 5], [20, 40]]}, "ops": [
+                              {"op": "repeat", "count": "complexity", "columns": 2, "dx": 5, "dy": 5, "ops": [
+                                  {"op": "rect_batch", "count": 24, "columns": 8, "dx": 5, "dy": 5, "x": 8, "y": 5,
+                                   "w": 4, "h": 4, "color": "#E9C46A"}]}]}]}]}]}
+
+
+def _mutated(rng: random.Random, job: dict[str, object]) -> dict[str, object]:
+    job = copy.deepcopy(job)
+    for _ in range(rng.randint(1, 3)):
+        path: list[tuple[object, object]] = []
+        node: object = job
+        while isinstance(node, (dict, list)) and node and rng.random() < 0.8:
+            key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+            path.append((node, key))
+            node = node[key]  # type: ignore[index]
+        if path:
+            parent, key = path[-1]
+            if isinstance(parent, dict) and rng.random() < 0.15:
+                del parent[key]
+            else:
+                parent[key] = rng.choice(MUTATIONS)  # type: ignore[index]
+    return job
+
+
+@pytest.mark.acceptance
+def test_mutated_jobs_never_crash_a_sanitized_build(tmp_path):
+    """Jobs with keys removed or replaced by wrong types, huge numbers and bad animations, against a build with
+    AddressSanitizer and UBSan: every launch exits 0, 1, 2 or 3, and no sanitizer reports anything."""
+    binary = build(tmp_path / "asan", CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer")
+    rng = random.Random(11)
+    base = json.loads(_job(tmp_path, mode="paced", refresh_hz=240.0, warmup_frames=1, frames=3, capture=[0, 7],
+                           complexity=[1, 2, 3, 4], scene=RICH_SCENE).read_text())
+    env = {**os.environ, "ZBENCH_GPU_TIMER": "timer_query", "ASAN_OPTIONS": "detect_leaks=0",
+           "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+    codes: dict[int, int] = {}
+    for case in range(80):
+        job = base if case == 0 else _mutated(rng, base)
+        path = tmp_path / "job" / "job.json"
+        path.write_text(json.dumps(job))
+        out = tmp_path / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        done = subprocess.run([str(binary), "run", str(path), str(out)], capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert done.returncode in (0, 1, 2, 3), (json.dumps(job)[:600], done.stderr[-2000:])
+        assert "runtime error" not in done.stderr and "Sanitizer" not in done.stderr, done.stderr[-2000:]
+        codes[done.returncode] = codes.get(done.returncode, 0) + 1
+    assert codes.get(0) and codes.get(2), codes  # both valid and refused jobs were among them
