@@ -96,15 +96,20 @@ typedef struct {
 } clip_state;
 
 typedef struct {
+    GLuint id;
+    GLint scale, shape, clip, rr, rr_radius, npoly, poly, sampler, premul;
+} program_t;
+
+typedef struct {
     EGLDisplay display;
     EGLContext context;
     EGLSurface surface;
     int opened;
     GLuint fbo, color_tex;
     int width, height;
-    GLuint solid, textured;
-    GLint s_scale, s_shape, s_clip, s_rr, s_rr_radius, s_npoly, s_poly;
-    GLint t_scale, t_clip, t_rr, t_rr_radius, t_npoly, t_poly, t_sampler, t_premul;
+    /* [0] without a clip, [1] with one: most draws are unclipped, and an emulated or software GPU runs the
+     * clip's per-pixel scan conversion for every fragment it shades. */
+    program_t solid[2], textured[2];
     node *root;
     int n_root;
     const zk_job *job;
@@ -419,6 +424,10 @@ static void free_nodes(node *nodes, int n) {
  * clip: a box, a rounded rect (signed distance) and a convex polygon (distance to each edge). */
 #define COVERAGE_GLSL \
     "precision highp float;\n" \
+    "#ifdef NO_CLIP\n" \
+    "float box(vec4 r, vec2 p) { vec2 d = max(min(r.zw, p + 0.5) - max(r.xy, p - 0.5), 0.0); return min(d.x, 1.0) * min(d.y, 1.0); }\n" \
+    "float clip_coverage(vec2 p) { return 1.0; }\n" \
+    "#else\n" \
     "uniform vec4 u_clip; uniform vec4 u_rr; uniform float u_rr_radius;\n" \
     "uniform int u_npoly; uniform vec3 u_poly[8];\n" \
     "float box(vec4 r, vec2 p) { vec2 d = max(min(r.zw, p + 0.5) - max(r.xy, p - 0.5), 0.0); return min(d.x, 1.0) * min(d.y, 1.0); }\n" \
@@ -445,7 +454,8 @@ static void free_nodes(node *nodes, int n) {
     "  c *= 0.25;\n" \
     "  for (int i = 0; i < 8; i++) { if (i >= u_npoly) break; c *= clamp(dot(u_poly[i].xy, p) + u_poly[i].z + 0.5, 0.0, 1.0); }\n" \
     "  return c;\n" \
-    "}\n"
+    "}\n" \
+    "#endif\n"
 
 static const char SOLID_VS[] =
     "attribute vec2 a_pos; attribute vec4 a_color; uniform vec2 u_scale; varying vec4 v_color;\n"
@@ -477,8 +487,13 @@ static GLuint shader(GLenum type, const char *src, char *err, size_t errlen) {
     return s;
 }
 
-static GLuint program(const char *vs_src, const char *fs_src, int textured, char *err, size_t errlen) {
-    GLuint vs = shader(GL_VERTEX_SHADER, vs_src, err, errlen), fs = vs ? shader(GL_FRAGMENT_SHADER, fs_src, err, errlen) : 0;
+static GLuint program(const char *vs_src, const char *fs_src, int textured, int clipped, char *err, size_t errlen) {
+    char *fs_full = malloc(strlen(fs_src) + 32);
+    if (!fs_full) { snprintf(err, errlen, "out of memory"); return 0; }
+    strcpy(fs_full, clipped ? "" : "#define NO_CLIP 1\n");
+    strcat(fs_full, fs_src);
+    GLuint vs = shader(GL_VERTEX_SHADER, vs_src, err, errlen), fs = vs ? shader(GL_FRAGMENT_SHADER, fs_full, err, errlen) : 0;
+    free(fs_full);
     if (!vs || !fs) return 0;
     GLuint p = glCreateProgram();
     glAttachShader(p, vs);
@@ -546,24 +561,22 @@ static int egl_open(engine *g, char *err, size_t errlen) {
     snprintf(g->gl_version, sizeof g->gl_version, "%s", (const char *)glGetString(GL_VERSION));
     snprintf(g->glsl_version, sizeof g->glsl_version, "%s", (const char *)glGetString(GL_SHADING_LANGUAGE_VERSION));
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &g->max_texture_size);
-    g->solid = program(SOLID_VS, SOLID_FS, 0, err, errlen);
-    g->textured = g->solid ? program(TEX_VS, TEX_FS, 1, err, errlen) : 0;
-    if (!g->solid || !g->textured) return -1;
-    g->s_scale = glGetUniformLocation(g->solid, "u_scale");
-    g->s_shape = glGetUniformLocation(g->solid, "u_shape");
-    g->s_clip = glGetUniformLocation(g->solid, "u_clip");
-    g->s_rr = glGetUniformLocation(g->solid, "u_rr");
-    g->s_rr_radius = glGetUniformLocation(g->solid, "u_rr_radius");
-    g->s_npoly = glGetUniformLocation(g->solid, "u_npoly");
-    g->s_poly = glGetUniformLocation(g->solid, "u_poly");
-    g->t_scale = glGetUniformLocation(g->textured, "u_scale");
-    g->t_clip = glGetUniformLocation(g->textured, "u_clip");
-    g->t_rr = glGetUniformLocation(g->textured, "u_rr");
-    g->t_rr_radius = glGetUniformLocation(g->textured, "u_rr_radius");
-    g->t_npoly = glGetUniformLocation(g->textured, "u_npoly");
-    g->t_poly = glGetUniformLocation(g->textured, "u_poly");
-    g->t_sampler = glGetUniformLocation(g->textured, "u_tex");
-    g->t_premul = glGetUniformLocation(g->textured, "u_premul");
+    for (int clipped = 0; clipped < 2; clipped++) {
+        for (int textured = 0; textured < 2; textured++) {
+            program_t *p = textured ? &g->textured[clipped] : &g->solid[clipped];
+            p->id = program(textured ? TEX_VS : SOLID_VS, textured ? TEX_FS : SOLID_FS, textured, clipped, err, errlen);
+            if (!p->id) return -1;
+            p->scale = glGetUniformLocation(p->id, "u_scale");
+            p->shape = glGetUniformLocation(p->id, "u_shape");
+            p->clip = glGetUniformLocation(p->id, "u_clip");
+            p->rr = glGetUniformLocation(p->id, "u_rr");
+            p->rr_radius = glGetUniformLocation(p->id, "u_rr_radius");
+            p->npoly = glGetUniformLocation(p->id, "u_npoly");
+            p->poly = glGetUniformLocation(p->id, "u_poly");
+            p->sampler = glGetUniformLocation(p->id, "u_tex");
+            p->premul = glGetUniformLocation(p->id, "u_premul");
+        }
+    }
     g->opened = 1;
     return 0;
 }
@@ -675,28 +688,34 @@ static int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     /* y maps to window y unflipped, so window row 0 is the scene's top row: glReadPixels returns the image
      * top row first and gl_FragCoord is in scene pixels. */
     float sx = 2.0f / (float)g->width, sy = 2.0f / (float)g->height;
-    glUseProgram(g->textured);
-    glUniform2f(g->t_scale, sx, sy);
-    glUniform1i(g->t_sampler, 0);
-    glUseProgram(g->solid);
-    glUniform2f(g->s_scale, sx, sy);
+    for (int i = 0; i < 4; i++) {
+        program_t *p = i < 2 ? &g->solid[i] : &g->textured[i - 2];
+        glUseProgram(p->id);
+        glUniform2f(p->scale, sx, sy);
+        if (p->sampler >= 0) glUniform1i(p->sampler, 0);
+    }
     glEnable(GL_BLEND);
     upload_once(g->root, g->n_root); /* before frame 0, counted in the first frame that draws it */
     while (glGetError() != GL_NO_ERROR) {}
     return 0;
 }
 
-static void apply_clip(engine *g, GLuint prog) {
+/* The program for a draw (the clipped variant only when a clip is in force), made current with the clip. */
+static program_t *use_program(engine *g, int textured) {
     clip_state *c = &g->clip;
-    int solid = prog == g->solid;
-    glUniform4f(solid ? g->s_clip : g->t_clip, (float)c->x0, (float)c->y0, (float)c->x1, (float)c->y1);
-    glUniform4f(solid ? g->s_rr : g->t_rr, (float)c->rr[0], (float)c->rr[1], (float)c->rr[2], (float)c->rr[3]);
-    glUniform1f(solid ? g->s_rr_radius : g->t_rr_radius, c->has_rrect ? (float)c->rr_radius : -1.0f);
-    glUniform1i(solid ? g->s_npoly : g->t_npoly, c->n_poly);
-    float poly[MAX_POLY * 3] = {0};
-    for (int i = 0; i < c->n_poly; i++)
-        for (int k = 0; k < 3; k++) poly[i * 3 + k] = (float)c->poly[i][k];
-    glUniform3fv(solid ? g->s_poly : g->t_poly, MAX_POLY, poly);
+    int clipped = c->has_rrect || c->n_poly || c->x0 > 0 || c->y0 > 0 || c->x1 < g->width || c->y1 < g->height;
+    program_t *p = textured ? &g->textured[clipped] : &g->solid[clipped];
+    glUseProgram(p->id);
+    if (clipped) {
+        glUniform4f(p->clip, (float)c->x0, (float)c->y0, (float)c->x1, (float)c->y1);
+        glUniform4f(p->rr, (float)c->rr[0], (float)c->rr[1], (float)c->rr[2], (float)c->rr[3]);
+        glUniform1f(p->rr_radius, c->has_rrect ? (float)c->rr_radius : -1.0f);
+        glUniform1i(p->npoly, c->n_poly);
+        float poly[MAX_POLY * 3] = {0};
+        for (int i = 0; i < c->n_poly; i++)
+            for (int k = 0; k < 3; k++) poly[i * 3 + k] = (float)c->poly[i][k];
+        glUniform3fv(p->poly, MAX_POLY, poly);
+    }
     /* Pixels outside the clip's bounds are never touched: scissor them off. */
     double x0 = c->x0, y0 = c->y0, x1 = c->x1, y1 = c->y1;
     if (x0 < 0) x0 = 0;
@@ -707,6 +726,7 @@ static void apply_clip(engine *g, GLuint prog) {
     if (ix1 < ix0) ix1 = ix0;
     if (iy1 < iy0) iy1 = iy0;
     glScissor(ix0, iy0, ix1 - ix0, iy1 - iy0);
+    return p;
 }
 
 static void set_blend(engine *g, int blend) {
@@ -739,9 +759,8 @@ static void premul(const unsigned char in[4], unsigned char out[4]) {
 }
 
 static void draw_solid(engine *g, const vertex *v, int n, GLuint vbo, const float shape[4]) {
-    glUseProgram(g->solid);
-    apply_clip(g, g->solid);
-    glUniform4f(g->s_shape, shape[0], shape[1], shape[2], shape[3]);
+    program_t *p = use_program(g, 0);
+    glUniform4f(p->shape, shape[0], shape[1], shape[2], shape[3]);
     glBindBuffer(GL_ARRAY_BUFFER, vbo);
     const char *base = vbo ? NULL : (const char *)v;
     glEnableVertexAttribArray(0);
@@ -857,9 +876,8 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         float x0 = (float)x, y0 = (float)y, x1 = (float)(x + w), y1 = (float)(y + h);
         float v[24] = {x0, y0, 0, 0, x1, y0, 1, 0, x0, y1, 0, 1, x1, y0, 1, 0, x1, y1, 1, 1, x0, y1, 0, 1};
         set_blend(g, BLEND_SRC_OVER);
-        glUseProgram(g->textured);
-        apply_clip(g, g->textured);
-        glUniform1f(g->t_premul, d->alpha_unpremul ? 1.0f : 0.0f);
+        program_t *p = use_program(g, 1);
+        glUniform1f(p->premul, d->alpha_unpremul ? 1.0f : 0.0f);
         glActiveTexture(GL_TEXTURE0);
         glBindTexture(GL_TEXTURE_2D, d->texture);
         glEnableVertexAttribArray(0);
@@ -938,8 +956,11 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
 }
 
 static int draw_nodes(engine *g, node *nodes, int n, frame_state *st, int depth, char *err, size_t errlen) {
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
+        /* A software or emulated GPU draws as the calls are made: a long frame stops between ops on SIGTERM. */
+        if (zk_stopping()) { snprintf(err, errlen, "stopped by a signal"); return -1; }
         if (draw_node(g, &nodes[i], st, depth, err, errlen)) return -1;
+    }
     return 0;
 }
 

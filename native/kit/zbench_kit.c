@@ -630,6 +630,8 @@ static void write_row(FILE *f, int frame, const row *r, int warmup, const char *
 
 static void on_signal(int signum) { g_stop = signum; }
 
+int zk_stopping(void) { return g_stop != 0; }
+
 static int64_t process_start_ns(const char **source) {
     FILE *f = fopen("/proc/self/stat", "r");
     *source = "runner_main";
@@ -790,6 +792,7 @@ static int frame_loop(run_state *s) {
         int failed = e->draw(e->self, f, cx, &counts, err, sizeof err);
         if (s->gpu) s->gpu->before_submit(s->gpu);
         e->submit(e->self);
+        if (failed && g_stop) break; /* the engine left the frame for SIGTERM: no row for it */
         int64_t t_submit = zk_now_ns(), cpu1 = zk_thread_cpu_ns();
         row *r = &rows[f];
         r->t_start = t_start;

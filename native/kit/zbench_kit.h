@@ -134,6 +134,11 @@ typedef struct zk_engine {
 #endif
 #define ZK_BUILD_INIT .build_id = ZK_BUILD_ID, .build_describe = ZK_BUILD_DESCRIBE, .build_dirty = ZK_BUILD_DIRTY
 
+/* Nonzero once SIGTERM or SIGINT arrived. An engine whose frames are long may poll it between draws and return
+ * from `draw` early (nonzero): the kit then drops that frame, keeps every row already written and exits
+ * 128 + N within the protocol's 2 s (docs/runner-protocol.md, "Exit, signals, progress, files"). */
+int zk_stopping(void);
+
 /* The `none` GPU time source, for an engine that does not time a GPU (a CPU rasteriser, a test engine). */
 zk_gpu *zk_no_timer(void);
 
