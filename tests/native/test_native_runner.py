@@ -190,8 +190,10 @@ def test_sessions_record_the_runners_build_and_two_engine_commits_are_two_builds
     history = tmp_path / "history.sqlite"
     for binary in (first, second):
         inventory(project.root, {"native": [str(binary)]})
+        # The second session under xdist: its workers probe the device, the controller writes run.json.
+        xdist = ("-n", "2") if binary == second else ()
         result = project.run("--zbench-device=native", "-k", "mini.fill.x1", f"--zbench-history={history}",
-                             "--zbench-runs=1")
+                             "--zbench-runs=1", *xdist)
         result.assert_outcomes(passed=1)
         document = project.run_json()
         assert validate_run(document) == []
