@@ -28,7 +28,7 @@ static u128 mul128(u128 a, u128 b) {
     return r;
 }
 
-/* SeedSequence (numpy/random/bit_generator.pyx): pool of 4 words, hash constants as published there. */
+/* SeedSequence: a pool of 4 words mixed with these hash constants (docs/display-list.md, the noise pattern). */
 #define INIT_A 0x43b0d7e5u
 #define MULT_A 0x931e8875u
 #define INIT_B 0x8b51f9ddu
