@@ -28,7 +28,10 @@
 #define MAX_CLIP_DEPTH 64
 #define CHECKER_CELL 8
 #define TEXTURE_ALPHA 0xA0
-#define BATCH_CACHE 4
+/* Vertex buffers kept per mesh or rect_batch op: one per count and position, built before frame 0 for every
+ * count of the job's complexity (up to PREBUILT_BYTES of vertices), the others when first drawn. */
+#define BATCH_CACHE 256
+#define PREBUILT_BYTES (256u << 20)
 #define PI 3.14159265358979323846
 
 static const char *const FEATURES[] = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip", NULL};
@@ -46,6 +49,11 @@ typedef struct {
 enum { OP_RECT, OP_RECT_BATCH, OP_MESH, OP_IMAGE, OP_REPEAT, OP_GROUP, OP_CLIP };
 enum { BLEND_SRC_OVER, BLEND_MULTIPLY, BLEND_SCREEN, BLEND_PLUS };
 enum { CLIP_RECT, CLIP_RRECT, CLIP_PATH };
+
+typedef struct {
+    float x, y;
+    unsigned char c[4];
+} vertex;
 
 typedef struct batch_entry {
     int used;
@@ -73,8 +81,8 @@ typedef struct node {
     num *px, *py;
     int n_points;
     /* rect_batch and mesh vertices, per count and position */
-    batch_entry cache[BATCH_CACHE];
-    int cache_next;
+    batch_entry *cache;
+    int n_cache, cache_next;
     struct node *kids;
     int n_kids;
 } node;
@@ -406,8 +414,8 @@ static void free_nodes(node *nodes, int n) {
         free(d->pixels);
         free(d->png);
         if (d->texture) glDeleteTextures(1, &d->texture);
-        for (int k = 0; k < BATCH_CACHE; k++)
-            if (d->cache[k].used) glDeleteBuffers(1, &d->cache[k].vbo);
+        for (int k = 0; k < d->n_cache; k++) glDeleteBuffers(1, &d->cache[k].vbo);
+        free(d->cache);
         num *nums[] = {&d->x, &d->y, &d->w, &d->h, &d->dx, &d->dy, &d->count, &d->radius};
         for (size_t k = 0; k < sizeof nums / sizeof *nums; k++) free(nums[k]->values);
         for (int k = 0; k < d->n_points; k++) { free(d->px[k].values); free(d->py[k].values); }
@@ -658,6 +666,37 @@ static void upload_once(node *nodes, int n) {
     }
 }
 
+/* Before frame 0: the vertices of every count the job's complexity asks of a top-level mesh or rect_batch
+ * whose position does not move, so that a measured frame at a new count draws what is ready
+ * (docs/display-list.md, "Complexity"). */
+static batch_entry *batch_vertices(node *d, int count, const double key[8]);
+
+static void prebuild(node *nodes, int n, const zk_job *job) {
+    size_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+        node *d = &nodes[i];
+        if ((d->op != OP_MESH && d->op != OP_RECT_BATCH) || d->count.kind != N_COMPLEXITY) continue;
+        const num *pos[] = {&d->x, &d->y, &d->w, &d->h, &d->dx, &d->dy};
+        int fixed = 1;
+        for (size_t k = 0; k < 6; k++) fixed &= pos[k]->kind == N_CONST;
+        if (!fixed) continue;
+        for (size_t f = 0; f < job->n_complexity; f++) {
+            frame_state st = {(int)f, job->complexity[f], 0, 0, NULL};
+            int count = count_of(&d->count, &st);
+            if (d->op == OP_MESH) count *= d->columns;
+            if (count == 0 || (d->op == OP_RECT_BATCH && count > MAX_BATCH) || count > MAX_MESH_CELLS) continue;
+            double key[8] = {d->x.a, d->y.a, d->w.a, d->h.a, d->op == OP_RECT_BATCH ? d->dx.a : 0,
+                             d->op == OP_RECT_BATCH ? d->dy.a : 0, 0, 0};
+            int known = 0;
+            for (int c = 0; c < d->n_cache; c++) known |= d->cache[c].count == count && memcmp(d->cache[c].key, key, sizeof key) == 0;
+            if (known) continue;
+            if (d->n_cache >= BATCH_CACHE || bytes + (size_t)count * 6 * sizeof(vertex) > PREBUILT_BYTES) return;
+            bytes += (size_t)count * 6 * sizeof(vertex);
+            batch_vertices(d, count, key);
+        }
+    }
+}
+
 static int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     engine *g = self;
     compile_ctx c = {err, errlen, ZK_EXIT_USAGE};
@@ -696,6 +735,7 @@ static int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     }
     glEnable(GL_BLEND);
     upload_once(g->root, g->n_root); /* before frame 0, counted in the first frame that draws it */
+    prebuild(g->root, g->n_root, job);
     while (glGetError() != GL_NO_ERROR) {}
     return 0;
 }
@@ -741,11 +781,6 @@ static void set_blend(engine *g, int blend) {
     }
 }
 
-typedef struct {
-    float x, y;
-    unsigned char c[4];
-} vertex;
-
 /* Non-anti-aliased geometry (mesh, rect_batch) on the reference's pixel rule. Skia rounds a vertex to 1/64 px
  * and covers a pixel whose centre lies strictly below a top edge and strictly right of a left edge; GL's
  * top-left rule gives a centre lying exactly on an edge to the other side. Snapping to 1/64 and moving by
@@ -776,11 +811,16 @@ static const float NO_SHAPE[4] = {-1e9f, -1e9f, 1e9f, 1e9f};
 /* rect_batch and mesh: vertices built once per count and position, in a VBO (display-list.md: a frame at a
  * count seen before draws what is ready). */
 static batch_entry *batch_vertices(node *d, int count, const double key[8]) {
-    for (int i = 0; i < BATCH_CACHE; i++)
-        if (d->cache[i].used && d->cache[i].count == count && memcmp(d->cache[i].key, key, sizeof d->cache[i].key) == 0)
+    for (int i = 0; i < d->n_cache; i++)
+        if (d->cache[i].count == count && memcmp(d->cache[i].key, key, sizeof d->cache[i].key) == 0)
             return &d->cache[i];
-    batch_entry *e = &d->cache[d->cache_next];
-    d->cache_next = (d->cache_next + 1) % BATCH_CACHE;
+    if (!d->cache) {
+        d->cache = calloc(BATCH_CACHE, sizeof *d->cache);
+        if (!d->cache) return NULL;
+    }
+    batch_entry *e;
+    if (d->n_cache < BATCH_CACHE) e = &d->cache[d->n_cache++];
+    else { e = &d->cache[d->cache_next]; d->cache_next = (d->cache_next + 1) % BATCH_CACHE; }
     if (!e->used) glGenBuffers(1, &e->vbo);
     e->used = 1;
     e->count = count;
@@ -851,7 +891,7 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         double key[8] = {eval(&d->x, st) + st->tx, eval(&d->y, st) + st->ty, eval(&d->w, st), eval(&d->h, st),
                          d->op == OP_RECT_BATCH ? eval(&d->dx, st) : 0, d->op == OP_RECT_BATCH ? eval(&d->dy, st) : 0, 0, 0};
         batch_entry *e = batch_vertices(d, count, key);
-        if (!e->vertices) { snprintf(err, errlen, "out of memory for %d vertices", count * 6); return -1; }
+        if (!e || !e->vertices) { snprintf(err, errlen, "out of memory for %d vertices", count * 6); return -1; }
         set_blend(g, BLEND_SRC_OVER);
         draw_solid(g, NULL, e->vertices, e->vbo, NO_SHAPE);
         return 0;
