@@ -874,6 +874,7 @@ static int captures(run_state *s) {
         zk_counts counts = {0, 0};
         if (e->draw(e->self, frame, complexity_at(job, frame), &counts, err, sizeof err) != 0 ||
             (e->submit(e->self), e->read_rgba(e->self, rgba, err, sizeof err) != 0)) {
+            if (g_stop) break; /* left for SIGTERM: the partial issue says so */
             add_issue(&s->issues, frame, "error", "capture of frame %d: %s", frame, err);
             free(rgba);
             return -1;
