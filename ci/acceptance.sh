@@ -47,4 +47,23 @@ run python3 -m pytest --zbench-device=local-arm64 --zbench-quick --zbench-runs=1
     --zbench-results="$results/local-arm64" --junitxml="$results/local-arm64/junit.xml" \
     --zbench-history="$results/history.sqlite"
 echo "local-arm64 scenes ran in $((SECONDS - started)) s"
+# The native runner (zbench-gles2, native/): every scene it draws on local-native against
+# goldens/gles2/native-llvmpipe (selected by name: under CI a scene skipped for a feature the probe lacks would
+# fail), and under qemu-user on the armhf and arm64 builds a selection of one scene per feature, against their
+# goldens/gles2/native-softpipe-* and the software reference under each scene's cross-backend tolerance; 1
+# launch of a few frames: goldens need no more, and emulation is slow.
+native_drawn="(blending or clip or drawcalls or fill or geometry or image or texture or layer.direct) and not video"
+started=$SECONDS
+run python3 -m pytest --zbench-device=local-native --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
+    -k "$native_drawn" \
+    --zbench-results="$results/local-native" --junitxml="$results/local-native/junit.xml" \
+    --zbench-history="$results/history.sqlite"
+native_scenes="(clip.rect or geometry.tris.n2 or drawcalls.batch.one or image.downscale or fill.alpha.x1) and not adaptive"
+for device in local-armhf-native local-arm64-native; do
+    run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 --zbench-frames=4 \
+        --zbench-warmup=1 -n 2 -p no:cacheprovider -q -rfEs -k "$native_scenes" \
+        --zbench-results="$results/$device" --junitxml="$results/$device/junit.xml" \
+        --zbench-history="$results/history.sqlite"
+done
+echo "native devices' scenes ran in $((SECONDS - started)) s"
 echo "ci/acceptance.sh ran in $SECONDS s"

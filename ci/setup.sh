@@ -4,7 +4,9 @@
 # the reference runner draws text with and the CJK font of the textcjk scenes, WenQuanYi Zen Hei; shellcheck, which actionlint uses for the workflow's scripts) and the
 # package itself with every extra. Safe to run again. (A leg of the device matrix sets itself up with
 # ci/zbench-setup.sh instead.) debootstrap and qemu-user-static are for the emulated arm64 device, which
-# ci/arm64-device.sh builds; chromium is the real browser the report's tests load report.html in.
+# ci/arm64-device.sh builds; chromium is the real browser the report's tests load report.html in. make, gcc,
+# the EGL/GLES2 headers and Debian's armhf and arm64 cross compilers build the native runner (native/) for the
+# three native devices, which ci/native-devices.sh sets up.
 #
 # The package goes into a virtual environment, .venv at the checkout's root: Debian 12 and Ubuntu 24.04 mark
 # their Python as externally managed (PEP 668), so pip refuses to install into it. The environment is made
@@ -14,7 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(fonts-dejavu-core fonts-wqy-zenhei libegl1 libegl-mesa0 libgles2 libgl1-mesa-dri openssh-server openssh-client adb
-          postgresql libpq5 git shellcheck debootstrap qemu-user-static python3-venv chromium)
+          postgresql libpq5 git shellcheck debootstrap qemu-user-static python3-venv chromium
+          make gcc libc6-dev libegl-dev libgles-dev gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu
+          libc6-dev-armhf-cross libc6-dev-arm64-cross)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -20,6 +20,11 @@ run shellcheck ci/zbench-leg.sh ci/zbench-plan.sh ci/zbench-setup.sh
 started=$SECONDS
 run bash ci/arm64-device.sh
 echo "arm64 device set up in $((SECONDS - started)) s"
+# The native runner (native/) for this machine, armhf and arm64, and the ARM sysroots with Debian's Mesa
+# (cached): tests/native and ci/acceptance.sh run on them.
+started=$SECONDS
+run bash ci/native-devices.sh
+echo "native devices set up in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

@@ -58,7 +58,12 @@ def run_probe(ctx: Context) -> list[CheckResult]:
     if found:
         out.append(result("probe.schema", "fail", listing([str(v) for v in found]), SCHEMA_FIX))
     else:
-        out.append(result("probe.schema", "pass", "one JSON object, valid against probe.schema.json"))
+        build = raw.get("build")
+        # The build is optional; the report says which build the host will record (docs/native-runner.md).
+        said = (f"; engine build {build['id']}" if isinstance(build, dict) else
+                "; no engine build reported (key build): sessions record ZBENCH_BUILD_HASH or the harness "
+                "checkout's commit as the build")
+        out.append(result("probe.schema", "pass", "one JSON object, valid against probe.schema.json" + said))
     return out
 
 

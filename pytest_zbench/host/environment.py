@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..protocol import Machine, arch_family
+from ..protocol import Machine, RunnerBuild, arch_family
 from ..regression.history import environment_fingerprint
 
 # What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
@@ -46,21 +46,38 @@ def fingerprint(sections: Mapping[str, Any]) -> str:
 
 
 def app_info(root: Path) -> dict[str, Any]:
-    """The build under test. ZBENCH_BUILD_HASH overrides git, for CI systems that build elsewhere."""
+    """The build under test, until a runner reports its own (`runner_build`). ZBENCH_BUILD_HASH overrides git,
+    for CI systems that build elsewhere; the harness checkout's commit is the last resort, and says so
+    (`build_source`), since it does not change with the engine."""
     build = os.environ.get("ZBENCH_BUILD_HASH", "")
     dirty: bool | None = None
+    source = "env" if build else ""
     if not build:
         build = _git(root, "rev-parse", "HEAD") or ""
         status = _git(root, "status", "--porcelain", "--untracked-files=no")
         dirty = bool(status) if status is not None and build else None
+        source = "harness checkout" if build else ""
     return {
         "build_hash": build,
+        "build_source": source,
         "dirty": dirty,
         "zinc_version": os.environ.get("ZBENCH_ZINC_VERSION", ""),
         "build_type": os.environ.get("ZBENCH_BUILD_TYPE", ""),
         "compiler": "",
         "flags": "",
     }
+
+
+def runner_build(app: dict[str, Any], device: str, build: RunnerBuild | None) -> None:
+    """Record in run.json's `app` the build a device's runner reported in its probe: the first one becomes
+    app.build_hash (build_source `runner`, build_device names the device); every device's is kept in
+    app.runner_builds, so that two runners of different builds in one session are visible."""
+    if build is None:
+        return
+    app.setdefault("runner_builds", {})[device] = {"id": build.id, "dirty": build.dirty, "describe": build.describe}
+    if app.get("build_source") != "runner":
+        app.update(build_hash=build.id, dirty=build.dirty, build_source="runner", build_device=device,
+                   build_describe=build.describe)
 
 
 def host_device_info() -> dict[str, Any]:

@@ -66,6 +66,9 @@ from .launch_flags import flagged_launches
 from .measure import SceneMeasurement, launch_samples
 from .run_record import RunRecord
 
+# The reference runner's argv: its build is the harness checkout, so its identity needs no argv.
+REFERENCE_RUNNER_ARGV = ("python", "-m", "pytest_zbench.runner")
+
 # The report's history chart: the newest sessions of a scene it shows (its change points are found in these).
 HISTORY_SERIES_SESSIONS = 30
 # Significant digits a value keeps in run.json's distributions and history series: launches differ by far more,
@@ -270,8 +273,10 @@ class RegressionGate:
         """This session's run on `device`. One run id per device (`<run_id>-<device>`): the history keeps
         one device per run, and xdist workers measuring that device share it. The B side of an A/B
         session is a run of its own (`-b`), its build named by the B runner's argv."""
-        build = "B: " + shlex.join(b_runner) if b_runner else record.app.get("build_hash") or ""
-        return RunInfo(device, backend, build_hash=build, dirty=None if b_runner else record.app.get("dirty"),
+        build, dirty = runner_identity(record, device)
+        if b_runner:
+            build, dirty = "B: " + shlex.join(b_runner), None
+        return RunInfo(device, backend, build_hash=build, dirty=dirty,
                        environment=environment(record.devices.get(device, {})),
                        run_id=f"{record.run_id}-{device}{'-b' if b_runner else ''}",
                        started_utc=record.started_utc, kind=self.kind)
@@ -373,7 +378,8 @@ class RegressionGate:
                                            exclude_run=run.run_id, environment=run.environment,
                                            device_sessions=self._device_pool(key, run.run_id)).verdict
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
-                             record.app.get("build_hash") or "", [r.build_hash for r in result.window.runs],
+                             self.run_info(record, m.device, m.backend).build_hash,
+                             [r.build_hash for r in result.window.runs],
                              sessions, candidate, on_cpu)
 
     @staticmethod
@@ -441,6 +447,24 @@ class RegressionGate:
         verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
                              settings, "", [], [BaselineSession(a_launches, "A")], b_launches)
+
+
+def runner_identity(record: RunRecord, device: str) -> tuple[str, bool | None]:
+    """The build a device's runs are recorded under (the history's build_hash) and whether it was dirty: the
+    engine build the device's runner reported in its probe, so that two runners built from different engine
+    commits are two builds; else the session's app.build_hash (ZBENCH_BUILD_HASH or the harness checkout) with
+    the runner's argv from devices.yaml when that is not the default reference runner, so that "same build" is
+    claimed only when the runner is the same too (docs/native-runner.md, "Build identity")."""
+    runner = record.devices.get(device, {}).get("gpu", {}).get("runner") or {}
+    reported = runner.get("build")
+    if isinstance(reported, str) and reported:
+        builds = record.app.get("runner_builds") or {}
+        return reported, (builds.get(device) or {}).get("dirty")
+    build = record.app.get("build_hash") or ""
+    argv = runner.get("argv")
+    if build and isinstance(argv, list) and argv and argv != list(REFERENCE_RUNNER_ARGV):
+        build = f"{build} runner {shlex.join(str(a) for a in argv)}"
+    return build, record.app.get("dirty")
 
 
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],

@@ -193,7 +193,8 @@ class RunRecord:
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
-                "artifact_failures": self.artifact_failures}
+                "artifact_failures": self.artifact_failures,
+                "app": {"runner_builds": self.app.get("runner_builds") or {}}}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -210,6 +211,13 @@ class RunRecord:
     def merge(self, part: dict[str, Any]) -> None:
         for name, section in part.get("devices", {}).items():
             self.devices.setdefault(name, section)
+        # The engine builds a worker's runners reported (host/environment.runner_build): the controller probes
+        # no device, so the first worker's first one becomes app.build_hash here.
+        for name, build in ((part.get("app") or {}).get("runner_builds") or {}).items():
+            self.app.setdefault("runner_builds", {}).setdefault(name, build)
+            if self.app.get("build_source") != "runner" and isinstance(build, dict):
+                self.app.update(build_hash=build.get("id"), dirty=build.get("dirty"), build_source="runner",
+                                build_device=name, build_describe=build.get("describe"))
         for entry in part.get("scenes", []):
             self.add_scene(entry)
         for name, reason in part.get("quarantined", {}).items():

@@ -34,6 +34,7 @@ from .environment import (
     host_conditions,
     host_info,
     reported_device_info,
+    runner_build,
 )
 from .goldens import GoldenOutcome, capture_launch, check_goldens, device_arch
 from .health import DeviceHealth, default_lease_dir, lease_key
@@ -94,6 +95,7 @@ class HostSession:
                     None if isinstance(exc, ZbenchError) else exc)
             self._devices[name] = device
             self.record.devices[name] = sections
+            runner_build(self.record.app, name, device.probe().build)
             source = sections["gpu"].get("timer_source")
             if source not in (None, "none"):
                 sections["gpu"]["timer_check"] = check_gpu_timer(device, self.settings, self.settings.results, source)
@@ -245,7 +247,9 @@ class HostSession:
             "backend": spec.backend,
             "timer_source": timer_sources[0] if timer_sources else None,
             "timer_sources": timer_sources,
-            "runner": {"name": probe.runner_name, "version": probe.runner_version},
+            "runner": {"name": probe.runner_name, "version": probe.runner_version,
+                       # The identity the history and the "same build" note go by (regression_gate.run_info).
+                       "build": probe.build.id if probe.build else None, "argv": list(spec.runner)},
             **info,
         }
         conditions = host_conditions() if local else {**sample["conditions"], "power": sample["conditions"].get(

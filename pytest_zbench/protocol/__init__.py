@@ -50,9 +50,9 @@ __all__ = [
     "GPU_SENTINELS_NS", "REFERENCE_COUNTER_COLUMNS", "STOLEN_COLUMN",
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
-    "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult",
+    "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult", "RunnerBuild",
     "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
-    "format_cell", "ops_features", "parse_probe", "read_png_header",
+    "format_cell", "ops_features", "parse_build", "parse_probe", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
 ]
@@ -323,6 +323,29 @@ def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
 
 
 @dataclass(frozen=True)
+class RunnerBuild:
+    """The engine build a runner reports in its probe (`build`, docs/runner-protocol.md): what the host
+    records as run.json's app.build_hash and keys the history's series on."""
+
+    id: str
+    dirty: bool | None = None
+    describe: str | None = None
+
+
+def parse_build(raw: Any, *, source: str = "probe") -> RunnerBuild:
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{source}: key 'build' must be an object {{id, dirty, describe}}")
+    build_id, dirty, describe = raw.get("id"), raw.get("dirty"), raw.get("describe")
+    if not isinstance(build_id, str) or not build_id.strip():
+        raise ProtocolError(f"{source}: build.id must be a non-empty string (the engine's commit), got {build_id!r}")
+    if dirty is not None and not isinstance(dirty, bool):
+        raise ProtocolError(f"{source}: build.dirty must be true, false or null, got {dirty!r}")
+    if describe is not None and not isinstance(describe, str):
+        raise ProtocolError(f"{source}: build.describe must be a string or null, got {describe!r}")
+    return RunnerBuild(build_id.strip(), dirty, describe)
+
+
+@dataclass(frozen=True)
 class Probe:
     runner_name: str
     runner_version: str
@@ -330,6 +353,7 @@ class Probe:
     display: dict[str, Any] | None
     raw: dict[str, Any]
     machine: Machine | None = None  # None: the runner did not say what it runs on (the key is optional)
+    build: RunnerBuild | None = None  # None: the runner does not report the engine build it was compiled from
 
 
 def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
@@ -360,6 +384,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
     if display is not None and not isinstance(display, dict):
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
     machine = None if raw.get("machine") is None else parse_machine(raw["machine"], source=source)
+    build = None if raw.get("build") is None else parse_build(raw["build"], source=source)
     _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
@@ -368,6 +393,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         display=display,
         raw=raw,
         machine=machine,
+        build=build,
     )
 
 

@@ -26,6 +26,7 @@ DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
 BROKEN_RUNNERS = {
     "probe_protocol": "probe.protocol",
     "probe_schema": "probe.schema",
+    "probe_build": "probe.schema",
     "probe_backend": "probe.backend",
     "job_runs": "job.runs",
     "result_schema": "result.schema",

@@ -1,0 +1,303 @@
+"""zbench-gles2, the native runner built with the C runner kit (native/, docs/native-runner.md), end to end:
+built here from native/Makefile, run on this machine's Mesa through a real EGL context, checked by the
+conformance kit, measured in pytest sessions, and fed bad input. The ARM builds run under qemu-user when
+`bash ci/native-devices.sh` has built them (ci/test.sh does)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from parts import require
+
+from pytest_zbench.conformance import ORDER, check_runner
+from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.inventory import load_inventory
+from pytest_zbench.protocol import FRAME_COLUMNS, parse_probe_output, read_frames_csv, read_result_json
+
+REPO = Path(__file__).resolve().parents[2]
+FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip"}
+DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
+
+
+def build(out: Path, **variables: str) -> Path:
+    require(shutil.which("make") is not None and shutil.which("cc") is not None, "make and a C compiler")
+    args = [f"{k}={v}" for k, v in variables.items()]
+    done = subprocess.run(["make", "-s", "-C", str(REPO / "native"), "ARCH=host", f"OUT={out}", *args],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "warning" not in done.stderr, done.stderr  # -Wall -Wextra stay clean
+    return out / "zbench-gles2"
+
+
+@pytest.fixture(scope="module")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    binary = build(tmp_path_factory.mktemp("native"))
+    probe = subprocess.run([str(binary), "probe"], capture_output=True, text=True, timeout=60)
+    if '"gles2"' not in probe.stdout:
+        require(False, f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()}")
+    return binary
+
+
+def inventory(tmp_path: Path, devices: dict[str, list[str]]) -> Path:
+    text = "devices:\n" + "".join(
+        f"  {name}:\n    transport: local\n    backend: gles2\n    device_class: native-llvmpipe\n"
+        f"    runner: {json.dumps(argv)}\n    env: {{ZBENCH_GPU_TIMER: finish_bracket}}\n"
+        f"    display: {json.dumps(DISPLAY)}\n    timeout_s: 600\n"
+        for name, argv in devices.items())
+    path = tmp_path / "devices.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_the_probe_lists_its_features_timers_machine_and_build(runner):
+    done = subprocess.run([str(runner), "probe"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    probe = parse_probe_output(done.stdout)
+    gles2 = probe.backends["gles2"]
+    assert gles2.features == FEATURES
+    assert "finish_bracket" in gles2.timer_sources and gles2.timer_sources[-1] == "none"
+    assert gles2.info["gl_renderer"] and gles2.info["max_texture_size"] > 0
+    assert probe.machine is not None and probe.machine.arch
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    assert probe.build is not None and probe.build.id == head
+
+
+@pytest.mark.acceptance
+def test_check_runner_passes_every_check_of_its_features(runner, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # outdir.confined watches the current folder
+    spec = load_inventory(inventory(tmp_path, {"dut": [str(runner)]})).get("dut")
+    report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens", keep=tmp_path / "keep")
+    got = {r.name: r.status for r in report.results}
+    assert report.passed, "\n".join(report.lines())
+    assert {n for n, s in got.items() if s == "pass"} >= {f"feature.{f}" for f in FEATURES} | {
+        "capture.reference", "capture.determinism", "complexity", "signal.sigterm", "pacing.paced",
+        "pacing.uncapped", "job.malformed", "job.unknown_feature"}
+    assert {n for n, s in got.items() if s == "n/a"} == {f"feature.{f}" for f in _all_features() - FEATURES}
+    assert set(got) == set(ORDER)
+
+
+def _all_features() -> set[str]:
+    from pytest_zbench.conformance.jobs import FEATURES as ALL
+
+    return set(ALL)
+
+
+def _job(tmp_path: Path, **changes: object) -> Path:
+    job: dict[str, object] = {
+        "protocol": 1, "backend": "gles2", "mode": "uncapped", "refresh_hz": 60.0, "warmup_frames": 2,
+        "frames": 4, "capture": [1], "seed": 1, "complexity": None,
+        "scene": {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect"],
+                  "ops": [{"op": "rect", "x": 1, "y": 1, "w": 30, "h": 20, "color": "#3366CC"}]}}
+    job.update(changes)
+    path = tmp_path / "job" / "job.json"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(json.dumps(job))
+    return path
+
+
+def _run(runner: Path, job: Path, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path / "out"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    done = subprocess.run([str(runner), "run", str(job), str(out)], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ZBENCH_GPU_TIMER": "finish_bracket"})
+    return done, out
+
+
+def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_path):
+    done, out = _run(runner, _job(tmp_path), tmp_path)
+    assert done.returncode == 0, done.stderr
+    header = (out / "frames.csv").read_text().splitlines()[0].split(",")
+    assert set(FRAME_COLUMNS) <= set(header) and "stolen_ms" in header
+    frames = read_frames_csv(out / "frames.csv")
+    assert [r["frame"] for r in frames.rows] == list(range(6)) and not frames.issues
+    assert all(r["gpu_source"] == "finish_bracket" and r["gpu_ms"] is not None for r in frames.rows)
+    assert all(0 <= r["stolen_ms"] <= r["cpu_ms"] + 0.01 for r in frames.rows)
+    result = read_result_json(out / "result.json")
+    assert result.timer_source == "finish_bracket" and result.issues == []
+    assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+BAD_JOBS = {
+    "not JSON": ("{\"protocol\": 1,", "not valid JSON at line 1"),
+    "deeply nested": ("[" * 100000, "nested deeper than"),
+    "protocol 2": (None, "protocol"),
+    "missing key": (None, "missing key 'seed'"),
+    "bad mode": (None, "key 'mode'"),
+    "bad op key": (None, "ops[0].color"),
+    "complexity on another key": (None, "ops[0].w"),
+    "short complexity": (None, "key 'complexity'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_JOBS))
+def test_bad_job_input_is_refused_with_exit_2_naming_the_key(runner, tmp_path, case):
+    text, expected = BAD_JOBS[case]
+    if text is not None:
+        job = tmp_path / "job.json"
+        job.write_text(text)
+    else:
+        base = json.loads(_job(tmp_path).read_text())
+        op = base["scene"]["ops"][0]
+        if case == "protocol 2":
+            base["protocol"] = 2
+        elif case == "missing key":
+            del base["seed"]
+        elif case == "bad mode":
+            base["mode"] = "turbo"
+        elif case == "bad op key":
+            op["color"] = "blue"
+        elif case == "complexity on another key":
+            op["w"] = "complexity"
+        elif case == "short complexity":
+            base["complexity"] = [1, 2]
+        job = tmp_path / "job.json"
+        job.write_text(json.dumps(base))
+    done, out = _run(runner, job, tmp_path)
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert expected in done.stderr and str(job) in done.stderr
+    assert not (out / "frames.csv").exists()
+
+
+def test_a_scene_needing_an_op_it_does_not_draw_is_skipped_with_exit_3(runner, tmp_path):
+    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "text"],
+             "ops": [{"op": "text", "x": 1, "y": 20, "size": 12, "color": "#000000", "text": "x"}]}
+    done, out = _run(runner, _job(tmp_path, scene=scene), tmp_path)
+    assert done.returncode == 3
+    result = read_result_json(out / "result.json")
+    assert [(i.kind, "text" in i.detail) for i in result.issues] == [("feature_skipped", True)]
+    assert not (out / "frames.csv").exists()
+
+
+def _history_builds(history: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(history) as conn:
+        return [(r[0], r[1]) for r in conn.execute("SELECT device, build_hash FROM runs ORDER BY started_utc, run_id")]
+
+
+@pytest.mark.acceptance
+def test_sessions_record_the_runners_build_and_two_engine_commits_are_two_builds(project, tmp_path):
+    first = build(tmp_path / "a", BUILD_ID="1111111111aaaaaaaaaa", BUILD_DESCRIBE="v1.0", BUILD_DIRTY="0")
+    second = build(tmp_path / "b", BUILD_ID="2222222222bbbbbbbbbb", BUILD_DESCRIBE="v1.1", BUILD_DIRTY="0")
+    history = tmp_path / "history.sqlite"
+    for binary in (first, second):
+        inventory(project.root, {"native": [str(binary)]})
+        # The second session under xdist: its workers probe the device, the controller writes run.json.
+        xdist = ("-n", "2") if binary == second else ()
+        result = project.run("--zbench-device=native", "-k", "mini.fill.x1", f"--zbench-history={history}",
+                             "--zbench-runs=1", *xdist)
+        result.assert_outcomes(passed=1)
+        document = project.run_json()
+        assert validate_run(document) == []
+        app = document["app"]
+        build_id = "1111111111aaaaaaaaaa" if binary == first else "2222222222bbbbbbbbbb"
+        assert (app["build_hash"], app["build_source"], app["dirty"]) == (build_id, "runner", False)
+        assert app["runner_builds"]["native"]["describe"] == ("v1.0" if binary == first else "v1.1")
+        assert document["devices"]["native"]["gpu"]["runner"]["build"] == build_id
+    builds = [b for _, b in _history_builds(history)]
+    assert builds == ["1111111111aaaaaaaaaa", "2222222222bbbbbbbbbb"]
+
+
+@pytest.mark.acceptance
+def test_the_golden_tests_of_its_scenes_pass_on_local_native(runner, tmp_path):
+    """The repository's scenes this runner draws, against goldens/gles2/native-llvmpipe (its own set) and the
+    software reference under each scene's cross-backend tolerance."""
+    device_yaml = inventory(tmp_path, {"local-native": [str(runner)]})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    env.pop("CI", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--zbench-device=local-native",
+         f"--zbench-devices={device_yaml}", "--zbench-runs=1", "--zbench-frames=2", "--zbench-warmup=0",
+         "--zbench-baseline=none", f"--zbench-results={tmp_path / 'results'}", "-m", "zbench_golden",
+         "-k", "(blending or clip or drawcalls or fill or geometry or image or texture or layer.direct) and not video"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    tail = "\n".join(done.stdout.splitlines()[-30:])
+    assert done.returncode == 0, tail + done.stderr[-2000:]
+    assert "41 passed" in tail and "failed" not in tail and "skipped" not in tail
+
+
+ARM = {"armhf": "local-armhf-native", "arm64": "local-arm64-native"}
+
+
+@pytest.mark.acceptance
+@pytest.mark.parametrize("arch", sorted(ARM))
+def test_the_cross_built_runners_pass_check_runner_under_qemu(arch, tmp_path, monkeypatch):
+    wrapper = REPO / "ci" / "native-devices.sh"
+    require((REPO / "build" / "native" / arch / "zbench-gles2").is_file(),
+            f"the {arch} native runner (bash ci/native-devices.sh)")
+    monkeypatch.chdir(tmp_path)
+    spec = load_inventory(inventory(tmp_path, {"dut": [str(wrapper), "runner", arch]})).get("dut")
+    report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens", keep=tmp_path / "keep")
+    assert report.passed, "\n".join(report.lines())
+    got = {r.name: r.status for r in report.results}
+    assert all(got[f"feature.{f}"] == "pass" for f in FEATURES)
+
+
+MUTATIONS: list[object] = [None, True, -1, 0, 1e308, -1e308, "complexity", "x", [], {}, [1], 2**63, 65537, 1.5,
+                           "#12345678", "#zz", {"anim": "step", "values": [1, 2], "every": 1},
+                           {"anim": "linear", "from": 1e9, "to": 2e12, "period": 0.5}, [[0, 0], [1, 1]]]
+RICH_SCENE = {"id": "t", "params": {}, "width": 64, "height": 48,
+              "features": ["rect", "clip", "repeat", "image", "mesh", "rect_batch", "group"], "ops": [
+                  {"op": "rect", "x": 1.5, "y": 1.25, "w": 60, "h": 40, "color": "#3366CC", "blend": "multiply"},
+                  {"op": "image", "x": 8, "y": 8, "w": 64, "h": 48, "tex_w": 32, "tex_h": 32, "pattern": "noise",
+                   "seed": 0, "upload": "decode", "filter": "mipmap", "alpha": "unpremul"},
+                  {"op": "mesh", "x": 7, "y": 4, "w": 50, "h": 30, "columns": 6, "rows": "complexity",
+                   "color": "#2A9D8F", "alt_color": "#264653"},
+                  {"op": "group", "dx": {"anim": "sine", "center": 0, "amplitude": 3, "period": 4}, "dy": 1, "ops": [
+                      {"op": "clip", "shape": {"kind": "rrect", "x": 1, "y": 1, "w": 30, "h": 30, "radius": 5}, "ops": [
+                          {"op": "clip", "shape": {"kind": "path", "points": [[1, 1], [40, 5], [20, 40]]}, "ops": [
+                              {"op": "repeat", "count": "complexity", "columns": 2, "dx": 5, "dy": 5, "ops": [
+                                  {"op": "rect_batch", "count": 24, "columns": 8, "dx": 5, "dy": 5, "x": 8, "y": 5,
+                                   "w": 4, "h": 4, "color": "#E9C46A"}]}]}]}]}]}
+
+
+def _mutated(rng: random.Random, job: dict[str, object]) -> dict[str, object]:
+    job = copy.deepcopy(job)
+    for _ in range(rng.randint(1, 3)):
+        path: list[tuple[object, object]] = []
+        node: object = job
+        while isinstance(node, (dict, list)) and node and rng.random() < 0.8:
+            key = rng.choice(list(node)) if isinstance(node, dict) else rng.randrange(len(node))
+            path.append((node, key))
+            node = node[key]  # type: ignore[index]
+        if path:
+            parent, key = path[-1]
+            if isinstance(parent, dict) and rng.random() < 0.15:
+                del parent[key]
+            else:
+                parent[key] = rng.choice(MUTATIONS)  # type: ignore[index]
+    return job
+
+
+@pytest.mark.acceptance
+def test_mutated_jobs_never_crash_a_sanitized_build(tmp_path):
+    """Jobs with keys removed or replaced by wrong types, huge numbers and bad animations, against a build with
+    AddressSanitizer and UBSan: every launch exits 0, 1, 2 or 3, and no sanitizer reports anything."""
+    binary = build(tmp_path / "asan", CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer")
+    rng = random.Random(11)
+    base = json.loads(_job(tmp_path, mode="paced", refresh_hz=240.0, warmup_frames=1, frames=3, capture=[0, 7],
+                           complexity=[1, 2, 3, 4], scene=RICH_SCENE).read_text())
+    env = {**os.environ, "ZBENCH_GPU_TIMER": "timer_query", "ASAN_OPTIONS": "detect_leaks=0",
+           "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+    codes: dict[int, int] = {}
+    for case in range(80):
+        job = base if case == 0 else _mutated(rng, base)
+        path = tmp_path / "job" / "job.json"
+        path.write_text(json.dumps(job))
+        out = tmp_path / "out"
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        done = subprocess.run([str(binary), "run", str(path), str(out)], capture_output=True, text=True,
+                              timeout=300, env=env)
+        assert done.returncode in (0, 1, 2, 3), (json.dumps(job)[:600], done.stderr[-2000:])
+        assert "runtime error" not in done.stderr and "Sanitizer" not in done.stderr, done.stderr[-2000:]
+        codes[done.returncode] = codes.get(done.returncode, 0) + 1
+    assert codes.get(0) and codes.get(2), codes  # both valid and refused jobs were among them
