@@ -218,7 +218,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _devices(args: argparse.Namespace) -> int:
     from .errors import ZbenchError
-    from .host.device import Device
+    from .host.devices.device import Device
     from .inventory import load_inventory
     from .transports import make_transport
 
@@ -260,8 +260,8 @@ def _devices(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     import json
 
-    from .host.chrome_trace import write_traces
-    from .host.html_report import write_report
+    from .host.report.chrome_trace import write_traces
+    from .host.report.html import write_report
     from .host.run_record import validate_run
 
     run = Path(args.run)

@@ -249,7 +249,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
 
 
 # The `prepare` key: steps run on the device through its transport once per session before its first scene,
-# undone at the session's end (host/prepare.py; README "Preparing a device").
+# undone at the session's end (host/devices/prepare.py; README "Preparing a device").
 PREPARE_KEYS = ("governor", "cooldown", "screen_on", "sysfs", "commands")
 COOLDOWN_KEYS = ("below_c", "max_wait_s", "poll_s")
 COMMAND_KEYS = ("name", "run", "restore")

@@ -197,10 +197,10 @@ class LaunchSummary:
     # Measured frames the kernel preempted (the runner's `preemptions` counter > 0), over those where it is
     # known; None when the runner does not count them (docs/regression.md, "A busy host").
     preempted_share: float | None = None
-    # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
+    # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/measure/adaptive_launches.py), which the
     # regression gate reads as the per-launch metric `adaptive.score`.
     adaptive: Mapping[str, Any] | None = None
-    # Cold start: from the runner process's start to the end of its first frame (host/cold_start.py; None
+    # Cold start: from the runner process's start to the end of its first frame (host/measure/cold_start.py; None
     # when the runner does not say when its process started). Set by the host, which reads result.json.
     time_to_first_frame_ms: float | None = None
 
@@ -241,7 +241,7 @@ def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None,
 
 def jank_counts(frames: ArrayLike, budget_ms: float) -> tuple[int, int, float | None, float | None]:
     """(jank, severe jank, jank share, longest frame) of a series against a budget, by the rule of
-    summarize_launch; for series of their own, such as Android's platform frames (host/platform_series.py)."""
+    summarize_launch; for series of their own, such as Android's platform frames (host/measure/android_frame_series.py)."""
     return _jank(np.asarray(frames, dtype=float), budget_ms)
 
 
@@ -441,7 +441,7 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
 
 
 # The percentile bootstraps over launches (an adaptive scene's score, adaptive_score.py; a differential pair's
-# cost, host/differential.py): resamples, confidence, seed.
+# cost, host/verdicts/differentials.py): resamples, confidence, seed.
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_CONFIDENCE = 0.95
 BOOTSTRAP_SEED = 0

@@ -1,4 +1,4 @@
-"""Differential pairs on plain run.json scene entries (pytest_zbench/host/differential.py), their bootstrap
+"""Differential pairs on plain run.json scene entries (pytest_zbench/host/verdicts/differentials.py), their bootstrap
 (stats.bootstrap_difference_ci) and their place in report.html."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_zbench.host.differential import differential_costs, terminal_lines
+from pytest_zbench.host.verdicts.differentials import differential_costs, terminal_lines
 from pytest_zbench.stats import bootstrap_difference_ci
 
 
@@ -85,7 +85,7 @@ def test_the_bootstrap_interval_covers_the_true_difference_about_as_often_as_it_
 def test_entries_are_valid_run_json_and_the_report_shows_pairs_and_isolation(tmp_path):
     import jsonschema
 
-    from pytest_zbench.host.html_report import write_report
+    from pytest_zbench.host.report.html import write_report
     from pytest_zbench.host.run_record import load_schema
 
     validator = jsonschema.Draft202012Validator(load_schema()["properties"]["differentials"])

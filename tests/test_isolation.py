@@ -1,10 +1,10 @@
-"""Isolation checks on plain run.json scene entries (pytest_zbench/host/isolation.py)."""
+"""Isolation checks on plain run.json scene entries (pytest_zbench/host/verdicts/isolation.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pytest_zbench.host.isolation import (
+from pytest_zbench.host.verdicts.isolation import (
     MIN_ELASTICITY,
     RHO_THRESHOLD,
     check_isolation,

@@ -16,11 +16,11 @@ from typing import Any, Literal, TypedDict
 
 from ..files import give_default_mode
 from ..gpu_timing import MixedGpuSources, run_source
-from .device import LaunchOutcome
-from .differential import differential_costs
-from .isolation import check_isolation
-from .launch_flags import flagged_launches
-from .measure import SceneMeasurement
+from .devices.device import LaunchOutcome
+from .measure.launch_flags import flagged_launches
+from .measure.launches import SceneMeasurement
+from .verdicts.differentials import differential_costs
+from .verdicts.isolation import check_isolation
 
 SCHEMA_VERSION = 1
 SUITE = "render"
@@ -86,7 +86,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "id": m.case.id,
         "family": m.case.family,
         "sweep": m.case.sweep,
-        # A differential pair's other side and feature (scenes.py Differential; host/differential.py)
+        # A differential pair's other side and feature (scenes.py Differential; host/verdicts/differentials.py)
         "differential": (None if m.case.differential is None else
                          {"minus": m.case.differential.minus, "feature": m.case.differential.feature}),
         "device": m.device,
@@ -114,7 +114,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "gpu_valid": gpu_valid if summary and summary["gpu_source"] else None,
         "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
-        # Android's own frame timing: a series of its own, never mixed with the runner's (host/platform_series.py)
+        # Android's own frame timing: a series of its own, never mixed with the runner's (host/measure/android_frame_series.py)
         "platform_frames": m.platform.entry(results_dir) if m.platform is not None else None,
         "notes": summary["notes"] if summary else [],
         "samples_file": _relative(m.samples_file, results_dir),
@@ -128,7 +128,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "skipped": m.skipped,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
-        # An adaptive scene's score, plans and fits (host/adaptive.py); fixed-load scenes have no such key.
+        # An adaptive scene's score, plans and fits (host/measure/adaptive_launches.py); fixed-load scenes have no such key.
         **({"adaptive": m.adaptive.to_json()} if m.adaptive is not None else {}),
     }
 
@@ -183,7 +183,7 @@ class RunRecord:
     check_runner: dict[str, dict[str, Any]] | None = None
     host: dict[str, Any] = field(default_factory=dict)  # the machine pytest ran on (not a device)
     # run.json `conditions.prepared` per device: the steps the session (its controller) ran on it and their
-    # undoing (host/prepare.py); a device without `prepare` in the inventory has none.
+    # undoing (host/devices/prepare.py); a device without `prepare` in the inventory has none.
     prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -236,9 +236,9 @@ class RunRecord:
             "quarantined": dict(self.quarantined),
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
-            # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
+            # Per device, whether each sweep's cost rises with its swept dimension (host/verdicts/isolation.py)
             "isolation": [i.to_dict() for i in check_isolation(scenes)],
-            # Per device, each differential pair's cost with its interval over launches (host/differential.py)
+            # Per device, each differential pair's cost with its interval over launches (host/verdicts/differentials.py)
             "differentials": [d.to_dict() for d in differential_costs(scenes)],
         }
 
@@ -285,8 +285,8 @@ def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Pat
     is a bug of ours, but its numbers are still worth keeping: it goes to run.invalid.json, and the caller
     fails the session with the violations listed. Each file is written on its own: one that fails (a value
     the report cannot draw, a full disk) is listed in `failures` and never stops the other."""
-    from .chrome_trace import write_traces
-    from .html_report import write_report
+    from .report.chrome_trace import write_traces
+    from .report.html import write_report
 
     artifacts = RunArtifacts()
     if not record.scenes:

@@ -13,7 +13,7 @@ from ..errors import SceneError
 from .stash import CASE_KEY, DEVICE_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
-    from ..host.device import Device
+    from ..host.devices.device import Device
     from ..settings import Settings
     from .fixtures import Golden, Scene
 

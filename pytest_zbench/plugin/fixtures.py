@@ -15,11 +15,11 @@ from ..errors import DeviceError, DeviceQuarantined, SceneError
 from .stash import CASE_KEY, DEVICE_KEY, MEASUREMENT_KEY
 
 if TYPE_CHECKING:
-    from ..host.device import Device
-    from ..host.goldens import GoldenOutcome
-    from ..host.measure import SceneMeasurement
-    from ..host.regression_gate import GateResult
-    from ..host.session import HostSession
+    from ..host.devices.device import Device
+    from ..host.host_session import HostSession
+    from ..host.measure.launches import SceneMeasurement
+    from ..host.verdicts.golden_test import GoldenOutcome
+    from ..host.verdicts.perf_gate import GateResult
     from ..scenes import SceneCase
 
 
@@ -129,7 +129,7 @@ class Scene:
         then judge the measurement against its baseline: regressed fails, inconclusive warns."""
         __tracebackhide__ = True
         from ..host.junit import perf_properties
-        from ..host.regression_gate import RegressionWarning
+        from ..host.verdicts.perf_gate import RegressionWarning
 
         self._node.user_properties.extend(perf_properties(measurement, self._host.gpu_valid(measurement.device)))
         failure = measurement.perf_failure()
@@ -149,7 +149,7 @@ class Scene:
                                    filename=str(self._node.path), lineno=0)
 
 
-# Verdicts the terminal summarises in one line for all scenes (host/summary_table.py): the first run of a
+# Verdicts the terminal summarises in one line for all scenes (host/report/terminal_table.py): the first run of a
 # scene (no baseline yet) and a verdict more launches would decide. A warning per scene is kept for what needs
 # attention: a changed environment, a scene the history could not take.
 SUMMARISED_VERDICTS = ("no_baseline", "inconclusive")

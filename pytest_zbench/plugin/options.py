@@ -1,6 +1,6 @@
 """Command-line options and ini keys, and the settings built from them at configure time.
 
-`pytest_configure` builds the one Settings object and registers the session object (plugin/session.py) with
+`pytest_configure` builds the one Settings object and registers the session object (plugin/zbench_plugin.py) with
 pytest's plugin manager, as pytest's own junitxml registers LogXML: its hooks run only in a session that was
 configured, so none of them asks whether the plugin is active.
 
@@ -23,7 +23,7 @@ from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings, runni
 from .stash import SESSION_KEY
 
 if TYPE_CHECKING:
-    from .session import ZbenchPlugin
+    from .zbench_plugin import ZbenchPlugin
 
 # Options whose command-line value is a path: relative to the directory pytest was started in (an ini value
 # is relative to the rootdir, in build_settings).
@@ -78,7 +78,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
     config.addinivalue_line("markers", "zbench_golden: a golden-image test generated from a scene file")
     if asked_for(config) is None:
-        from .session import DormantZbench
+        from .zbench_plugin import DormantZbench
 
         config.pluginmanager.register(DormantZbench(config), "zbench-dormant")
         return
@@ -124,7 +124,7 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
             return value
         return config.getini(option.ini)
 
-    from .session import ZbenchPlugin
+    from .zbench_plugin import ZbenchPlugin
 
     quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
     try:

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:  # named in the StashKey subscripts, which stay strings at run time
-    from ..host.measure import SceneMeasurement  # noqa: F401
+    from ..host.measure.launches import SceneMeasurement  # noqa: F401
     from ..scenes import SceneCase  # noqa: F401
-    from .session import ZbenchPlugin  # noqa: F401
+    from .zbench_plugin import ZbenchPlugin  # noqa: F401
 
 SESSION_KEY = pytest.StashKey["ZbenchPlugin"]()  # config.stash: the session object, while it is registered
 CASE_KEY = pytest.StashKey["SceneCase"]()  # item.stash: the scene case of a collected scene test

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .session import ZbenchPlugin
+    from .zbench_plugin import ZbenchPlugin
 
 
 def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
@@ -17,7 +17,7 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     host = plugin.host
     if plugin.is_worker or host is None or not host.record.scenes:
         return
-    from ..host.summary_table import DEFAULT_WIDTH, summary_lines
+    from ..host.report.terminal_table import DEFAULT_WIDTH, summary_lines
 
     terminalreporter.write_sep("-", "zbench")
     writer = terminalreporter._tw  # pytest's TerminalWriter: its width and colour codes
@@ -34,19 +34,19 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
                                     "run.json has every number", red=True)
     for line in lines:
         terminalreporter.write_line(line)
-    from ..host.sustained_report import summary_line
+    from ..host.report.sustained import summary_line
 
     for scene in host.record.scenes:
         if scene.get("sustained"):
             terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
-    from ..host.prepare import cooldown_lines
+    from ..host.devices.prepare import cooldown_lines
 
     for line in cooldown_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
-    from ..host.isolation import terminal_lines
+    from ..host.verdicts.isolation import terminal_lines
     for line in terminal_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
-    from ..host.differential import terminal_lines as differential_lines
+    from ..host.verdicts.differentials import terminal_lines as differential_lines
     for line in differential_lines(host.record.scenes):
         terminalreporter.write_line(line)
     _write_goldens(terminalreporter, plugin)
@@ -67,7 +67,7 @@ def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
     settings, host = plugin.settings, plugin.host
     if settings.update_goldens is None or host is None:
         return
-    from ..host.goldens import unused_goldens, written_goldens
+    from ..host.verdicts.golden_test import unused_goldens, written_goldens
 
     written = written_goldens(host.record.scenes)  # relative to the results folder, as in run.json
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")

@@ -20,7 +20,7 @@ AB_GATING_METRICS: tuple[str, ...] = (*GATING_METRICS, "jank_share")
 # dynamic loader, the page cache, a busy host), so it is not among the defaults (docs/regression.md).
 COLD_START_METRICS: tuple[str, ...] = ("time_to_first_frame_ms", "warmup_ms")
 # The metrics the gate can judge: a per-launch statistic of a per-frame series, the jank share, an adaptive
-# scene's score (the launch's change point, host/adaptive.py), or a cold-start metric.
+# scene's score (the launch's change point, host/measure/adaptive_launches.py), or a cold-start metric.
 GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share"
                          r"|adaptive\.score|" + "|".join(COLD_START_METRICS))
 

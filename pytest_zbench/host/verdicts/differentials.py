@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from ..stats import BOOTSTRAP_CONFIDENCE, bootstrap_difference_ci
+from ...stats import BOOTSTRAP_CONFIDENCE, bootstrap_difference_ci
 from .isolation import CostMetric, cost_metric, launch_costs
 
 # Fewer complete launches a side and there is no interval: the difference of two single launches is noise.

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..protocol import Machine, arch_family
-from ..regression.history import environment_fingerprint
+from ...protocol import Machine, arch_family
+from ...regression.history import environment_fingerprint
 
 # What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
 # RAM, OS, kernel; the GPU driver strings and what the context offers; the display), without the keys below.
@@ -27,7 +27,7 @@ ENVIRONMENT_SECTIONS = ("device", "gpu", "display")
 NOT_ENVIRONMENT: Mapping[str, tuple[str, ...]] = {
     "device": ("fingerprint",),
     "gpu": ("runner", "timer_check", "timer_source", "timer_source_used"),
-    # where the refresh rate came from is not the display: refresh_hz itself is (host/display_refresh.py)
+    # where the refresh rate came from is not the display: refresh_hz itself is (host/devices/refresh_rate.py)
     "display": ("vsync", "present_source", "refresh_source", "measured_refresh_hz", "measured_refresh_source",
                 "refresh_warning"),
 }

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..regression.gate import GateConfig, launches_to_decide
+from ...regression.gate import GateConfig, launches_to_decide
 
 GITHUB_SUMMARY_LIMIT = 1024 * 1024
 # Headroom under GitHub's limit for what the leg appends around the summary (notes, other steps' lines).

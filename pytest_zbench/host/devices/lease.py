@@ -17,7 +17,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import DeviceError
+from ...errors import DeviceError
 
 DEFAULT_TIMEOUT_S = 600.0
 POLL_S = 0.05

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypedDict
 
-from ..gpu_timing import (
+from ...gpu_timing import (
     MIN_COVERAGE,
     TIMER_CHECK_FACTOR,
     TIMER_CHECK_SCENE,
@@ -27,10 +27,10 @@ from ..gpu_timing import (
     check_timer,
     heavier_scene,
 )
-from ..protocol import GpuSource, Job
-from ..protocol.display_list import COMPLEXITY_COUNT
-from ..scenes import load_corpus
-from ..settings import Settings
+from ...protocol import GpuSource, Job
+from ...protocol.display_list import COMPLEXITY_COUNT
+from ...scenes import load_corpus
+from ...settings import Settings
 from .device import Device, safe_component
 
 WARMUP = 5

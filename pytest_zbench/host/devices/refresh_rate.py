@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import DeviceError
-from ..inventory import DeviceSpec
-from .android_frames import FrameStatsError, parse_surfaceflinger_latency
+from ...errors import DeviceError
+from ...inventory import DeviceSpec
+from .android_frame_parsers import FrameStatsError, parse_surfaceflinger_latency
 
 RefreshSource = Literal["inventory", "probe", "surfaceflinger", "assumed"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..regression.conditions import compact
-from .measure import SceneMeasurement, launch_samples
+from ...regression.conditions import compact
+from .launches import SceneMeasurement, launch_samples
 
 
 def flagged_launches(m: SceneMeasurement, per_run: list[dict[str, Any]]) -> list[dict[str, Any]]:

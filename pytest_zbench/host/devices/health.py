@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..inventory import DeviceSpec
+from ...inventory import DeviceSpec
 
 FAULTS_TO_QUARANTINE = 2
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .device import LaunchOutcome
+from ..devices.device import LaunchOutcome
 
 
 def time_to_first_frame_ms(launch: LaunchOutcome) -> float | None:

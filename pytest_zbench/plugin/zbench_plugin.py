@@ -2,7 +2,7 @@
 
 `pytest_configure` (plugin/options.py) creates it and registers it with pytest's plugin manager (pytest's
 LogXML pattern), so its hooks exist only in a configured session. Each hook is a line or two into the module
-of its role: collection, terminal, xdist; the host session (host/session.py) does the work.
+of its role: collection, terminal, xdist; the host session (host/host_session.py) does the work.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from .stash import MEASUREMENT_KEY, RECORDED_KEY
 from .terminal import write_summary
 
 if TYPE_CHECKING:
-    from ..host.prepare import Preparation
-    from ..host.session import HostSession
+    from ..host.devices.prepare import Preparation
+    from ..host.host_session import HostSession
     from .progress import ControllerProgress, TerminalNote
 
 
@@ -36,7 +36,7 @@ class ZbenchPlugin:
         for name in settings.devices:
             self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
         if settings.ab:
-            from ..host.ab_launches import resolve_b_runner
+            from ..host.measure.ab_launches import resolve_b_runner
 
             resolve_b_runner(settings.ab, self.inventory)  # likewise a bad --zbench-ab
         if settings.baseline_file is not None:
@@ -64,7 +64,7 @@ class ZbenchPlugin:
 
     def open_host(self) -> HostSession:
         if self.host is None:
-            from ..host.session import HostSession
+            from ..host.host_session import HostSession
 
             run: dict[str, str] = {}
             if self.is_worker:
@@ -127,9 +127,9 @@ class ZbenchPlugin:
             self.prepare_devices()
 
     def prepare_devices(self) -> None:
-        """Run each session device's `prepare` steps (host/prepare.py). SIGTERM is then read as an
+        """Run each session device's `prepare` steps (host/devices/prepare.py). SIGTERM is then read as an
         interruption, as Ctrl-C is, so that pytest_sessionfinish (or close) restores the devices."""
-        from ..host.prepare import Preparation, prepare_on
+        from ..host.devices.prepare import Preparation, prepare_on
 
         specs = [self.inventory.get(name) for name in self.settings.devices]
         specs = [spec for spec in specs if spec.prepare is not None]
@@ -148,7 +148,7 @@ class ZbenchPlugin:
 
     def restore_devices(self) -> None:
         """Undo every prepared device's steps (once; later calls do nothing)."""
-        from ..host.prepare import restore_on
+        from ..host.devices.prepare import restore_on
 
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         for name, preparation in self.preparations.items():

@@ -126,7 +126,7 @@ def scene_trace(entry: dict[str, Any], results_dir: Path, *, pid: int = 1, run_i
 
 
 def read_frames(path: Path) -> list[Frame]:
-    """The rows of a scene's frames CSV (host/measure.py SamplesCsv); an unreadable file gives none."""
+    """The rows of a scene's frames CSV (host/measure/launches.py SamplesCsv); an unreadable file gives none."""
     out: list[Frame] = []
     try:
         with open(path, newline="", encoding="utf-8") as handle:
@@ -256,7 +256,7 @@ def _float(text: str | None) -> float | None:
 
 def write_traces(document: dict[str, Any], results_dir: Path) -> list[Path]:
     """Every measured scene's trace beside its CSV; the paths written."""
-    from .run_record import write_json_atomic
+    from ..run_record import write_json_atomic
 
     order = list(document.get("devices") or {})
     written = []

@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DeviceError
-from ..inventory import DeviceSpec, Display
-from ..protocol import (
+from ...errors import DeviceError
+from ...inventory import DeviceSpec, Display
+from ...protocol import (
     FrameTable,
     Issue,
     Job,
@@ -33,17 +33,17 @@ from ..protocol import (
     read_frames_csv,
     read_result_json,
 )
-from ..protocol.limits import MAX_ARTIFACT_BYTES
-from ..transports import Transport, device_join, make_transport
-from .display_refresh import RefreshRate, measure_refresh
-from .platform_frames import PLATFORM_DUMPS
+from ...protocol.limits import MAX_ARTIFACT_BYTES
+from ...transports import Transport, device_join, make_transport
+from .android_frame_dumps import PLATFORM_DUMPS
+from .refresh_rate import RefreshRate, measure_refresh
 
 if TYPE_CHECKING:
-    from .platform_frames import PlatformLaunch
+    from .android_frame_dumps import PlatformLaunch
 
 PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
-# has its own fallbacks: host/display_refresh.py).
+# has its own fallbacks: host/devices/refresh_rate.py).
 DEFAULT_SIZE = (800, 480)
 SAFE_COMPONENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
@@ -73,7 +73,7 @@ class LaunchOutcome:
     ended_utc: str = ""
     conditions: dict[str, Any] = field(default_factory=dict)  # {"before": ..., "after": ...} platform samples
     retried: dict[str, Any] | None = None  # the first attempt, when a lost connection made it run again
-    platform_frames: PlatformLaunch | None = None  # Android's own frame timing of the launch (host/platform_frames.py)
+    platform_frames: PlatformLaunch | None = None  # Android's own frame timing of the launch (host/devices/android_frame_dumps.py)
 
     @property
     def complete(self) -> bool:
@@ -131,7 +131,7 @@ class Device:
 
     def side_channel(self) -> Transport:
         """A second connection to the device, opened once, for commands that run while a launch holds the
-        first (the platform frame dumps, host/platform_frames.py)."""
+        first (the platform frame dumps, host/devices/android_frame_dumps.py)."""
         if self._side is None:
             side = make_transport(self.spec)
             side.open()
@@ -158,12 +158,12 @@ class Device:
 
     def sample_conditions(self) -> dict[str, Any]:
         """The platform probe now (temperature, clocks, throttling, power); never raises."""
-        from .platform_probe import sample_conditions
+        from .conditions_probe import sample_conditions
 
         return sample_conditions(self.transport, self.spec)
 
     def refresh(self) -> RefreshRate:
-        """The display's refresh rate and where it comes from (host/display_refresh.py), read once."""
+        """The display's refresh rate and where it comes from (host/devices/refresh_rate.py), read once."""
         if self._refresh is None:
             self._refresh = measure_refresh(self.spec, self.transport, self.probe().display)
         return self._refresh
@@ -191,7 +191,7 @@ class Device:
         remote_job = device_join(scene_dir, f"launch-{index}.job.json")
         # Both folders start empty, so that nothing an earlier session (or a killed one, in a fixed device
         # workdir) left there is read as this launch's output; the host's own platform frame dumps of this
-        # launch, taken just before it (host/platform_frames.py), stay.
+        # launch, taken just before it (host/devices/android_frame_dumps.py), stay.
         empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
         self.transport.remove_tree(outdir)
         self.transport.mkdir(outdir)

@@ -17,27 +17,27 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import DeviceError
-from ..gpu_timing import MixedGpuSources, run_source
-from ..protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
-from ..scenes import SceneCase
-from ..settings import Settings
-from ..stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
-from . import platform_frames
+from ...errors import DeviceError
+from ...gpu_timing import MixedGpuSources, run_source
+from ...protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
+from ...scenes import SceneCase
+from ...settings import Settings
+from ...stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
+from ..devices import android_frame_dumps as platform_frames
+from ..devices.device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
+from ..devices.health import DeviceHealth
+from .android_frame_series import PlatformSeries
 from .cold_start import time_to_first_frame_ms
-from .device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
-from .health import DeviceHealth
-from .platform_series import PlatformSeries
 
 if TYPE_CHECKING:
     from .ab_launches import ABRun
-    from .adaptive import AdaptiveResult
+    from .adaptive_launches import AdaptiveResult
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
 
 # Issues after which a scene's samples are not a measurement of the build's speed: the perf test fails (the
-# samples are kept either way). Device faults are what the quarantine counts (host/health.py).
+# samples are kept either way). Device faults are what the quarantine counts (host/devices/health.py).
 PERF_BLOCKING_KINDS = ("exit", "timeout", "partial", "protocol", "nan", "connection_lost", "device_error",
                        "quarantined")
 DEVICE_FAULT_KINDS = ("timeout", "connection_lost", "device_error")
@@ -60,9 +60,9 @@ class SceneMeasurement:
     budget_ms: float = 0.0
     ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
     artifact_failures: list[str] = field(default_factory=list)  # files of this scene that could not be written
-    adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/adaptive.py)
+    adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/measure/adaptive_launches.py)
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
-    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/sustained.py), run.json's too
+    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/measure/sustained.py), run.json's too
 
     @property
     def issues(self) -> list[Issue]:

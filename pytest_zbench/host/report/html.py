@@ -3,7 +3,7 @@ attention first (failed, regressed, goldens to review), then per scene: the regr
 baseline (each judged metric's per-launch values, baseline and candidate overlaid; the scene's history with its
 change points), the frame-time distribution at full resolution with the budget, per-launch timelines robust to cold
 frames, the vsync buckets, the golden triage view and the issues grouped by launch. Charts come from
-host/report_charts.py; images are inlined; the only interaction (zoom, blink) is CSS."""
+host/report/charts.py; images are inlined; the only interaction (zoom, blink) is CSS."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from ..regression.changepoints import ChangePoint
-from ..regression.config import metric_unit
-from ..stats import HIST_EDGES_MS
-from . import report_charts as charts
-from .corpus_report import differentials_section, isolation_section
-from .counters_report import counters_line
-from .sustained_report import report_section as sustained_section
+from ...regression.changepoints import ChangePoint
+from ...regression.config import metric_unit
+from ...stats import HIST_EDGES_MS
+from . import charts
+from .corpus import differentials_section, isolation_section
+from .counters import counters_line
+from .sustained import report_section as sustained_section
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}

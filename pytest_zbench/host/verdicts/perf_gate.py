@@ -20,10 +20,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
-from ..errors import ZbenchError
-from ..regression import contention
-from ..regression.ab import judge_ab
-from ..regression.baseline import (
+from ...errors import ZbenchError
+from ...regression import contention
+from ...regression.baseline import (
     BaselineFileError,
     DeviceSessions,
     calibration_sessions,
@@ -33,16 +32,16 @@ from ..regression.baseline import (
     read_run_file,
     session_of,
 )
-from ..regression.changepoints import change_points
-from ..regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
-from ..regression.config import (
+from ...regression.changepoints import change_points
+from ...regression.conditions import ConditionChange, build_note, conditions_changed, throttle_note
+from ...regression.config import (
     AB_GATING_METRICS,
     DEFAULT_AB_THRESHOLD,
     DEFAULT_THRESHOLD,
     GATING_METRICS,
     scene_metrics,
 )
-from ..regression.gate import (
+from ...regression.gate import (
     BaselineSession,
     GateConfig,
     SceneVerdict,
@@ -51,7 +50,7 @@ from ..regression.gate import (
     launch_values,
     launches_to_decide,
 )
-from ..regression.history import (
+from ...regression.history import (
     HistoricRun,
     History,
     HistoryError,
@@ -60,11 +59,12 @@ from ..regression.history import (
     SceneRecord,
     environment_fingerprint,
 )
-from ..settings import Settings
-from .environment import environment
-from .launch_flags import flagged_launches
-from .measure import SceneMeasurement, launch_samples
-from .run_record import RunRecord
+from ...regression.interleaved_ab import judge_ab
+from ...settings import Settings
+from ..devices.environment import environment
+from ..measure.launch_flags import flagged_launches
+from ..measure.launches import SceneMeasurement, launch_samples
+from ..run_record import RunRecord
 
 # The report's history chart: the newest sessions of a scene it shows (its change points are found in these).
 HISTORY_SERIES_SESSIONS = 30

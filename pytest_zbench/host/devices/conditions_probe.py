@@ -27,8 +27,8 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-from ..errors import DeviceError
-from ..inventory import DeviceSpec
+from ...errors import DeviceError
+from ...inventory import DeviceSpec
 
 BEGIN = "@@zb-begin "
 END = "@@zb-end "

@@ -1,6 +1,6 @@
 """report.html's sections on the corpus itself: whether each sweep isolates its cost (run.json `isolation`,
-host/isolation.py) and what each differential pair's feature costs (run.json `differentials`,
-host/differential.py). Read from run.json as it is: a run.json without them gives no section."""
+host/verdicts/isolation.py) and what each differential pair's feature costs (run.json `differentials`,
+host/verdicts/differentials.py). Read from run.json as it is: a run.json without them gives no section."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import html
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_zbench.host.isolation import MIN_ELASTICITY, MIN_RISE_MS, MIN_RISE_SHARE, RHO_THRESHOLD
+from pytest_zbench.host.verdicts.isolation import MIN_ELASTICITY, MIN_RISE_MS, MIN_RISE_SHARE, RHO_THRESHOLD
 
 
 def isolation_section(document: Mapping[str, Any]) -> str:

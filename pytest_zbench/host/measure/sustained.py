@@ -6,7 +6,7 @@ ratio's confidence interval, the time to steady state, and the thermal trajector
     measure_sustained(device, case, settings, minutes, ...)     the launch, sampled; SceneMeasurement.sustained
     analyse(times_s, values, ...)                               the statistics, on plain arrays
 
-Conditions are sampled from the host over the transport (the platform probe of host/platform_probe.py) on a
+Conditions are sampled from the host over the transport (the platform probe of host/devices/conditions_probe.py) on a
 thread beside the launch, so the runner's frame loop does nothing extra. Each sample is placed on the frames'
 clock (t_start_ns) through the runner's progress lines: a line announcing frame d arrives after frame d-1
 ended, so the smallest (host arrival - frame end) over all lines is the clock offset, too large by at most
@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from ..protocol import FrameTable, Job
-from ..scenes import SceneCase
-from ..settings import Settings
-from ..stats import frame_times, summarize_scene
-from .device import Device, LaunchOutcome, safe_component
-from .health import DeviceHealth
-from .measure import (
+from ...protocol import FrameTable, Job
+from ...scenes import SceneCase
+from ...settings import Settings
+from ...stats import frame_times, summarize_scene
+from ..devices.device import Device, LaunchOutcome, safe_component
+from ..devices.health import DeviceHealth
+from .launches import (
     ProgressSink,
     SamplesCsv,
     SceneMeasurement,

@@ -22,10 +22,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import DeviceError, ZbenchError
-from ..inventory import CommandStep, CooldownSpec, DeviceSpec, PrepareSpec
-from ..transports import make_transport
-from .platform_probe import parse_thermal_zones
+from ...errors import DeviceError, ZbenchError
+from ...inventory import CommandStep, CooldownSpec, DeviceSpec, PrepareSpec
+from ...transports import make_transport
+from .conditions_probe import parse_thermal_zones
 
 STEP_TIMEOUT_S = 30.0
 # What the device gives back and the host passes to a later script: checked before it is, though it goes

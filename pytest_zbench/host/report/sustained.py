@@ -1,4 +1,4 @@
-"""How a sustained run (run.json `scenes[].sustained`, host/sustained.py) reads: one line of text for the
+"""How a sustained run (run.json `scenes[].sustained`, host/measure/sustained.py) reads: one line of text for the
 terminal and the report, and the report's chart of frame time and temperature over time on one time axis."""
 
 from __future__ import annotations

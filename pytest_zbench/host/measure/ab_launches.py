@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
-from ..inventory import Inventory
-from ..regression.ab import Arm, interleave
-from ..scenes import SceneCase
-from ..settings import Settings
-from ..stats import summarize_scene
-from .device import Device, empty_folder, safe_component
-from .health import DeviceHealth
-from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
+from ...errors import UsageError
+from ...inventory import Inventory
+from ...regression.interleaved_ab import Arm, interleave
+from ...scenes import SceneCase
+from ...settings import Settings
+from ...stats import summarize_scene
+from ..devices.device import Device, empty_folder, safe_component
+from ..devices.health import DeviceHealth
+from .launches import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
 
 
 @dataclass

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from ..errors import ZbenchError
+from ...errors import ZbenchError
 
 PROFILEDATA = "---PROFILEDATA---"
 INT64_MAX = 2**63 - 1

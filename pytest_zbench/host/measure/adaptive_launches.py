@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from ..adaptive_score import (
+from ...adaptive_score import (
     BOOTSTRAP_CONFIDENCE,
     BOOTSTRAP_RESAMPLES,
     BOOTSTRAP_SEED,
@@ -39,15 +39,15 @@ from ..adaptive_score import (
     step_points,
     summarize_scores,
 )
-from ..protocol import Issue, Job
-from ..regression.ab import Arm, interleave
-from ..scenes import ComplexitySpec, SceneCase
-from ..settings import Settings
-from ..stats import summarize_scene
+from ...protocol import Issue, Job
+from ...regression.interleaved_ab import Arm, interleave
+from ...scenes import ComplexitySpec, SceneCase
+from ...settings import Settings
+from ...stats import summarize_scene
+from ..devices.device import Device, LaunchOutcome, safe_component
+from ..devices.health import DeviceHealth
 from .ab_launches import ABRun
-from .device import Device, LaunchOutcome, safe_component
-from .health import DeviceHealth
-from .measure import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
+from .launches import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
 
 SEARCH_FACTOR = 2
 FIRST_SEARCH_TOP = 64

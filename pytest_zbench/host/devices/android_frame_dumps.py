@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..errors import DeviceError
-from .android_frames import (
+from ...errors import DeviceError
+from .android_frame_parsers import (
     GFX_RING_FRAMES,
     FramestatsAccumulator,
     FrameStatsError,

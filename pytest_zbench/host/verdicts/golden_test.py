@@ -9,16 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import SceneError
-from ..golden import vacuous as vacuity
-from ..golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
-from ..golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
-from ..golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
-from ..inventory import Inventory
-from ..scenes import SceneCase, load_corpus
-from ..settings import Settings
-from .device import LaunchOutcome, safe_component
-from .measure import SceneMeasurement
+from ...errors import SceneError
+from ...golden import vacuous as vacuity
+from ...golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
+from ...golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
+from ...golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
+from ...inventory import Inventory
+from ...scenes import SceneCase, load_corpus
+from ...settings import Settings
+from ..devices.device import LaunchOutcome, safe_component
+from ..measure.launches import SceneMeasurement
 
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
 INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")

@@ -2,9 +2,9 @@
 
 A scene is measured at most once per session and device; its perf test and its golden test share the
 measurement (docs/architecture.md; capture never perturbs timing because captures come after the frames).
-A remote device is measured under its lease (host/lease.py), so that two xdist workers, or two sessions on
+A remote device is measured under its lease (host/devices/lease.py), so that two xdist workers, or two sessions on
 this host, never measure it at once; a device that cannot be opened, or keeps faulting, is quarantined
-(host/health.py) and its remaining scenes are skipped with the reason.
+(host/devices/health.py) and its remaining scenes are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -23,11 +23,8 @@ from ..inventory import Inventory
 from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from ..transports import make_transport
-from .ab_launches import ab_entry, measure_ab, resolve_b_runner
-from .adaptive import measure_adaptive
-from .cold_start import cold_start_entry
-from .device import PROBE_TIMEOUT_S, Device
-from .environment import (
+from .devices.device import PROBE_TIMEOUT_S, Device
+from .devices.environment import (
     app_info,
     environment,
     fingerprint,
@@ -35,15 +32,18 @@ from .environment import (
     host_info,
     reported_device_info,
 )
-from .goldens import GoldenOutcome, capture_launch, check_goldens, device_arch
-from .health import DeviceHealth, default_lease_dir, lease_key
-from .lease import DeviceLease
-from .measure import ProgressSink, SceneMeasurement, measure_scene
-from .prepare import cool_down
-from .regression_gate import GateResult, HistorySection, RegressionGate
+from .devices.health import DeviceHealth, default_lease_dir, lease_key
+from .devices.lease import DeviceLease
+from .devices.prepare import cool_down
+from .devices.timer_check import check_gpu_timer
+from .measure.ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .measure.adaptive_launches import measure_adaptive
+from .measure.cold_start import cold_start_entry
+from .measure.launches import ProgressSink, SceneMeasurement, measure_scene
+from .measure.sustained import measure_sustained, sustained_minutes
 from .run_record import RunRecord, scene_entry
-from .sustained import measure_sustained, sustained_minutes
-from .timer_check import check_gpu_timer
+from .verdicts.golden_test import GoldenOutcome, capture_launch, check_goldens, device_arch
+from .verdicts.perf_gate import GateResult, HistorySection, RegressionGate
 
 LEASE_MIN_WAIT_S = 600.0
 
@@ -113,10 +113,10 @@ class HostSession:
                 return SceneMeasurement(case=case, device=device_name, backend=device.spec.backend, job=None,
                                         skipped=skip)
             with self._lease(device):
-                # The cooldown under the lease: no other worker heats the device while it cools (host/prepare.py)
+                # The cooldown under the lease: no other worker heats the device while it cools (host/devices/prepare.py)
                 if device.spec.prepare is not None and (cooled := cool_down(device.transport, device.spec.prepare)):
                     self._cooldowns[key] = cooled
-                if case.adaptive:  # its launches are planned one by one, A/B included (host/adaptive.py)
+                if case.adaptive:  # its launches are planned one by one, A/B included (host/measure/adaptive_launches.py)
                     measurement = measure_adaptive(device, case, self.settings, self.settings.results,
                                                    self.progress, self.health, b_runner=self.b_runner)
                 elif self.b_runner is not None:
@@ -211,7 +211,7 @@ class HostSession:
                 self._entries[key]["cooldown"] = self._cooldowns[key]
             if measurement.ab is not None:
                 self._entries[key]["ab"] = ab_entry(measurement.ab, self.settings.results)
-            if measurement.launches:  # cold start from the process start, per launch (host/cold_start.py)
+            if measurement.launches:  # cold start from the process start, per launch (host/measure/cold_start.py)
                 self._entries[key]["cold"] = {**self._entries[key]["cold"],
                                               "time_to_first_frame_ms": cold_start_entry(measurement.launches)}
             if measurement.sustained is not None:
@@ -222,7 +222,7 @@ class HostSession:
 
     def device_sections(self, device: Device) -> dict[str, Any]:
         """run.json's device / gpu / display / conditions for one device, from its spec and its runner's probe,
-        with its environment and fingerprint (host/environment.py)."""
+        with its environment and fingerprint (host/devices/environment.py)."""
         spec = device.spec
         probe = device.probe()
         backend = probe.backends.get(spec.backend)
