@@ -39,7 +39,8 @@ import numpy as np
 from scipy import signal
 
 from pytest_zbench.adaptive_score import fit_hinge, step_points, summarize_scores
-from pytest_zbench.host.measure.adaptive_launches import Controller, LaunchPlan
+from pytest_zbench.host.measure.adaptive_launches import Controller
+from pytest_zbench.host.measure.results import LaunchPlan
 from pytest_zbench.scenes import ComplexitySpec
 
 BUDGET_MS = 16.67

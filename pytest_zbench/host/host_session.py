@@ -39,7 +39,8 @@ from .devices.timer_check import check_gpu_timer
 from .measure.ab_launches import ab_entry, measure_ab, resolve_b_runner
 from .measure.adaptive_launches import measure_adaptive
 from .measure.cold_start import cold_start_entry
-from .measure.launches import ProgressSink, SceneMeasurement, measure_scene
+from .measure.launches import ProgressSink, measure_scene
+from .measure.results import SceneMeasurement
 from .measure.sustained import measure_sustained, sustained_minutes
 from .run_record import RunRecord, scene_entry
 from .verdicts.golden_test import GoldenOutcome, capture_launch, check_goldens, device_arch

@@ -5,7 +5,7 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 
 from __future__ import annotations
 
-from .measure.launches import SceneMeasurement
+from .measure.results import SceneMeasurement
 from .verdicts.golden_test import GoldenOutcome
 
 

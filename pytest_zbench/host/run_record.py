@@ -6,19 +6,16 @@ and alone writes run.json (written atomically, validated against the shipped sch
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from ..files import give_default_mode
+from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
 from .devices.device import LaunchOutcome
 from .measure.launch_flags import flagged_launches
-from .measure.launches import SceneMeasurement
+from .measure.results import SceneMeasurement
 from .verdicts.differentials import differential_costs
 from .verdicts.isolation import check_isolation
 
@@ -332,21 +329,6 @@ def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
         return item
 
     return walk(value, where), found
-
-
-def write_json_atomic(path: Path, document: dict[str, Any], *, indent: int | None = 2) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        give_default_mode(fd)  # readable by the group as any other artifact, not mkstemp's 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # One string, then one write: json.dump to a file encodes piece by piece, in Python, 10x slower.
-            handle.write(json.dumps(document, indent=indent, sort_keys=False, allow_nan=False,
-                                    separators=None if indent else (",", ":")) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _relative(path: Path | None, base: Path) -> str | None:

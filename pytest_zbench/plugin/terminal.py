@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .zbench_plugin import ZbenchPlugin
+    from .stash import ActiveZbench
 
 
-def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
+def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
     """The zbench section: nothing when this process measured nothing (an xdist worker, no scene run)."""
     host = plugin.host
     if plugin.is_worker or host is None or not host.record.scenes:
@@ -62,7 +62,7 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
         terminalreporter.write_line(f"history: {plugin.settings.history}")
 
 
-def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
+def _write_goldens(terminalreporter: Any, plugin: ActiveZbench) -> None:
     """What --zbench-update-goldens wrote, and goldens that no scene uses any more."""
     settings, host = plugin.settings, plugin.host
     if settings.update_goldens is None or host is None:

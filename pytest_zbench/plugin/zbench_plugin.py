@@ -277,23 +277,3 @@ class ZbenchPlugin:
         from .xdist import merge_worker_output
 
         merge_worker_output(node, self.open_host().record)
-
-
-class DormantZbench:
-    """Registered instead of ZbenchPlugin in a session that did not ask for zbench (plugin/options.py,
-    `asked_for`). Its one hook: on an xdist controller, a worker whose plain tests used a zbench fixture
-    (and so activated the plugin there) sends its part of run.json; the controller activates then to merge
-    and write it."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        from .options import activate
-        from .stash import SESSION_KEY
-        from .xdist import OUTPUT_KEY, merge_worker_output
-
-        if SESSION_KEY in self.config.stash or not getattr(node, "workeroutput", {}).get(OUTPUT_KEY):
-            return  # active already (its own hook merges), or nothing to merge
-        merge_worker_output(node, activate(self.config).open_host().record)

@@ -8,7 +8,8 @@ import csv
 import jsonschema
 import pytest
 
-from pytest_zbench.host.devices.android_frame_dumps import PlatformLaunch, dump_interval_s
+from pytest_zbench.host.devices.android_frame_dumps import dump_interval_s
+from pytest_zbench.host.devices.android_frame_parsers import PlatformLaunch
 from pytest_zbench.host.measure.android_frame_series import PLATFORM_COLUMNS, PlatformSeries
 from pytest_zbench.host.run_record import load_schema
 from tests.remote.android_dumps import data, gfx_rows, latency_rows, latency_windows, plausible, ring_windows

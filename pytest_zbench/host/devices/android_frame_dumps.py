@@ -26,24 +26,20 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceError
 from .android_frame_parsers import (
     GFX_RING_FRAMES,
-    FramestatsAccumulator,
+    PLATFORM_DUMPS,
     FrameStatsError,
-    LatencyAccumulator,
+    PlatformLaunch,
     layer_candidates,
 )
 
 if TYPE_CHECKING:
     from .device import Device
-
-# The folder of a launch's local folder where the host keeps its raw platform frame dumps.
-PLATFORM_DUMPS = "platform"
 
 # Dump at half the time the smaller ring (HWUI's 120 frames) takes to fill at the display's rate: a dump
 # that is late by as much as the interval itself still overlaps the one before.
@@ -61,32 +57,9 @@ DUMP_SCRIPT = (
 )
 LATENCY_SCRIPT = 'dumpsys SurfaceFlinger --latency "$1"'
 
-LayerSource = Literal["inventory", "surfaceflinger --list"]
-
-
 def dump_interval_s(refresh_hz: float) -> float:
     """Seconds between two dumps during a launch at `refresh_hz` (1.0 s at 60 Hz, 0.5 s at 120 Hz)."""
     return max(MIN_INTERVAL_S, SAFETY * GFX_RING_FRAMES / refresh_hz)
-
-
-@dataclass
-class PlatformLaunch:
-    """What one launch collected: the app's frames (each once) and its layer's presents."""
-
-    package: str
-    layer: str | None
-    layer_source: LayerSource | None
-    interval_s: float
-    gfx: FramestatsAccumulator = field(default_factory=FramestatsAccumulator)
-    sf: LatencyAccumulator = field(default_factory=LatencyAccumulator)
-    baseline_frames: int = 0  # frames the app had before the launch (not counted)
-    dumps: int = 0  # round trips during and after the launch
-    issues: list[str] = field(default_factory=list)
-    dump_dir: Path | None = None
-
-    @property
-    def refresh_period_ns(self) -> int | None:
-        return self.sf.refresh_period_ns
 
 
 class _Collector:

@@ -29,6 +29,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
 
 from ...errors import ZbenchError
 
@@ -475,3 +477,32 @@ def layer_candidates(text: str, package: str) -> list[str]:
         number = _LAYER_NUMBER.search(name)
         ranked.append((kind, -(int(number.group(1)) if number else -1), name))
     return [name for _, _, name in sorted(ranked)]
+
+
+# What a launch's collection holds lives here, below both device.py (whose LaunchOutcome carries it) and
+# android_frame_dumps.py (which fills it), so that neither imports the other's module for it.
+
+# The folder of a launch's local folder where the host keeps its raw platform frame dumps.
+PLATFORM_DUMPS = "platform"
+
+LayerSource = Literal["inventory", "surfaceflinger --list"]
+
+
+@dataclass
+class PlatformLaunch:
+    """What one launch collected: the app's frames (each once) and its layer's presents."""
+
+    package: str
+    layer: str | None
+    layer_source: LayerSource | None
+    interval_s: float
+    gfx: FramestatsAccumulator = field(default_factory=FramestatsAccumulator)
+    sf: LatencyAccumulator = field(default_factory=LatencyAccumulator)
+    baseline_frames: int = 0  # frames the app had before the launch (not counted)
+    dumps: int = 0  # round trips during and after the launch
+    issues: list[str] = field(default_factory=list)
+    dump_dir: Path | None = None
+
+    @property
+    def refresh_period_ns(self) -> int | None:
+        return self.sf.refresh_period_ns

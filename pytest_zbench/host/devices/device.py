@@ -35,11 +35,11 @@ from ...protocol import (
 )
 from ...protocol.limits import MAX_ARTIFACT_BYTES
 from ...transports import Transport, device_join, make_transport
-from .android_frame_dumps import PLATFORM_DUMPS
+from .android_frame_parsers import PLATFORM_DUMPS
 from .refresh_rate import RefreshRate, measure_refresh
 
 if TYPE_CHECKING:
-    from .android_frame_dumps import PlatformLaunch
+    from .android_frame_parsers import PlatformLaunch
 
 PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate

@@ -10,29 +10,22 @@ from __future__ import annotations
 
 import shlex
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ...errors import UsageError
 from ...inventory import Inventory
-from ...regression.interleaved_ab import Arm, interleave
+from ...regression.interleaved_ab import interleave
 from ...scenes import SceneCase
 from ...settings import Settings
 from ...stats import summarize_scene
 from ..devices.device import Device, empty_folder, safe_component
 from ..devices.health import DeviceHealth
-from .launches import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
-
-
-@dataclass
-class ABRun:
-    """The B side of an A/B scene and the order the launches ran in."""
-
-    runner: tuple[str, ...]
-    a_runner: tuple[str, ...]
-    order: list[Arm]
-    b: SceneMeasurement
+from .launches import ProgressSink, SamplesCsv, add_launch, guarded_launch, new_measurement
+from .results import (
+    ABRun,
+    SceneMeasurement,
+)
 
 
 def resolve_b_runner(spec: str, inventory: Inventory) -> tuple[str, ...]:

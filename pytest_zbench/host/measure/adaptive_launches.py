@@ -22,32 +22,30 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
 
 from ...adaptive_score import (
-    BOOTSTRAP_CONFIDENCE,
-    BOOTSTRAP_RESAMPLES,
-    BOOTSTRAP_SEED,
-    FRAME_COST,
-    MODEL,
     SETTLE_FRAMES,
-    HingeFit,
     LaunchPoints,
-    ScoreSummary,
     StepPoint,
     fit_hinge,
     step_points,
-    summarize_scores,
 )
-from ...protocol import Issue, Job
+from ...protocol import Issue
 from ...regression.interleaved_ab import Arm, interleave
 from ...scenes import ComplexitySpec, SceneCase
 from ...settings import Settings
 from ...stats import summarize_scene
 from ..devices.device import Device, LaunchOutcome, safe_component
 from ..devices.health import DeviceHealth
-from .ab_launches import ABRun
-from .launches import ProgressSink, SamplesCsv, SceneMeasurement, add_launch, guarded_launch, new_measurement
+from .launches import ProgressSink, SamplesCsv, add_launch, guarded_launch, new_measurement
+from .results import (
+    MODE,
+    ABRun,
+    AdaptiveResult,
+    LaunchPlan,
+    Role,
+    SceneMeasurement,
+)
 
 SEARCH_FACTOR = 2
 FIRST_SEARCH_TOP = 64
@@ -59,41 +57,6 @@ RAMP_TOP = 3.0  # MotionMark ramps from where the frame rate halves; from 3 budg
 RAMP_BOTTOM = 0.25  # ... down to a quarter budget: a device slower than during the search still starts under it
 RAMP_STEPS = 24  # a ramp of `frames` measured frames has about this many steps ...
 MIN_HOLD = 6  # ... each held at least this long: SETTLE_FRAMES left out, a median of the rest
-MODE = "uncapped"  # the fit reads uncapped frame intervals (adaptive_score.FRAME_COST)
-
-Role = Literal["search", "ramp"]
-
-
-@dataclass(frozen=True)
-class LaunchPlan:
-    """One launch's per-frame complexity, warmup included."""
-
-    role: Role
-    warmup_frames: int
-    complexity: tuple[float, ...]
-    hold: int
-
-    @property
-    def frames(self) -> int:
-        return len(self.complexity) - self.warmup_frames
-
-    def steps(self) -> list[list[float]]:
-        """The complexity list run-length encoded: [[complexity, frames], ...] in frame order."""
-        out: list[list[float]] = []
-        for c in self.complexity:
-            if out and out[-1][0] == c:
-                out[-1][1] += 1
-            else:
-                out.append([c, 1])
-        return out
-
-    def job(self, base: Job) -> Job:
-        return replace(base, mode=MODE, warmup_frames=self.warmup_frames, frames=self.frames,
-                       complexity=self.complexity)
-
-    def to_dict(self, launch: int) -> dict[str, Any]:
-        return {"launch": launch, "role": self.role, "warmup_frames": self.warmup_frames, "frames": self.frames,
-                "hold": self.hold, "steps": self.steps()}
 
 
 def plan_warmup(settings_warmup: int, capture: Sequence[int]) -> int:
@@ -199,71 +162,6 @@ class Controller:
         measured += [levels[-1]] * (self.frames - len(measured))  # the frames left over go to the last step
         return _with_warmup("ramp", measured, hold, plan_warmup(self.warmup, self.capture), self.capture,
                             self.spec.capture)
-
-
-@dataclass
-class AdaptiveResult:
-    """An adaptive scene's plans, per-launch fits and score: run.json's `adaptive` section."""
-
-    spec: ComplexitySpec
-    budget_ms: float
-    plans: dict[int, LaunchPlan] = field(default_factory=dict)  # launch index -> its plan
-    fits: dict[int, HingeFit] = field(default_factory=dict)  # scored launches (complete ramps)
-    excluded: dict[int, int] = field(default_factory=dict)  # launch index -> measured frames left out of the fit
-    scores: ScoreSummary | None = None
-    note: str | None = None  # why there is no score, or what limits it
-
-    def launch_info(self, launch: int) -> dict[str, Any]:
-        """What a launch summary carries: its role and, for a scored launch, the score the gate judges."""
-        fit = self.fits.get(launch)
-        info: dict[str, Any] = {"role": self.plans[launch].role}
-        if fit is not None:
-            info.update(score=round(fit.score, 6), censored=fit.censored)
-        return info
-
-    def finish(self) -> None:
-        scored = [self.fits[k].score for k in sorted(self.fits)]
-        if scored:
-            self.scores = summarize_scores(scored)
-        elif self.note is None:
-            self.note = "no complete ramp launch: no score"
-        censored = sorted({fit.censored for fit in self.fits.values() if fit.censored})
-        if "above" in censored:
-            self.note = (f"a ramp stayed within budget up to its largest complexity (scene max {self.spec.max}): "
-                         "the score is a lower bound")
-        elif "below" in censored:
-            self.note = "a ramp was over budget at every step: its change point is extrapolated below the ramp"
-
-    @property
-    def censored(self) -> str | None:
-        kinds = {fit.censored for fit in self.fits.values() if fit.censored}
-        return "above" if "above" in kinds else "below" if "below" in kinds else None
-
-    def to_json(self) -> dict[str, Any]:
-        s = self.scores
-        return {
-            "score": None if s is None else round(s.score, 4),
-            "ci": None if s is None or s.ci is None else [round(s.ci[0], 4), round(s.ci[1], 4)],
-            "confidence": BOOTSTRAP_CONFIDENCE,
-            "resamples": BOOTSTRAP_RESAMPLES,
-            "seed": BOOTSTRAP_SEED,
-            "per_run_scores": [] if s is None else [round(v, 4) for v in s.per_run_scores],
-            "scored_launches": sorted(self.fits),
-            "budget_ms": round(self.budget_ms, 4),
-            "unit": self.spec.unit,
-            "censored": self.censored,
-            "note": self.note,
-            "plan": {
-                "mode": MODE, "frame_cost": FRAME_COST, "settle_frames": SETTLE_FRAMES,
-                "capture_complexity": self.spec.capture, "max_complexity": self.spec.max,
-                "launches": [self.plans[k].to_dict(k) for k in sorted(self.plans)],
-            },
-            "fit": {
-                "model": MODEL,
-                "launches": [dict(launch=k, excluded_frames=self.excluded.get(k, 0), **self.fits[k].to_dict())
-                             for k in sorted(self.fits)],
-            },
-        }
 
 
 def measure_adaptive(device: Device, case: SceneCase, settings: Settings, results_dir: Path,

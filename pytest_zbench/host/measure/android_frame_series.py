@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ...stats import Distribution, across_launches, distribution, jank_counts
-from ..devices.android_frame_dumps import PlatformLaunch
+from ..devices.android_frame_parsers import PlatformLaunch
 
 PLATFORM_COLUMNS = ("launch", "source", "window", "flags", "intended_vsync_ns", "vsync_ns", "frame_completed_ns",
                     "frame_ms", "gpu_ms", "desired_present_ns", "actual_present_ns", "frame_ready_ns",

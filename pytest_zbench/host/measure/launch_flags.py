@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...regression.conditions import compact
-from .launches import SceneMeasurement, launch_samples
+from .launches import launch_samples
+from .results import SceneMeasurement
 
 
 def flagged_launches(m: SceneMeasurement, per_run: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,9 +11,8 @@ import dataclasses
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -22,73 +21,19 @@ from ...gpu_timing import MixedGpuSources, run_source
 from ...protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
 from ...scenes import SceneCase
 from ...settings import Settings
-from ...stats import LaunchSamples, LaunchSummary, SceneSummary, summarize_launch, summarize_scene
+from ...stats import LaunchSamples, summarize_launch, summarize_scene
 from ..devices import android_frame_dumps as platform_frames
 from ..devices.device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from ..devices.health import DeviceHealth
 from .android_frame_series import PlatformSeries
 from .cold_start import time_to_first_frame_ms
-
-if TYPE_CHECKING:
-    from .ab_launches import ABRun
-    from .adaptive_launches import AdaptiveResult
+from .results import (
+    DEVICE_FAULT_KINDS,
+    SceneMeasurement,
+)
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
-
-# Issues after which a scene's samples are not a measurement of the build's speed: the perf test fails (the
-# samples are kept either way). Device faults are what the quarantine counts (host/devices/health.py).
-PERF_BLOCKING_KINDS = ("exit", "timeout", "partial", "protocol", "nan", "connection_lost", "device_error",
-                       "quarantined")
-DEVICE_FAULT_KINDS = ("timeout", "connection_lost", "device_error")
-
-
-@dataclass
-class SceneMeasurement:
-    """Everything one scene produced on one device in this session, perf and golden tests alike."""
-
-    case: SceneCase
-    device: str
-    backend: str
-    job: Job | None
-    launches: list[LaunchOutcome] = field(default_factory=list)
-    summaries: list[LaunchSummary] = field(default_factory=list)
-    summary: SceneSummary | None = None
-    skipped: str | None = None  # the reason when the device cannot run the scene
-    samples_file: Path | None = None
-    wall_s: float = 0.0
-    budget_ms: float = 0.0
-    ab: ABRun | None = None  # in A/B mode: the B runner's launches, interleaved with these
-    artifact_failures: list[str] = field(default_factory=list)  # files of this scene that could not be written
-    adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/measure/adaptive_launches.py)
-    platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
-    sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/measure/sustained.py), run.json's too
-
-    @property
-    def issues(self) -> list[Issue]:
-        return [issue for launch in self.launches for issue in launch.issues]
-
-    @property
-    def complete_launches(self) -> list[LaunchOutcome]:
-        return [launch for launch in self.launches if launch.complete]
-
-    @property
-    def partial(self) -> bool:
-        return any(launch.partial for launch in self.launches)
-
-    def perf_failure(self) -> str | None:
-        """Why the perf test fails before any regression gate, or None: a launch that did not produce
-        trustworthy samples (PERF_BLOCKING_KINDS), or no summary at all."""
-        blocking = [i for i in self.issues if i.kind in PERF_BLOCKING_KINDS]
-        if not blocking and self.adaptive is not None and self.adaptive.scores is None:
-            return (f"scene {self.case.id} on device {self.device}: no adaptive score: {self.adaptive.note}; "
-                    f"samples kept in {self.samples_file}")
-        if not blocking and self.summary is not None:
-            return None
-        return (f"scene {self.case.id} on device {self.device}: {len(self.complete_launches)} of "
-                f"{len(self.launches)} launches complete; the runner's output was not trustworthy:\n"
-                f"{issue_lines(blocking)}\nSamples kept (partial launches marked) in {self.samples_file}")
-
 
 def missing_features(device: Device, case: SceneCase) -> str | None:
     """Why the device's runner cannot draw the scene, or None when it can."""
@@ -333,10 +278,3 @@ class SamplesCsv:
         except OSError as exc:
             self._fail(exc)
         self._handle = None
-
-
-def issue_lines(issues: list[Issue], limit: int = 6) -> str:
-    lines = [f"  - [{i.kind}]{'' if i.frame is None else f' frame {i.frame}'}: {i.detail}" for i in issues[:limit]]
-    if len(issues) > limit:
-        lines.append(f"  - ... and {len(issues) - limit} more (see run.json)")
-    return "\n".join(lines)

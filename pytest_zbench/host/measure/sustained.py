@@ -34,13 +34,13 @@ from ..devices.health import DeviceHealth
 from .launches import (
     ProgressSink,
     SamplesCsv,
-    SceneMeasurement,
     add_launch,
     guarded_launch,
     launch_conditions,
     launch_samples,
     new_measurement,
 )
+from .results import SceneMeasurement
 
 # The burst and sustained windows: the first and last WINDOW_S seconds of the measured frames (passively
 # cooled devices are faster for about their first 30 s), shorter for a run under 5 windows long.

@@ -29,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...files import write_json_atomic
+
 TRACE_SUFFIX = ".trace.json"
 # Per launch, its tracks' ids: tid = launch * TRACKS_PER_LAUNCH + one of these.
 FRAMES, CPU, GPU, PLATFORM = 1, 2, 3, 4
@@ -256,7 +258,6 @@ def _float(text: str | None) -> float | None:
 
 def write_traces(document: dict[str, Any], results_dir: Path) -> list[Path]:
     """Every measured scene's trace beside its CSV; the paths written."""
-    from ..run_record import write_json_atomic
 
     order = list(document.get("devices") or {})
     written = []

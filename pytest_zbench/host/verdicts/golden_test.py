@@ -18,7 +18,7 @@ from ...inventory import Inventory
 from ...scenes import SceneCase, load_corpus
 from ...settings import Settings
 from ..devices.device import LaunchOutcome, safe_component
-from ..measure.launches import SceneMeasurement
+from ..measure.results import SceneMeasurement
 
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
 INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")

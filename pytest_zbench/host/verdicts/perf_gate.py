@@ -63,7 +63,8 @@ from ...regression.interleaved_ab import judge_ab
 from ...settings import Settings
 from ..devices.environment import environment
 from ..measure.launch_flags import flagged_launches
-from ..measure.launches import SceneMeasurement, launch_samples
+from ..measure.launches import launch_samples
+from ..measure.results import SceneMeasurement
 from ..run_record import RunRecord
 
 # The report's history chart: the newest sessions of a scene it shows (its change points are found in these).
