@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..host.measure.results import SceneMeasurement
     from ..host.verdicts.golden_test import GoldenOutcome
     from ..host.verdicts.perf_gate import GateResult
+    from ..regression.verdict_words import GateVerdict
     from ..scenes import SceneCase
 
 
@@ -83,7 +84,7 @@ class Scene:
 # Verdicts the terminal summarises in one line for all scenes (host/report/terminal_table.py): the first run of a
 # scene (no baseline yet) and a verdict more launches would decide. A warning per scene is kept for what needs
 # attention: a changed environment, a scene the history could not take.
-SUMMARISED_VERDICTS = ("no_baseline", "inconclusive")
+SUMMARISED_VERDICTS: tuple[GateVerdict, ...] = ("no_baseline", "inconclusive")
 
 
 def attention_note(result: GateResult) -> str | None:

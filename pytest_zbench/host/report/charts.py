@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
+
 WIDTH, HEIGHT = 560, 220
 LEFT, RIGHT, TOP, BOTTOM = 52, 12, 26, 40  # margins: tick labels left and below, the legend on top
 COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
@@ -221,7 +223,6 @@ class Effect:
     bar: float
 
 
-VERDICT_COLOURS = {"regressed": "#b22222", "improved": "#2a7a2a", "unchanged": "#555", "inconclusive": "#c77700"}
 
 
 # The effect axis: ratios on a log scale (1.25x slower sits as far from 1 as 0.8x faster), clipped to this
@@ -261,7 +262,7 @@ def effects(rows: Sequence[Effect], *, caption: str) -> str:
                  "candidate / baseline, log scale (1x = no change; shaded: the bar a change must clear)</text>")
     for i, row in enumerate(rows):
         y = TOP + row_h * i + row_h / 2
-        colour = VERDICT_COLOURS.get(row.verdict, "#555")
+        colour = CHART_COLOURS.get(row.verdict, NEUTRAL_COLOUR)
         low, high = x(1 - row.bar), x(1 + row.bar)
         parts.append(f"<rect x='{low:.1f}' y='{y - 9:.1f}' width='{high - low:.1f}' height='18' fill='#f1f1f1'/>"
                      f"<line x1='{x(row.ci[0]):.1f}' x2='{x(row.ci[1]):.1f}' y1='{y}' y2='{y}' "

@@ -17,6 +17,7 @@ from typing import Any, TypeGuard
 
 from ...regression.changepoints import ChangePoint
 from ...regression.config import metric_unit
+from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 from ...stats import HIST_EDGES_MS
 from . import charts
 from .corpus import differentials_section, isolation_section
@@ -256,7 +257,7 @@ def _distributions(section: dict[str, Any], scene: dict[str, Any]) -> str:
         unit = _unit(name, scene)
         figures.append(charts.strips(
             rows, x_label=f"{name} per launch" + (f" ({unit})" if unit else ""),
-            title=f"{name}: {verdict}, {_effect_words(m)}", title_colour=charts.VERDICT_COLOURS.get(verdict, "#555"),
+            title=f"{name}: {verdict}, {_effect_words(m)}", title_colour=CHART_COLOURS.get(verdict, NEUTRAL_COLOUR),
             legend=legend, caption=f"{name} of each launch (a dot) and each row's median (a bar), as the gate judged "
                                    f"them: {verdict}, {_effect_words(m)}" + (f", bar ±{100 * m['bar']:.1f}%"
                                                                              if _number(m.get("bar")) else "")))

@@ -17,15 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...regression.verdict_words import TERMINAL_WORDS
+
 # (text, style) -> text with the terminal's colour codes; style is one of STYLES or "".
 Markup = Callable[[str, str], str]
 STYLES = ("red", "green", "yellow", "bold")
 DEFAULT_WIDTH = 100
 GAP = "  "
 
-# The verdict as the table shows it, and its colour.
-VERDICT_WORDS = {"regressed": ("regressed", "red"), "improved": ("improved", "green"), "same": ("same", ""),
-                 "inconclusive": ("inconcl.", "yellow"), "no_baseline": ("new", ""), "not_judged": ("not judged", "")}
 
 
 @dataclass(frozen=True)
@@ -208,7 +207,7 @@ def _verdict(section: dict[str, Any] | None, metric: str = "cpu_ms.p50") -> Cell
     if not section:
         return Cell("-")
     verdict = str(section.get("verdict"))
-    word, colour = VERDICT_WORDS.get(verdict, (verdict, ""))
+    word, colour = TERMINAL_WORDS.get(verdict, (verdict, ""))
     effects = {m.get("metric"): m.get("effect") for m in section.get("metrics") or []}
     effect = effects.get(metric)
     return Cell(word + ("" if effect is None else f" {effect:.2f}x"), colour)

@@ -60,6 +60,7 @@ from ...regression.history import (
     environment_fingerprint,
 )
 from ...regression.interleaved_ab import judge_ab
+from ...regression.verdict_words import GateVerdict
 from ...settings import Settings
 from ..devices.environment import environment
 from ..measure.launch_flags import flagged_launches
@@ -91,12 +92,12 @@ class RegressionWarning(UserWarning):
 
 @dataclass(frozen=True)
 class GateResult:
-    """verdict: same | regressed | improved | inconclusive (the gate's), or no_baseline | not_judged.
+    """verdict: the gate's Outcome, or no_baseline | not_judged (regression/verdict_words.py).
 
     broken: the gate could not run although it was asked to (history unreadable, B side failed): the test
     fails with the message."""
 
-    verdict: str
+    verdict: GateVerdict
     source: str  # history | file | ab | calibration
     baseline: str
     message: str
