@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .percentiles import PERCENTILE_NAMES
 from .regression.calibrate import MIN_CALIBRATION_LAUNCHES
 from .regression.config import DEFAULT_ALPHA
 from .regression.gate import GATING_METRICS, GateConfig
@@ -181,7 +182,7 @@ def project_history(start: Path) -> str:
     return DEFAULT_HISTORY_PATH
 
 
-SERIES_STATS = ("p50", "p90", "p95", "p99", "p999", "max", "min", "mean", "stddev", "mad")
+SERIES_STATS = (*PERCENTILE_NAMES, "max", "min", "mean", "stddev", "mad")
 LAUNCH_SCALARS = ("jank", "severe_jank", "jank_share", "longest_stall_ms", "first_frame_ms", "warmup_ms")
 
 

@@ -15,11 +15,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .percentiles import PERCENTILES
 from .protocol import MODES, PREEMPTIONS_COLUMN, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
-PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p999", 99.9))
 # How a percentile is computed: numpy's "linear" method (Hyndman & Fan type 7, the default of numpy, R and
 # Excel's PERCENTILE.INC): the value at rank (n - 1) q / 100, interpolated linearly between the two nearest.
 PERCENTILE_METHOD: Literal["linear"] = "linear"

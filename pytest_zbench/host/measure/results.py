@@ -21,6 +21,7 @@ from ...adaptive_score import (
     summarize_scores,
 )
 from ...protocol import Issue, Job
+from ...protocol.vocabulary import HostIssueKind, IssueKind
 from ...regression.interleaved_ab import Arm
 from ...scenes import ComplexitySpec, SceneCase
 from ...stats import LaunchSummary, SceneSummary
@@ -29,9 +30,9 @@ from .android_frame_series import PlatformSeries
 
 # Issues after which a scene's samples are not a measurement of the build's speed: the perf test fails (the
 # samples are kept either way). Device faults are what the quarantine counts (host/devices/health.py).
-PERF_BLOCKING_KINDS = ("exit", "timeout", "partial", "protocol", "nan", "connection_lost", "device_error",
-                       "quarantined")
-DEVICE_FAULT_KINDS = ("timeout", "connection_lost", "device_error")
+PERF_BLOCKING_KINDS: tuple[IssueKind, ...] = ("exit", "timeout", "partial", "protocol", "nan", "connection_lost", "device_error",
+                                              "quarantined")
+DEVICE_FAULT_KINDS: tuple[HostIssueKind, ...] = ("timeout", "connection_lost", "device_error")
 
 
 @dataclass

@@ -15,15 +15,14 @@ from ...golden.check import FrameCheck, check_capture, check_cross_reference, cr
 from ...golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ...golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
 from ...inventory import Inventory
+from ...protocol.vocabulary import INVARIANT_KINDS, IssueKind
 from ...scenes import SceneCase, load_corpus
 from ...settings import Settings
 from ..devices.device import LaunchOutcome, safe_component
 from ..measure.results import SceneMeasurement
 
-# Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that are not pixels).
-INVARIANT_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
-# Issues that make a capture unfit to become a golden.
-UNTRUSTED_KINDS = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "capture_invalid",
+# Issues that make a capture unfit to become a golden: the invariants (protocol/vocabulary.py), and these.
+UNTRUSTED_KINDS: tuple[IssueKind, ...] = INVARIANT_KINDS + ("exit", "timeout", "partial", "protocol", "capture_missing", "capture_invalid",
                                      "font_fallback")
 
 
