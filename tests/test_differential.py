@@ -30,8 +30,7 @@ def test_a_feature_that_costs_gets_its_difference_and_an_interval_above_zero():
     assert d.cost_ms == pytest.approx(3.1 - 1.0)
     assert d.ci_low_ms is not None and d.ci_high_ms is not None and 0 < d.ci_low_ms <= d.cost_ms <= d.ci_high_ms
     assert d.verdict == "costs"
-    [line] = terminal_lines([entry("layer.group", [3.1, 3.0, 3.3, 3.2, 3.05], minus="layer.direct"),
-                             entry("layer.direct", [1.0, 1.1, 0.95, 1.05, 1.0])])
+    [line] = terminal_lines([d.to_dict() for d in found])
     assert line.startswith("differential: layer.group - layer.direct on dev: opacity group: +2.1 ms [")
     assert "cpu_ms (costs; 95% interval over launches, +210% over layer.direct)" in line
 

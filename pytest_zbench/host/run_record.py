@@ -233,10 +233,7 @@ class RunRecord:
             "quarantined": dict(self.quarantined),
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
-            # Per device, whether each sweep's cost rises with its swept dimension (host/verdicts/isolation.py)
-            "isolation": [i.to_dict() for i in check_isolation(scenes)],
-            # Per device, each differential pair's cost with its interval over launches (host/verdicts/differentials.py)
-            "differentials": [d.to_dict() for d in differential_costs(scenes)],
+            **corpus_sections(scenes),
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:
@@ -275,6 +272,16 @@ class RunArtifacts:
     document: dict[str, Any] | None = None
     schema_errors: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+
+
+def corpus_sections(scenes: list[dict[str, Any]]) -> dict[str, Any]:
+    """run.json's verdicts over the corpus, computed once from its scene entries (the terminal reads them)."""
+    return {
+        # Per device, whether each sweep's cost rises with its swept dimension (host/verdicts/isolation.py)
+        "isolation": [i.to_dict() for i in check_isolation(scenes)],
+        # Per device, each differential pair's cost with its interval over launches (host/verdicts/differentials.py)
+        "differentials": [d.to_dict() for d in differential_costs(scenes)],
+    }
 
 
 def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> RunArtifacts:

@@ -25,6 +25,7 @@ class ActiveZbench(Protocol):
     host: HostSession | None
     is_worker: bool
     schema_errors: list[str]
+    run_document: dict[str, Any] | None
     artifact_failures: list[str]
 
     def open_host(self) -> HostSession: ...

@@ -43,11 +43,16 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
 
     for line in cooldown_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
+    # The corpus verdicts as run.json holds them (computed once, when it was assembled); without a document
+    # (the run record could not be assembled, reported below) they are computed here.
+    from ..host.run_record import corpus_sections
+
+    document = plugin.run_document or corpus_sections(host.record.scenes)
     from ..host.verdicts.isolation import terminal_lines
-    for line in terminal_lines(host.record.scenes):
+    for line in terminal_lines(document.get("isolation", [])):
         terminalreporter.write_line(line, yellow=True)
     from ..host.verdicts.differentials import terminal_lines as differential_lines
-    for line in differential_lines(host.record.scenes):
+    for line in differential_lines(document.get("differentials", [])):
         terminalreporter.write_line(line)
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:

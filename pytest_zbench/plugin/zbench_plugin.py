@@ -54,6 +54,7 @@ class ZbenchPlugin:
         # git state and writes no run.json.
         self.host: HostSession | None = None
         self.schema_errors: list[str] = []
+        self.run_document: dict[str, Any] | None = None  # run.json as written (the controller, at the end)
         self.artifact_failures: list[str] = []  # artifacts that could not be written (README, Reliability)
         self._sink: Any = None  # the progress sink of this process's measurements (plugin/progress.py)
         self._note: TerminalNote | None = None  # the terminal note pytest's report hooks erase first
@@ -236,6 +237,7 @@ class ZbenchPlugin:
 
         artifacts = write_run(self.host.record, self.settings.devices, self.settings.results)
         self.schema_errors = artifacts.schema_errors
+        self.run_document = artifacts.document
         self.artifact_failures = [*self.host.record.artifact_failures, *artifacts.failures]
         if artifacts.document is not None:
             self.config.hook.pytest_zbench_run_finished(config=self.config, document=artifacts.document,

@@ -66,19 +66,20 @@ def differential_costs(scenes: Iterable[Mapping[str, Any]]) -> list[Differential
     return found
 
 
-def terminal_lines(scenes: Iterable[Mapping[str, Any]]) -> list[str]:
-    """One line per pair: the feature's cost with its interval, or why there is none."""
-    return [f"differential: {d.scene} - {d.minus} on {d.device}: {d.feature}: {describe(d)}"
-            for d in differential_costs(scenes)]
+def terminal_lines(pairs: Iterable[Mapping[str, Any]]) -> list[str]:
+    """One line per pair of run.json's `differentials` section (computed once, when run.json was
+    assembled): the feature's cost with its interval, or why there is none."""
+    return [f"differential: {d['scene']} - {d['minus']} on {d['device']}: {d['feature']}: {describe(d)}"
+            for d in pairs]
 
 
-def describe(d: DifferentialCost) -> str:
-    """The cost in words: "+1.23 ms [0.95, 1.51] cpu_ms (costs)"."""
-    if d.cost_ms is None:
-        return d.reason
-    interval = (f" [{d.ci_low_ms:+.3g}, {d.ci_high_ms:+.3g}]" if d.ci_low_ms is not None and d.ci_high_ms is not None
-                else "")
-    return f"{d.cost_ms:+.3g} ms{interval} {d.metric} ({d.verdict.replace('_', ' ')}; {d.reason})"
+def describe(d: Mapping[str, Any]) -> str:
+    """The cost of a `differentials` entry in words: "+1.23 ms [0.95, 1.51] cpu_ms (costs)"."""
+    if d["cost_ms"] is None:
+        return str(d["reason"])
+    low, high = d["ci_low_ms"], d["ci_high_ms"]
+    interval = f" [{low:+.3g}, {high:+.3g}]" if low is not None and high is not None else ""
+    return f"{d['cost_ms']:+.3g} ms{interval} {d['metric']} ({str(d['verdict']).replace('_', ' ')}; {d['reason']})"
 
 
 def _judge(entry: Mapping[str, Any], base: Mapping[str, Any], feature: str) -> DifferentialCost:

@@ -87,10 +87,11 @@ def check_isolation(scenes: Iterable[Mapping[str, Any]]) -> list[Isolation]:
             if len({float(e["params"][dimension]) for e in entries}) >= 2]
 
 
-def terminal_lines(scenes: Iterable[Mapping[str, Any]]) -> list[str]:
-    """The terminal's lines: one per sweep that does not scale (the ones that do are in run.json)."""
+def terminal_lines(checks: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The terminal's lines, from run.json's `isolation` section (computed once, when run.json was
+    assembled): one per sweep that does not scale (the ones that do are in run.json)."""
     lines = []
-    for i in (found.to_dict() for found in check_isolation(scenes)):
+    for i in checks:
         if i["verdict"] == "not_scaling":
             cause = f", likely {i['likely_cause'].replace('_', ' ')}" if i["likely_cause"] else ""
             lines.append(f"isolation: {i['family']} on {i['device']} does not scale with {i['dimension']}"
