@@ -204,6 +204,13 @@ def scene_record(m: SceneMeasurement, valid: bool | None = None) -> SceneRecord:
     return dataclasses.replace(record, launches=_untrusted_gpu(flagged_launches(m, list(record.launches)), valid))
 
 
+def scene_key(m: SceneMeasurement, run: RunInfo) -> SceneKey:
+    """The history's key of a measured scene, as scene_key(m, run) gives it, without re-deriving every
+    launch's samples from its frames: the key needs only the scene, its parameters and its summary."""
+    assert m.summary is not None
+    return SceneRecord.from_summary(m.case.id, comparison_params(m), m.summary).key(run)
+
+
 class RegressionGate:
     """Records measured scenes in the history and judges them against the configured baseline."""
 
@@ -336,7 +343,7 @@ class RegressionGate:
             return None
         run = self.run_info(record, m.device, m.backend)
         try:
-            runs = self._history.runs_of(scene_record(m).key(run), limit=HISTORY_SERIES_SESSIONS)
+            runs = self._history.runs_of(scene_key(m, run), limit=HISTORY_SERIES_SESSIONS)
         except ZbenchError:
             return None
         return history_series(runs, metric, candidate_run=run.run_id)
@@ -351,7 +358,7 @@ class RegressionGate:
     def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
                        settings: dict[str, Any]) -> GateResult:
         run = self.run_info(record, m.device, m.backend)
-        key = scene_record(m).key(run)
+        key = scene_key(m, run)
         candidate = self._candidate(m, gpu_valid(record, m.device))
         try:
             result = judge_against_history(self.history, key, candidate, config, exclude_run=run.run_id,
@@ -382,7 +389,7 @@ class RegressionGate:
         """A/A calibration sessions in the history for this scene (a run.json baseline has one session: only
         a calibration can give it a between-session spread)."""
         run = self.run_info(record, m.device, m.backend)
-        key = scene_record(m).key(run)
+        key = scene_key(m, run)
         try:
             aa = calibration_sessions(self.history, key, environment_fingerprint(run.environment))
         except ZbenchError:
