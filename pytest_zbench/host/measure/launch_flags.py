@@ -7,19 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from ...regression.conditions import compact
-from .launches import launch_samples
 from .results import SceneMeasurement
 
 
 def flagged_launches(m: SceneMeasurement, per_run: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """`per_run` (the scene summary's launch dicts, one per launch that measured a frame, in order) with each
     launch's compact `conditions` and `throttled` (true when the platform probe said so before or after it)."""
-    if m.job is None:
-        return per_run
-    outcomes = [launch for launch in m.launches
-                if launch_samples(launch.frames, m.job.mode, partial=launch.partial) is not None]
     out = []
-    for summary, outcome in zip(per_run, outcomes):
+    for summary, outcome in zip(per_run, m.summarized):  # the launches paired with their summaries once
         conditions = compact(outcome.conditions)
         out.append(dict(summary, conditions=conditions, throttled=conditions.get("throttled") is True))
     out += per_run[len(out):]

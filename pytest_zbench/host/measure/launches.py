@@ -130,6 +130,7 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
         # The launch's own cold start, beside its frames: the gate can judge it (cold-start metrics)
         measurement.summaries.append(dataclasses.replace(summary,
                                                          time_to_first_frame_ms=time_to_first_frame_ms(outcome)))
+        measurement.summarized.append(outcome)
 
 
 def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float, on_progress: Any,

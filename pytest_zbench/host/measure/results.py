@@ -45,6 +45,7 @@ class SceneMeasurement:
     job: Job | None
     launches: list[LaunchOutcome] = field(default_factory=list)
     summaries: list[LaunchSummary] = field(default_factory=list)
+    summarized: list[LaunchOutcome] = field(default_factory=list)  # each summary's launch, paired in add_launch
     summary: SceneSummary | None = None
     skipped: str | None = None  # the reason when the device cannot run the scene
     samples_file: Path | None = None
