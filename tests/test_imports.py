@@ -89,3 +89,20 @@ def test_a_cycle_is_found_and_named() -> None:
 def test_no_import_cycle_in_the_package() -> None:
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# host/'s folders by role, each importing only those before it; the session and the run record, at host/'s
+# top, import them all (docs/architecture.md, "The layers").
+HOST_FOLDERS = ("devices", "measure", "verdicts", "report")
+
+
+def test_host_folders_import_only_the_folders_before_them() -> None:
+    def rank(module: str) -> int | None:
+        parts = module.split(".")
+        if parts[:2] != ["pytest_zbench", "host"] or len(parts) < 3:
+            return None
+        return HOST_FOLDERS.index(parts[2]) if parts[2] in HOST_FOLDERS and len(parts) > 3 else len(HOST_FOLDERS)
+
+    upward = [f"{module} -> {target}" for module, targets in import_graph().items() for target in targets
+              if (low := rank(module)) is not None and (high := rank(target)) is not None and high > low]
+    assert not upward, "imports against host/'s folder order:\n" + "\n".join(sorted(upward))

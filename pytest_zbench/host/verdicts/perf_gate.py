@@ -18,7 +18,7 @@ import shlex
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from ...errors import ZbenchError
 from ...regression import contention
@@ -66,7 +66,6 @@ from ..devices.environment import environment
 from ..measure.launch_flags import flagged_launches
 from ..measure.launches import launch_samples
 from ..measure.results import SceneMeasurement
-from ..run_record import RunRecord
 
 # The report's history chart: the newest sessions of a scene it shows (its change points are found in these).
 HISTORY_SERIES_SESSIONS = 30
@@ -183,7 +182,17 @@ def comparison_params(m: SceneMeasurement) -> dict[str, Any]:
             "frames": m.job.frames, "warmup": m.job.warmup_frames, "seed": m.job.seed}
 
 
-def gpu_valid(record: RunRecord, device: str) -> bool | None:
+class RunFacts(Protocol):
+    """What the gate reads of the run (host/run_record.py RunRecord has it): its identity, its build and its
+    devices' sections. A protocol, so that a verdict takes these facts and not the run record's module."""
+
+    run_id: str
+    started_utc: str
+    app: dict[str, Any]
+    devices: dict[str, dict[str, Any]]
+
+
+def gpu_valid(record: RunFacts, device: str) -> bool | None:
     """Whether the device's GPU time source passed the timer check (None: it has none)."""
     check = (record.devices.get(device) or {}).get("gpu", {}).get("timer_check")
     return None if check is None else bool(check.get("valid"))
@@ -275,7 +284,7 @@ class RegressionGate:
     def kind(self) -> str:
         return "calibration" if self.settings.calibrate else "ab" if self.settings.ab else "run"
 
-    def run_info(self, record: RunRecord, device: str, backend: str, *, b_runner: Sequence[str] = ()) -> RunInfo:
+    def run_info(self, record: RunFacts, device: str, backend: str, *, b_runner: Sequence[str] = ()) -> RunInfo:
         """This session's run on `device`. One run id per device (`<run_id>-<device>`): the history keeps
         one device per run, and xdist workers measuring that device share it. The B side of an A/B
         session is a run of its own (`-b`), its build named by the B runner's argv."""
@@ -285,7 +294,7 @@ class RegressionGate:
                        run_id=f"{record.run_id}-{device}{'-b' if b_runner else ''}",
                        started_utc=record.started_utc, kind=self.kind)
 
-    def record(self, record: RunRecord, m: SceneMeasurement) -> HistorySection | None:
+    def record(self, record: RunFacts, m: SceneMeasurement) -> HistorySection | None:
         """Store the measured scene (and in A/B mode its B side) in the history; the entry's `history`
         section. Scenes with a partial launch are not stored: a launch cut short by a crash or the deadline
         is not a sample of the build's speed, and as baseline material it would hide the next regression.
@@ -315,7 +324,7 @@ class RegressionGate:
         section["recorded"] = True
         return section
 
-    def judge(self, record: RunRecord, m: SceneMeasurement) -> GateResult | None:
+    def judge(self, record: RunFacts, m: SceneMeasurement) -> GateResult | None:
         """The verdict of a measured (not skipped, not partial) scene; None when gating is off."""
         if self.settings.calibrate:
             return GateResult("not_judged", "calibration", "calibration run",
@@ -335,7 +344,7 @@ class RegressionGate:
             result = self._judge_history(record, m, config, settings)
         return dataclasses.replace(result, history_series=self._history_series(record, m, config.metrics[0]))
 
-    def _history_series(self, record: RunRecord, m: SceneMeasurement, metric: str) -> dict[str, Any] | None:
+    def _history_series(self, record: RunFacts, m: SceneMeasurement, metric: str) -> dict[str, Any] | None:
         """run.json's `regression.history_series` of the scene's newest runs; None when the gate has not opened
         the history (it is not opened for a chart) or cannot read it: the report then says the chart is
         missing."""
@@ -355,7 +364,7 @@ class RegressionGate:
             self._device_sessions[cache] = read_device_sessions(self.history, key, exclude_run=exclude_run)
         return self._device_sessions[cache]
 
-    def _judge_history(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+    def _judge_history(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                        settings: dict[str, Any]) -> GateResult:
         run = self.run_info(record, m.device, m.backend)
         key = scene_key(m, run)
@@ -385,7 +394,7 @@ class RegressionGate:
         marked untrusted when the device's timer check failed."""
         return _untrusted_gpu(flagged_launches(m, [summary.to_dict() for summary in m.summaries]), valid)
 
-    def _calibration_pool(self, record: RunRecord, m: SceneMeasurement) -> list[SessionPool]:
+    def _calibration_pool(self, record: RunFacts, m: SceneMeasurement) -> list[SessionPool]:
         """A/A calibration sessions in the history for this scene (a run.json baseline has one session: only
         a calibration can give it a between-session spread)."""
         run = self.run_info(record, m.device, m.backend)
@@ -399,7 +408,7 @@ class RegressionGate:
         return [SessionPool(f"{len(aa)} A/A calibration sessions (build {aa[-1].build_hash[:10]})",
                             [r.launches for r in aa])]
 
-    def _judge_file(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+    def _judge_file(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                     settings: dict[str, Any]) -> GateResult:
         path = self.settings.baseline_file
         assert path is not None
@@ -422,7 +431,7 @@ class RegressionGate:
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
                              [session], candidate)
 
-    def _judge_ab(self, record: RunRecord, m: SceneMeasurement, config: GateConfig,
+    def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
         assert m.ab is not None
         b = m.ab.b
