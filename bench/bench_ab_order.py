@@ -18,9 +18,9 @@ import argparse
 import numpy as np
 from scipy import stats as sps
 
-from pytest_zbench.regression.ab import Pattern, interleave, split
 from pytest_zbench.regression.config import DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved
+from pytest_zbench.regression.interleaved_ab import Pattern, interleave, split
 
 LAUNCH_SPREAD = 0.03
 PATTERNS: tuple[Pattern, ...] = ("ABAB", "ABBA")

@@ -1,6 +1,6 @@
 """Precision and coverage of the adaptive score's interval, on synthetic launches and end to end.
 
-Synthetic part (default): the real controller (host/adaptive.py) plans every launch and the real fit and
+Synthetic part (default): the real controller (host/measure/adaptive_launches.py) plans every launch and the real fit and
 bootstrap (adaptive_score.py) score it; only the device is simulated, with the variance structure seen on
 real devices:
 
@@ -39,7 +39,8 @@ import numpy as np
 from scipy import signal
 
 from pytest_zbench.adaptive_score import fit_hinge, step_points, summarize_scores
-from pytest_zbench.host.adaptive import Controller, LaunchPlan
+from pytest_zbench.host.measure.adaptive_launches import Controller
+from pytest_zbench.host.measure.results import LaunchPlan
 from pytest_zbench.scenes import ComplexitySpec
 
 BUDGET_MS = 16.67

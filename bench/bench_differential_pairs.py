@@ -1,4 +1,4 @@
-"""How well a differential pair's interval (pytest_zbench/host/differential.py) covers the feature's true cost,
+"""How well a differential pair's interval (pytest_zbench/host/verdicts/differentials.py) covers the feature's true cost,
 and how often it calls a free feature `costs` or misses a real one, on synthetic pairs.
 
 Each synthetic pair has R launches a side; a launch's median cost is base (1 ms) times log-normal
@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 import random
 
-from pytest_zbench.host.differential import differential_costs
+from pytest_zbench.host.verdicts.differentials import differential_costs
 
 BASE_MS = 1.0
 LAUNCHES = (2, 3, 5, 10)

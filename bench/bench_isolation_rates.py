@@ -1,4 +1,4 @@
-"""How often the isolation check (pytest_zbench/host/isolation.py) gets a sweep wrong: on synthetic sweeps, and
+"""How often the isolation check (pytest_zbench/host/verdicts/isolation.py) gets a sweep wrong: on synthetic sweeps, and
 on real sessions of this machine's devices.
 
 Synthetic: each sweep has 4 values of its dimension (1, 2, 4, 8) and R launches per value; a launch's median
@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from pytest_zbench.host.isolation import MIN_ELASTICITY, check_isolation
+from pytest_zbench.host.verdicts.isolation import MIN_ELASTICITY, check_isolation
 
 VALUES = (1, 2, 4, 8)
 REPO = Path(__file__).resolve().parents[1]

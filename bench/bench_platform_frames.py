@@ -32,10 +32,10 @@ sys.path.insert(0, str(REPO / "tests"))
 from remote.fake_adbd import FakeAdbd  # noqa: E402
 from remote.servers import AdbServer, adb_device_entry  # noqa: E402
 
-from pytest_zbench.host import platform_frames  # noqa: E402
-from pytest_zbench.host.device import Device  # noqa: E402
-from pytest_zbench.host.health import DeviceHealth  # noqa: E402
-from pytest_zbench.host.measure import guarded_launch  # noqa: E402
+from pytest_zbench.host.devices import android_frame_dumps as platform_frames  # noqa: E402
+from pytest_zbench.host.devices.device import Device  # noqa: E402
+from pytest_zbench.host.devices.health import DeviceHealth  # noqa: E402
+from pytest_zbench.host.measure.launches import guarded_launch  # noqa: E402
 from pytest_zbench.inventory import load_inventory  # noqa: E402
 from pytest_zbench.protocol import Job  # noqa: E402
 from pytest_zbench.scenes import load_scene_file  # noqa: E402

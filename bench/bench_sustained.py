@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from scipy.signal import lfilter
 
-from pytest_zbench.host.sustained import analyse
+from pytest_zbench.host.measure.sustained import analyse
 
 REPO = Path(__file__).resolve().parents[1]
 

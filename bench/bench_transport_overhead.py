@@ -131,7 +131,7 @@ def _commands(transports: dict, command: list[str], n: int) -> dict[str, list[fl
 
 
 def _scene_launches(specs: dict, transports: dict, n: int, tmp: Path) -> tuple[dict, dict]:
-    from pytest_zbench.host.device import Device
+    from pytest_zbench.host.devices.device import Device
     from pytest_zbench.protocol import Job
     from pytest_zbench.scenes import load_scene_file
 

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .percentiles import PERCENTILE_NAMES
 from .regression.calibrate import MIN_CALIBRATION_LAUNCHES
 from .regression.config import DEFAULT_ALPHA
 from .regression.gate import GATING_METRICS, GateConfig
@@ -194,7 +195,7 @@ def project_history(start: Path) -> str:
     return DEFAULT_HISTORY_PATH
 
 
-SERIES_STATS = ("p50", "p90", "p95", "p99", "p999", "max", "min", "mean", "stddev", "mad")
+SERIES_STATS = (*PERCENTILE_NAMES, "max", "min", "mean", "stddev", "mad")
 LAUNCH_SCALARS = ("jank", "severe_jank", "jank_share", "longest_stall_ms", "first_frame_ms", "warmup_ms")
 
 
@@ -236,7 +237,7 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _devices(args: argparse.Namespace) -> int:
     from .errors import ZbenchError
-    from .host.device import Device
+    from .host.devices.device import Device
     from .inventory import load_inventory
     from .transports import make_transport
 
@@ -278,8 +279,8 @@ def _devices(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     import json
 
-    from .host.chrome_trace import write_traces
-    from .host.html_report import write_report
+    from .host.report.chrome_trace import write_traces
+    from .host.report.html import write_report
     from .host.run_record import validate_run
 
     run = Path(args.run)

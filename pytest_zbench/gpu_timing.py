@@ -154,7 +154,7 @@ def heavier_scene(scene: Mapping[str, Any], k: int = TIMER_CHECK_FACTOR) -> dict
 
 def run_source(sources: Iterable[str | None]) -> str | None:
     """The one gpu_source of a run's frames (None, empty and `none` cells ignored); raise MixedGpuSources if
-    two appear. The one rule for a launch's frames (host/measure.py) and a scene's (host/run_record.py)."""
+    two appear. The one rule for a launch's frames (host/measure/launches.py) and a scene's (host/run_record.py)."""
     seen = {s for s in sources if s and s != "none"}
     if len(seen) > 1:
         raise MixedGpuSources(f"one run carries gpu_ms from {', '.join(sorted(seen))}: values of different "

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any, Literal, TypeGuard, get_args
 
 import yaml
 
@@ -21,7 +21,10 @@ from .protocol.limits import MAX_SURFACE_SIDE
 from .yaml_loader import DuplicateKeyError, load_yaml
 
 TRANSPORTS = ("local", "ssh", "adb", "command")
-PLATFORMS = ("linux", "raspberrypi", "android", "macos", "ios", "webos")
+# The operating system a device runs (devices.yaml `platform`). Not to be confused with Android's own frame
+# records, which docs/platform-frames.md calls platform frames.
+Platform = Literal["linux", "raspberrypi", "android", "macos", "ios", "webos"]
+PLATFORMS: tuple[Platform, ...] = get_args(Platform)
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 # An environment variable name a POSIX shell accepts (the ssh and adb transports pass `env` through one).
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -96,7 +99,7 @@ class DeviceSpec:
     transport: str
     backend: str
     runner: tuple[str, ...]
-    platform: str
+    platform: Platform
     device_class: str
     display: Display | None
     workdir: str | None
@@ -210,9 +213,10 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         isinstance(a, (str, int, float)) for a in runner
     ):
         raise fail("runner", "expected an argv list such as [python, -m, pytest_zbench.runner]")
-    platform = string("platform", "linux")
-    if platform not in PLATFORMS:
-        raise fail("platform", f"{platform!r} is not one of {', '.join(PLATFORMS)}")
+    platform_name = string("platform", "linux")
+    if not _is_platform(platform_name):
+        raise fail("platform", f"{platform_name!r} is not one of {', '.join(PLATFORMS)}")
+    platform = platform_name
     display = None
     if "display" in entry:
         display = _display(entry["display"], lambda msg: fail("display", msg))
@@ -269,13 +273,13 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
 
 
 # The `prepare` key: steps run on the device through its transport once per session before its first scene,
-# undone at the session's end (host/prepare.py; README "Preparing a device").
+# undone at the session's end (host/devices/prepare.py; README "Preparing a device").
 PREPARE_KEYS = ("governor", "cooldown", "screen_on", "sysfs", "commands")
 COOLDOWN_KEYS = ("below_c", "max_wait_s", "poll_s")
 COMMAND_KEYS = ("name", "run", "restore")
 # The built-in steps and the platforms they know how to do: cpufreq and thermal zones are Linux kernel
 # interfaces (Android's too); keeping the screen on is Android's `svc power stayon`.
-BUILTIN_STEP_PLATFORMS: dict[str, tuple[str, ...]] = {
+BUILTIN_STEP_PLATFORMS: dict[str, tuple[Platform, ...]] = {
     "governor": ("linux", "raspberrypi", "android"),
     "cooldown": ("linux", "raspberrypi", "android"),
     "screen_on": ("android",),
@@ -446,3 +450,7 @@ def _is_int(value: Any) -> TypeGuard[int]:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_platform(name: str | None) -> TypeGuard[Platform]:
+    return name in PLATFORMS

@@ -131,7 +131,7 @@ class Settings:
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
-    lease_dir: Path | None = None  # None: host.health.default_lease_dir()
+    lease_dir: Path | None = None  # None: host.devices.health.default_lease_dir()
     sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)

@@ -15,11 +15,11 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .percentiles import PERCENTILES
 from .protocol import MODES, PREEMPTIONS_COLUMN, STOLEN_COLUMN, Mode
 
 # Log-ish buckets (docs/methodology.md §2); bucket i is [edge i, edge i+1), as np.histogram counts.
 HIST_EDGES_MS: tuple[float, ...] = (0, 4, 8, 12, 16.7, 25, 33, 50, 100, math.inf)
-PERCENTILES: tuple[tuple[str, float], ...] = (("p50", 50), ("p90", 90), ("p95", 95), ("p99", 99), ("p999", 99.9))
 # How a percentile is computed: numpy's "linear" method (Hyndman & Fan type 7, the default of numpy, R and
 # Excel's PERCENTILE.INC): the value at rank (n - 1) q / 100, interpolated linearly between the two nearest.
 PERCENTILE_METHOD: Literal["linear"] = "linear"
@@ -202,10 +202,11 @@ class LaunchSummary:
     # None without the column. The busy-host guard judges a metric on both (docs/regression.md, "A busy host").
     oncpu_ms: Distribution | None = None
     stolen_share: float | None = None
-    # An adaptive scene's launch: its role (search or ramp) and a ramp's score (host/adaptive.py), which the
-    # regression gate reads as the per-launch metric `adaptive.score`.
+    # An adaptive scene's launch: its role (search or ramp) and a ramp's score
+    # (host/measure/adaptive_launches.py), which the regression gate reads as the per-launch metric
+    # `adaptive.score`.
     adaptive: Mapping[str, Any] | None = None
-    # Cold start: from the runner process's start to the end of its first frame (host/cold_start.py; None
+    # Cold start: from the runner process's start to the end of its first frame (host/measure/cold_start.py; None
     # when the runner does not say when its process started). Set by the host, which reads result.json.
     time_to_first_frame_ms: float | None = None
 
@@ -265,7 +266,7 @@ def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None,
 
 def jank_counts(frames: ArrayLike, budget_ms: float) -> tuple[int, int, float | None, float | None]:
     """(jank, severe jank, jank share, longest frame) of a series against a budget, by the rule of
-    summarize_launch; for series of their own, such as Android's platform frames (host/platform_series.py)."""
+    summarize_launch; for series of their own, such as Android's platform frames (host/measure/android_frame_series.py)."""
     return _jank(np.asarray(frames, dtype=float), budget_ms)
 
 
@@ -471,7 +472,7 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
 
 
 # The percentile bootstraps over launches (an adaptive scene's score, adaptive_score.py; a differential pair's
-# cost, host/differential.py): resamples, confidence, seed.
+# cost, host/verdicts/differentials.py): resamples, confidence, seed.
 BOOTSTRAP_RESAMPLES = 2000
 BOOTSTRAP_CONFIDENCE = 0.95
 BOOTSTRAP_SEED = 0

@@ -1,4 +1,4 @@
-"""The adaptive controller's plans (host/adaptive.py): the search windows, the ramp, the captures."""
+"""The adaptive controller's plans (host/measure/adaptive_launches.py): the search windows, the ramp, the captures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 
 from pytest_zbench.adaptive_score import SETTLE_FRAMES, LaunchPoints, StepPoint
-from pytest_zbench.host.adaptive import (
+from pytest_zbench.host.measure.adaptive_launches import (
     FIRST_SEARCH_TOP,
     MIN_HOLD,
     RAMP_BOTTOM,

@@ -7,7 +7,7 @@ import json
 
 from trace_format import problems
 
-from pytest_zbench.host.chrome_trace import scene_trace, trace_path, write_traces
+from pytest_zbench.host.report.chrome_trace import scene_trace, trace_path, write_traces
 
 HEADER = "launch,frame,phase,t_start_ns,cpu_ms,gpu_ms,gpu_source,present_interval_ms,complexity\n"
 

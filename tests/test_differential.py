@@ -1,4 +1,4 @@
-"""Differential pairs on plain run.json scene entries (pytest_zbench/host/differential.py), their bootstrap
+"""Differential pairs on plain run.json scene entries (pytest_zbench/host/verdicts/differentials.py), their bootstrap
 (stats.bootstrap_difference_ci) and their place in report.html."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pytest_zbench.host.differential import differential_costs, terminal_lines
+from pytest_zbench.host.verdicts.differentials import differential_costs, terminal_lines
 from pytest_zbench.stats import bootstrap_difference_ci
 
 
@@ -30,8 +30,7 @@ def test_a_feature_that_costs_gets_its_difference_and_an_interval_above_zero():
     assert d.cost_ms == pytest.approx(3.1 - 1.0)
     assert d.ci_low_ms is not None and d.ci_high_ms is not None and 0 < d.ci_low_ms <= d.cost_ms <= d.ci_high_ms
     assert d.verdict == "costs"
-    [line] = terminal_lines([entry("layer.group", [3.1, 3.0, 3.3, 3.2, 3.05], minus="layer.direct"),
-                             entry("layer.direct", [1.0, 1.1, 0.95, 1.05, 1.0])])
+    [line] = terminal_lines([d.to_dict() for d in found])
     assert line.startswith("differential: layer.group - layer.direct on dev: opacity group: +2.1 ms [")
     assert "cpu_ms (costs; 95% interval over launches, +210% over layer.direct)" in line
 
@@ -85,7 +84,7 @@ def test_the_bootstrap_interval_covers_the_true_difference_about_as_often_as_it_
 def test_entries_are_valid_run_json_and_the_report_shows_pairs_and_isolation(tmp_path):
     import jsonschema
 
-    from pytest_zbench.host.html_report import write_report
+    from pytest_zbench.host.report.html import write_report
     from pytest_zbench.host.run_record import load_schema
 
     validator = jsonschema.Draft202012Validator(load_schema()["properties"]["differentials"])

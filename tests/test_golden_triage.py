@@ -150,7 +150,7 @@ def test_triage_file_reviews_well_and_a_bad_one_names_itself(tmp_path):
 
 
 def test_ci_summary_lists_untriaged_images_with_their_command():
-    from pytest_zbench.lab.summary import render_summary
+    from pytest_zbench.host.report.markdown_summary import render_summary
 
     frames = [{"frame": 0, "status": "failed", "triage": "untriaged"}, {"frame": 60, "status": "passed",
                                                                          "triage": None}]

@@ -1,4 +1,4 @@
-"""Isolation checks on plain run.json scene entries (pytest_zbench/host/isolation.py)."""
+"""Isolation checks on plain run.json scene entries (pytest_zbench/host/verdicts/isolation.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pytest_zbench.host.isolation import (
+from pytest_zbench.host.verdicts.isolation import (
     MIN_ELASTICITY,
     RHO_THRESHOLD,
     check_isolation,
@@ -58,7 +58,7 @@ def test_a_culled_family_is_flagged_and_a_scaling_one_is_not() -> None:
     assert culled.rho is not None and culled.rho >= RHO_THRESHOLD  # ranks rise: the rise is what is too small
     assert (scaling.verdict, scaling.likely_cause) == ("scales", None)
     assert scaling.values == (1, 2, 4, 8) and scaling.launches == 8
-    lines = terminal_lines(opaque + alpha)
+    lines = terminal_lines([i.to_dict() for i in check_isolation(opaque + alpha)])
     assert len(lines) == 1 and lines[0].startswith("isolation: fill.opaque.x{layers} on dev does not scale with "
                                                    "layers, likely culled")
 
@@ -85,7 +85,7 @@ def test_a_sweep_that_rises_in_rank_by_a_residue_of_setup_cost_does_not_scale() 
     assert (residue.verdict, residue.likely_cause) == ("not_scaling", "fixed_cost")
     assert "culled or fast-pathed" in residue.reason
     assert scaling.verdict == "scales" and scaling.elasticity is not None and scaling.elasticity > 0.7
-    assert terminal_lines(opaque + alpha) == [
+    assert terminal_lines([i.to_dict() for i in check_isolation(opaque + alpha)]) == [
         f"isolation: fill.opaque.x{{layers}} on dev does not scale with layers, likely fixed cost: {residue.reason}"]
 
 
@@ -169,7 +169,7 @@ def test_a_cpu_timed_sweep_of_an_untrusted_gpu_proves_scaling_when_it_rises_and_
     assert (silent.metric, silent.verdict, silent.likely_cause) == ("cpu_ms", "inconclusive", None)
     assert "failed the timer check" in silent.reason and silent.rho is not None
     assert (proven.metric, proven.verdict) == ("cpu_ms", "scales")
-    assert terminal_lines(flat + rising) == []
+    assert terminal_lines([i.to_dict() for i in check_isolation(flat + rising)]) == []
 
 
 def test_a_weak_rise_is_a_fixed_cost_even_when_the_first_frame_rises_too() -> None:

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_zbench.errors import InventoryError
-from pytest_zbench.host.prepare import (
+from pytest_zbench.host.devices.prepare import (
     Preparation,
     command_record,
     cool_down,

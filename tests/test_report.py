@@ -12,8 +12,8 @@ from PIL import Image
 from trace_format import problems
 
 from pytest_zbench.cli import main
-from pytest_zbench.host import report_charts as charts
-from pytest_zbench.host.html_report import _issues, _regression, overall, write_report
+from pytest_zbench.host.report import charts
+from pytest_zbench.host.report.html import _issues, _regression, overall, write_report
 
 # Run in the report's folder next to it: reads the rendered report's DOM and layout, writes what it found.
 PROBE = """<!doctype html><meta charset=utf-8><iframe id=r src="report.html" width=1300 height=900></iframe>

@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-import pytest_zbench.host.html_report as html_report
+import pytest_zbench.host.report.html as html_report
 import pytest_zbench.host.run_record as run_record
 from pytest_zbench.host.run_record import RunRecord, finite_document, write_run
 

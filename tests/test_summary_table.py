@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_zbench.host.summary_table import summary_lines
+from pytest_zbench.host.report.terminal_table import summary_lines
 
 
 def entry(scene_id: str, *, device: str = "local", cpu: float = 1.0, frame=(16.67, 16.67, 16.67), gpu=None,

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from pytest_zbench.errors import UsageError
+from pytest_zbench.host.measure.sustained import analyse, clock_offset_ns, coverage, sustained_job
 from pytest_zbench.host.run_record import validate_run
-from pytest_zbench.host.sustained import analyse, clock_offset_ns, coverage, sustained_job
 from pytest_zbench.protocol import FrameTable, Job, ProtocolError
 from pytest_zbench.settings import OPTIONS, build_settings
 
@@ -181,8 +181,8 @@ def test_a_scene_file_asks_for_sustained_minutes_and_a_bad_value_names_the_key(t
 
 
 def test_time_to_first_frame_counts_from_the_process_start_to_the_first_frame_end(tmp_path):
-    from pytest_zbench.host.cold_start import cold_start_entry, time_to_first_frame_ms
-    from pytest_zbench.host.device import LaunchOutcome
+    from pytest_zbench.host.devices.device import LaunchOutcome
+    from pytest_zbench.host.measure.cold_start import cold_start_entry, time_to_first_frame_ms
     from pytest_zbench.protocol import RunResult
 
     def launch(start, rows, source="proc_stat"):

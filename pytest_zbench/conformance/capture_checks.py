@@ -19,13 +19,12 @@ from ..golden.tolerance import (
 )
 from ..protocol import capture_name
 from ..protocol.display_list import COMPLEXITY_OP_KEYS
+from ..protocol.vocabulary import INVARIANT_KINDS
 from .context import Context, column, listing, numbers, result
 from .jobs import FEATURES, FeatureScene
 from .launcher import Launch
 from .report import CheckResult
 
-# Runner issues that mean a frame was not drawn as asked (docs/runner-protocol.md, result.json).
-WRONG_FRAME_KINDS = ("gl_error", "shader", "nan", "feature_skipped", "error")
 COMPLEXITY_COST_RATIO = 2.0
 COMPLEXITY_COST_COLUMNS = ("cpu_ms", "gpu_ms", "present_interval_ms", "draw_calls")
 
@@ -36,7 +35,7 @@ def runner_issues(launch: Launch) -> list[str]:
     if not isinstance(entries, list):
         return []
     return [f"{e.get('kind')}: {e.get('detail', '')}" for e in entries
-            if isinstance(e, dict) and e.get("kind") in WRONG_FRAME_KINDS]
+            if isinstance(e, dict) and e.get("kind") in INVARIANT_KINDS]
 
 
 def check_feature(ctx: Context, feature: str) -> CheckResult:

@@ -1,6 +1,6 @@
 """Launches of the device's runner for the kit, through the device's own transport.
 
-Unlike a measured launch (host/device.py) the kit needs the raw material: the job file as bytes (malformed
+Unlike a measured launch (host/devices/device.py) the kit needs the raw material: the job file as bytes (malformed
 jobs too), frames.csv cell by cell, result.json as parsed JSON, the runner's stdout lines, and what else the
 runner left in the job's folder. Layout on the device, inside the transport's workdir:
 

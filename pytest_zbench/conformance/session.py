@@ -65,8 +65,8 @@ def check_session_runners(settings: Settings, inventory: Inventory, write: Calla
 
 
 def _lease(spec: Any, settings: Settings) -> Any:
-    from ..host.health import default_lease_dir, lease_key
-    from ..host.lease import DeviceLease
+    from ..host.devices.health import default_lease_dir, lease_key
+    from ..host.devices.lease import DeviceLease
 
     key = lease_key(spec)
     if key is None:

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
+from ..files import write_bytes_atomic
 from .match import Comparison
 from .perceptual import luminance
-from .store import atomic_write_bytes, encode_png
+from .store import encode_png
 
 # Magma-like ramp (dark purple -> orange -> pale yellow), the colour map FLIP's own tool uses.
 _MAGMA_ANCHORS = np.array([
@@ -62,7 +63,7 @@ def write_artifacts(comparison: Comparison, folder: str | Path, *, stem: str = "
     written: dict[str, str] = {}
     for kind, pixels in images.items():
         path = folder / f"{stem}-{kind}.png"
-        atomic_write_bytes(path, encode_png(pixels, compress_level=1))
+        write_bytes_atomic(path, encode_png(pixels, compress_level=1))
         written[kind] = str(path)
     return written
 

@@ -11,9 +11,7 @@ without their own golden and other architectures are also compared with it, unde
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ZbenchError
-from ..files import give_default_mode
+from ..files import TEMP_SUFFIX, write_bytes_atomic
 from ..protocol import read_png_header
 from ..settings import UPDATE_MODES
 from .tolerance import SOFTWARE
@@ -31,7 +29,6 @@ from .tolerance import SOFTWARE
 REFERENCE_ARCH = "x86_64"
 # The layout before software goldens were split by architecture; found, it is named in the missing message.
 LEGACY_SOFTWARE_SET = "any"
-TEMP_SUFFIX = ".tmp"
 
 _NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 # Scene ids may carry sweep parameters (fill.alpha[x=4], text,size=12); never separators or reserved chars.
@@ -97,41 +94,6 @@ def encode_png(pixels: np.ndarray, *, compress_level: int = 6) -> bytes:
     buffer = io.BytesIO()
     Image.fromarray(as_rgba8(pixels), "RGBA").save(buffer, format="PNG", compress_level=compress_level)
     return buffer.getvalue()
-
-
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write via a temp file in the same folder, fsync, os.replace, fsync the folder: a crash at any
-    point leaves either the old file or the new one, never a torn one (a stray *.tmp at worst)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        give_default_mode(fd)  # mkstemp's 0600 would make a golden unreadable to the group
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-    except BaseException:
-        try:
-            os.unlink(tmp_name)
-        except FileNotFoundError:
-            pass
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        dir_fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # Windows cannot open folders; os.replace is still atomic there
-        return
-    try:
-        os.fsync(dir_fd)
-    except OSError:
-        pass
-    finally:
-        os.close(dir_fd)
 
 
 @dataclass(frozen=True)
@@ -224,7 +186,7 @@ class GoldenStore:
         """Atomically (re)write a golden: a link in its place is replaced, never written through. Callers
         decide first with `decide_update`."""
         path = self.path(key)
-        atomic_write_bytes(path, encode_png(pixels))
+        write_bytes_atomic(path, encode_png(pixels))
         return path
 
     def reference_key(self, key: GoldenKey) -> GoldenKey:

@@ -29,8 +29,9 @@ from typing import Any
 import numpy as np
 import yaml
 
+from ..files import write_bytes_atomic
 from ..yaml_loader import load_yaml
-from .store import GoldenError, GoldenKey, GoldenStore, atomic_write_bytes, pixel_digest
+from .store import GoldenError, GoldenKey, GoldenStore, pixel_digest
 
 TRIAGE_FILE = "triage.yaml"
 _DIGEST_RE = re.compile(r"[0-9a-f]{64}")
@@ -141,7 +142,7 @@ def _parse(path: Path, data: Any) -> SceneTriage:
 
 
 def save_triage(triage: SceneTriage) -> None:
-    atomic_write_bytes(triage.path, triage.text().encode("utf-8"))
+    write_bytes_atomic(triage.path, triage.text().encode("utf-8"))
 
 
 def today() -> str:

@@ -5,8 +5,8 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 
 from __future__ import annotations
 
-from .goldens import GoldenOutcome
-from .measure import SceneMeasurement
+from .measure.results import SceneMeasurement
+from .verdicts.golden_test import GoldenOutcome
 
 
 def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:

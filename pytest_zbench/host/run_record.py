@@ -6,21 +6,18 @@ and alone writes run.json (written atomically, validated against the shipped sch
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypedDict
 
-from ..files import give_default_mode
+from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
-from .device import LaunchOutcome
-from .differential import differential_costs
-from .isolation import check_isolation
-from .launch_flags import flagged_launches
-from .measure import SceneMeasurement
+from .devices.device import LaunchOutcome
+from .measure.launch_flags import flagged_launches
+from .measure.results import SceneMeasurement
+from .verdicts.differentials import differential_costs
+from .verdicts.isolation import check_isolation
 
 SCHEMA_VERSION = 1
 SUITE = "render"
@@ -86,7 +83,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "id": m.case.id,
         "family": m.case.family,
         "sweep": m.case.sweep,
-        # A differential pair's other side and feature (scenes.py Differential; host/differential.py)
+        # A differential pair's other side and feature (scenes.py Differential; host/verdicts/differentials.py)
         "differential": (None if m.case.differential is None else
                          {"minus": m.case.differential.minus, "feature": m.case.differential.feature}),
         "device": m.device,
@@ -114,7 +111,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "gpu_valid": gpu_valid if summary and summary["gpu_source"] else None,
         "timer_source": timer_sources[0] if len(timer_sources) == 1 else None,
         "present_source": present_sources[0] if len(present_sources) == 1 else None,
-        # Android's own frame timing: a series of its own, never mixed with the runner's (host/platform_series.py)
+        # Android's own frame timing: a series of its own, never mixed with the runner's (host/measure/android_frame_series.py)
         "platform_frames": m.platform.entry(results_dir) if m.platform is not None else None,
         "notes": (summary["notes"] if summary else []) + (
             ["warm-up 0: no warmup frame, the first measured frames are cold (first use of caches, shaders and "
@@ -130,7 +127,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "skipped": m.skipped,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
-        # An adaptive scene's score, plans and fits (host/adaptive.py); fixed-load scenes have no such key.
+        # An adaptive scene's score, plans and fits (host/measure/adaptive_launches.py); fixed-load scenes have no such key.
         **({"adaptive": m.adaptive.to_json()} if m.adaptive is not None else {}),
     }
 
@@ -188,7 +185,7 @@ class RunRecord:
     # until then (README "Reliability").
     interrupted: bool = False
     # run.json `conditions.prepared` per device: the steps the session (its controller) ran on it and their
-    # undoing (host/prepare.py); a device without `prepare` in the inventory has none.
+    # undoing (host/devices/prepare.py); a device without `prepare` in the inventory has none.
     prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -250,10 +247,7 @@ class RunRecord:
             "interrupted": self.interrupted,
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
-            # Per device, whether each sweep's cost rises with its swept dimension (host/isolation.py)
-            "isolation": [i.to_dict() for i in check_isolation(scenes)],
-            # Per device, each differential pair's cost with its interval over launches (host/differential.py)
-            "differentials": [d.to_dict() for d in differential_costs(scenes)],
+            **corpus_sections(scenes),
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:
@@ -294,13 +288,23 @@ class RunArtifacts:
     failures: list[str] = field(default_factory=list)
 
 
+def corpus_sections(scenes: list[dict[str, Any]]) -> dict[str, Any]:
+    """run.json's verdicts over the corpus, computed once from its scene entries (the terminal reads them)."""
+    return {
+        # Per device, whether each sweep's cost rises with its swept dimension (host/verdicts/isolation.py)
+        "isolation": [i.to_dict() for i in check_isolation(scenes)],
+        # Per device, each differential pair's cost with its interval over launches (host/verdicts/differentials.py)
+        "differentials": [d.to_dict() for d in differential_costs(scenes)],
+    }
+
+
 def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Path) -> RunArtifacts:
     """Write run.json, a Chrome trace per scene and report.html of a session that measured anything. A document that breaks its schema
     is a bug of ours, but its numbers are still worth keeping: it goes to run.invalid.json, and the caller
     fails the session with the violations listed. Each file is written on its own: one that fails (a value
     the report cannot draw, a full disk) is listed in `failures` and never stops the other."""
-    from .chrome_trace import write_traces
-    from .html_report import write_report
+    from .report.chrome_trace import write_traces
+    from .report.html import write_report
 
     artifacts = RunArtifacts()
     if not record.scenes:
@@ -346,21 +350,6 @@ def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
         return item
 
     return walk(value, where), found
-
-
-def write_json_atomic(path: Path, document: dict[str, Any], *, indent: int | None = 2) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        give_default_mode(fd)  # readable by the group as any other artifact, not mkstemp's 0600
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            # One string, then one write: json.dump to a file encodes piece by piece, in Python, 10x slower.
-            handle.write(json.dumps(document, indent=indent, sort_keys=False, allow_nan=False,
-                                    separators=None if indent else (",", ":")) + "\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _relative(path: Path | None, base: Path) -> str | None:

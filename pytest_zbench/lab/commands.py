@@ -102,8 +102,8 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 def _summary(args: argparse.Namespace) -> int:
+    from ..host.report.markdown_summary import Link, render_summary
     from .github import append_step_summary
-    from .summary import Link, render_summary
 
     documents, links = [], []
     try:

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import UsageError, ZbenchError
+from ..host.report.markdown_summary import Link, outcome_counts, render_summary
 from ..inventory import DeviceSpec, load_inventory
-from .ab import ab_option, ab_runners, write_ab_inventory
 from .github import append_step_summary, write_outputs
 from .matrix import ARTIFACT_PREFIX, leg_of
-from .summary import Link, outcome_counts, render_summary
+from .pull_request_ab import ab_option, ab_runners, write_ab_inventory
 
 RESULTS_FOLDER = "zbench-results"
 PULL_REQUEST_EVENTS = ("pull_request",)

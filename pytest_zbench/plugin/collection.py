@@ -13,9 +13,9 @@ from ..errors import SceneError
 from .stash import CASE_KEY, DEVICE_KEY, SESSION_KEY
 
 if TYPE_CHECKING:
-    from ..host.device import Device
+    from ..host.devices.device import Device
     from ..settings import Settings
-    from .fixtures import Golden, Scene
+    from .scene_checks import Golden, Scene
 
 SCENE_SUFFIXES = (".yaml", ".yml")
 

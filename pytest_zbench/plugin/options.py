@@ -1,6 +1,6 @@
 """Command-line options and ini keys, and the settings built from them at configure time.
 
-`pytest_configure` builds the one Settings object and registers the session object (plugin/session.py) with
+`pytest_configure` builds the one Settings object and registers the session object (plugin/zbench_plugin.py) with
 pytest's plugin manager, as pytest's own junitxml registers LogXML: its hooks run only in a session that was
 configured, so none of them asks whether the plugin is active.
 
@@ -23,7 +23,7 @@ from ..settings import BASELINE_KEYWORDS, OPTIONS, Option, build_settings, runni
 from .stash import SESSION_KEY
 
 if TYPE_CHECKING:
-    from .session import ZbenchPlugin
+    from .stash import ActiveZbench
 
 # Options whose command-line value is a path: relative to the directory pytest was started in (an ini value
 # is relative to the rootdir, in build_settings).
@@ -86,8 +86,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")
     config.addinivalue_line("markers", "zbench_golden: a golden-image test generated from a scene file")
     if asked_for(config) is None:
-        from .session import DormantZbench
-
         config.pluginmanager.register(DormantZbench(config), "zbench-dormant")
         return
     activate(config)
@@ -115,7 +113,7 @@ def asked_for(config: pytest.Config) -> str | None:
     return None
 
 
-def activate(config: pytest.Config) -> ZbenchPlugin:
+def activate(config: pytest.Config) -> ActiveZbench:
     """The session object, built and registered on first use: settings (a bad value is a usage error), the
     inventory, the collection and reporting hooks."""
     plugin = config.stash.get(SESSION_KEY, None)
@@ -134,7 +132,7 @@ def activate(config: pytest.Config) -> ZbenchPlugin:
             return value
         return config.getini(option.ini)
 
-    from .session import ZbenchPlugin
+    from .zbench_plugin import ZbenchPlugin
 
     quick = bool(config.getoption("zbench_quick") or config.getini("zbench_quick"))
     try:
@@ -177,3 +175,21 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         plugin.close()
         del config.stash[SESSION_KEY]
         config.pluginmanager.unregister(plugin)
+
+
+class DormantZbench:
+    """Registered instead of ZbenchPlugin in a session that did not ask for zbench (`asked_for`). Its one
+    hook: on an xdist controller, a worker whose plain tests used a zbench fixture (and so activated the
+    plugin there) sends its part of run.json; the controller activates then to merge and write it. It lives
+    here, beside `activate`, so that the session object's module never imports this one."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        from .xdist import OUTPUT_KEY, merge_worker_output
+
+        if SESSION_KEY in self.config.stash or not getattr(node, "workeroutput", {}).get(OUTPUT_KEY):
+            return  # active already (its own hook merges), or nothing to merge
+        merge_worker_output(node, activate(self.config).open_host().record)

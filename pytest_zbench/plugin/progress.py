@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import shutil
 import tempfile
 import threading
@@ -24,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ..files import write_bytes_atomic
 from ..lab.ci_output import PROGRESS_INTERVAL_S, LineProgress
 
 NOTE_INTERVAL_S = 0.25  # how often a terminal note is rewritten
@@ -126,10 +126,9 @@ class WorkerProgressFile:
         if not self._throttle.due(frame, of):
             return
         state = {"scene": scene_id, "launch": launch, "launches": launches, "frame": frame, "of": of}
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
         try:
-            tmp.write_text(json.dumps(state), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_bytes_atomic(self.path, json.dumps(state).encode("utf-8"), durable=False,
+                               make_folder=False)
         except OSError:
             pass  # progress is a courtesy: a folder gone (the controller ended) must not fail a measurement
 

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from .session import ZbenchPlugin
+    from .stash import ActiveZbench
 
 
-def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
+def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
     """The zbench section: nothing when this process measured nothing (an xdist worker, no scene run)."""
     host = plugin.host
     if plugin.is_worker or host is None or not host.record.scenes:
         return
-    from ..host.summary_table import DEFAULT_WIDTH, summary_lines
+    from ..host.report.terminal_table import DEFAULT_WIDTH, summary_lines
 
     terminalreporter.write_sep("-", "zbench")
     writer = terminalreporter._tw  # pytest's TerminalWriter: its width and colour codes
@@ -35,20 +35,25 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
                                     "run.json has every number", red=True)
     for line in lines:
         terminalreporter.write_line(line)
-    from ..host.sustained_report import summary_line
+    from ..host.report.sustained import summary_line
 
     for scene in host.record.scenes:
         if scene.get("sustained"):
             terminalreporter.write_line(summary_line(scene["id"], scene["device"], scene["sustained"]))
-    from ..host.prepare import cooldown_lines
+    from ..host.devices.prepare import cooldown_lines
 
     for line in cooldown_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
-    from ..host.isolation import terminal_lines
-    for line in terminal_lines(host.record.scenes):
+    # The corpus verdicts as run.json holds them (computed once, when it was assembled); without a document
+    # (the run record could not be assembled, reported below) they are computed here.
+    from ..host.run_record import corpus_sections
+
+    document = plugin.run_document or corpus_sections(host.record.scenes)
+    from ..host.verdicts.isolation import terminal_lines
+    for line in terminal_lines(document.get("isolation", [])):
         terminalreporter.write_line(line, yellow=True)
-    from ..host.differential import terminal_lines as differential_lines
-    for line in differential_lines(host.record.scenes):
+    from ..host.verdicts.differentials import terminal_lines as differential_lines
+    for line in differential_lines(document.get("differentials", [])):
         terminalreporter.write_line(line)
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:
@@ -64,12 +69,12 @@ def write_summary(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
                                     if plugin.settings.goldens_only else f"history: {plugin.settings.history}")
 
 
-def _write_goldens(terminalreporter: Any, plugin: ZbenchPlugin) -> None:
+def _write_goldens(terminalreporter: Any, plugin: ActiveZbench) -> None:
     """What --zbench-update-goldens wrote, and goldens that no scene uses any more."""
     settings, host = plugin.settings, plugin.host
     if settings.update_goldens is None or host is None:
         return
-    from ..host.goldens import unused_goldens, written_goldens
+    from ..host.verdicts.golden_test import unused_goldens, written_goldens
 
     written = written_goldens(host.record.scenes)  # relative to the results folder, as in run.json
     terminalreporter.write_line(f"goldens written ({settings.update_goldens}): {len(written)}")

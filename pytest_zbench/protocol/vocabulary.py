@@ -54,3 +54,6 @@ MEASURED_GPU_SOURCES: tuple[GpuSource, ...] = tuple(s for s in GPU_SOURCES if s 
 RUNNER_ISSUE_KINDS: tuple[RunnerIssueKind, ...] = get_args(RunnerIssueKind)
 HOST_ISSUE_KINDS: tuple[HostIssueKind, ...] = get_args(HostIssueKind)
 ISSUE_KINDS: tuple[IssueKind, ...] = get_args(IssueKind)
+# Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that
+# are not pixels): they fail a golden test (host/verdicts/golden_test.py) and a conformance capture check.
+INVARIANT_KINDS: tuple[RunnerIssueKind, ...] = ("gl_error", "shader", "nan", "feature_skipped", "error")

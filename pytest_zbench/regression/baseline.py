@@ -1,6 +1,6 @@
 """The baselines a candidate is judged against: the recent comparable runs in the history, or the launches of
 an earlier run.json (`--zbench-baseline=PATH`). The A/B baseline, the other runner's launches interleaved with
-the candidate's, is regression/ab.py.
+the candidate's, is regression/interleaved_ab.py.
 
 Against a history, every run is a session (docs/regression.md, "Two levels"). The centre of the baseline is the
 newest `window` comparable runs; the between-session spread is estimated from more sessions than that

@@ -26,6 +26,7 @@ from .config import GATE_METRIC, HIGHER_IS_BETTER, scene_metrics
 from .gate import GateConfig
 from .gate import ratio_text as clip_ratio
 from .hierarchy import launch_values
+from .verdict_words import ComparedVerdict, verdict_rank
 
 SHOWN = (("cpu_ms", "p50"), ("cpu_ms", "p95"), ("frame_ms", "p99"))
 
@@ -91,7 +92,7 @@ class SceneComparison:
     scene: str
     a: Mapping[str, Any]
     b: Mapping[str, Any]
-    verdict: str  # the gate's scene verdict, or no_baseline / not_comparable
+    verdict: ComparedVerdict  # the gate's scene verdict, or no_baseline / not_comparable
     detail: str  # the deciding metric's effect and interval, or why there is no verdict
     message: str
     thresholds: tuple[ThresholdCheck, ...] = ()
@@ -133,7 +134,7 @@ def compare_runs(a: Mapping[str, Any], a_path: Path, b: Mapping[str, Any], confi
         result = judge_against_run_file(a, a_path, key[1], key[0], comparison, candidate,
                                         dataclasses.replace(config, metrics=metrics))
         if result.verdict is None:
-            verdict = "no_baseline" if result.comparable else "not_comparable"
+            verdict: ComparedVerdict = "no_baseline" if result.comparable else "not_comparable"
             out.append(SceneComparison(key[0], key[1], a_scenes[key], entry, verdict, result.message,
                                        result.message, thresholds))
             continue
@@ -154,8 +155,7 @@ def compare_runs(a: Mapping[str, Any], a_path: Path, b: Mapping[str, Any], confi
 
 def lines(comparison: RunComparison) -> list[str]:
     """The side-by-side table, regressed first, then the scenes one side lacks."""
-    order = {"regressed": 0, "inconclusive": 1, "not_comparable": 2, "no_baseline": 3, "improved": 4, "same": 5}
-    rows = sorted(comparison.scenes, key=lambda s: (order.get(s.verdict, 9), s.device, s.scene))
+    rows = sorted(comparison.scenes, key=lambda s: (verdict_rank(s.verdict), s.device, s.scene))
     name_w = max([len(f"{s.device}/{s.scene}") for s in rows] + [5])
     head = "".join(f"{f'{series[:-3]} {stat}':>14}" for series, stat in SHOWN)
     out = [f"{'scene':<{name_w}}{head}  {'verdict':<13}deciding metric (B/A, 95% CI)",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..percentiles import PERCENTILE_NAMES
+
 # Metric names are paths into a launch summary (LaunchSummary or its to_dict()). Against a history or a
 # run.json (sessions against sessions) the default gate leaves jank_share out: a jank share counts frames past a
 # fixed budget, so a session offset moves it far more at one end than the other (a session 50 % slower turns
@@ -20,8 +22,8 @@ AB_GATING_METRICS: tuple[str, ...] = (*GATING_METRICS, "jank_share")
 # dynamic loader, the page cache, a busy host), so it is not among the defaults (docs/regression.md).
 COLD_START_METRICS: tuple[str, ...] = ("time_to_first_frame_ms", "warmup_ms")
 # The metrics the gate can judge: a per-launch statistic of a per-frame series, the jank share, an adaptive
-# scene's score (the launch's change point, host/adaptive.py), or a cold-start metric.
-GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(p50|p90|p95|p99|p999|max|mean)|jank_share"
+# scene's score (the launch's change point, host/measure/adaptive_launches.py), or a cold-start metric.
+GATE_METRIC = re.compile(r"(cpu_ms|gpu_ms|interval_ms|frame_ms)\.(" + "|".join(PERCENTILE_NAMES) + r"|max|mean)|jank_share"
                          r"|adaptive\.score|" + "|".join(COLD_START_METRICS))
 
 

@@ -27,6 +27,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from ..percentiles import PERCENTILES
 from .gate import SceneVerdict, Verdict
 from .hierarchy import launch_value
 
@@ -39,7 +40,8 @@ ON_CPU_SERIES = {"cpu_ms": "oncpu_ms"}
 MIN_MARGIN = 0.01
 # The tail mass of a metric that is not a quantile: a mean or a max moves with the first preempted frames.
 NON_QUANTILE_TAIL = 0.01
-QUANTILES = {"p50": 0.5, "p90": 0.9, "p95": 0.95, "p99": 0.99, "p999": 0.999}
+# Each percentile's level as a quantile (rounded: 99.9 / 100 is not 0.999 in binary floating point).
+QUANTILES = {name: round(level / 100, 6) for name, level in PERCENTILES}
 # An adaptive scene's score is the change point of a fit to each step's median frame cost: it moves as a median.
 METRIC_TAILS = {"adaptive.score": 0.5}
 

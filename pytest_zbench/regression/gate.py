@@ -52,8 +52,8 @@ from .hierarchy import (
     within_sessions,
 )
 from .multiplicity import Adjusted, max_t, permutation_max_t
+from .verdict_words import Outcome, verdict_rank
 
-Outcome = Literal["same", "regressed", "improved", "inconclusive"]
 GateMode = Literal["sessions", "interleaved"]
 
 
@@ -170,10 +170,7 @@ class SceneVerdict:
     @property
     def verdict(self) -> Outcome:
         outcomes = {v.verdict for v in self.verdicts}
-        for outcome in ("regressed", "inconclusive", "improved"):
-            if outcome in outcomes:
-                return outcome
-        return "same" if outcomes else "inconclusive"
+        return min(outcomes, key=verdict_rank) if outcomes else "inconclusive"
 
     @property
     def regressed(self) -> bool:
@@ -187,10 +184,9 @@ class SceneVerdict:
 
     def message(self) -> str:
         """The scene verdict, the notes, then the deciding metrics first, then the rest, then what was skipped."""
-        order = {"regressed": 0, "inconclusive": 1, "improved": 2, "same": 3}
         lines = [f"scene verdict: {self.verdict}"]
         lines += list(self.notes)
-        lines += [v.message() for v in sorted(self.verdicts, key=lambda v: order[v.verdict])]
+        lines += [v.message() for v in sorted(self.verdicts, key=lambda v: verdict_rank(v.verdict))]
         lines += [f"{metric} not judged: {why}" for metric, why in self.skipped]
         if not self.verdicts and not self.skipped:
             lines.append("no gated metric to judge")

@@ -26,11 +26,12 @@ from __future__ import annotations
 import secrets
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import DeviceError, UsageError
 from ..inventory import ENV_NAME
 from ._supervisor import HOST_FOLDER, KEEPER_ID_FILE, LEFTOVER_MARK
-from .base import KILL_GRACE_S
+from .base import KILL_GRACE_S, SUPERVISOR_STOP_S
 
 PID_MARK = "zbench-pid:"
 SIGNALS = ("TERM", "KILL")
@@ -133,6 +134,29 @@ def kill_command(pid: int, signal: str, token: str | None = None) -> str:
     marked = "" if token is None else f"for zb_p in $({_marked_pids(_token(token))}); do kill -s {signal} $zb_p 2>/dev/null; done; "
     return (f"kill -s {signal} -- -{pid} 2>/dev/null || kill -{signal} -{pid} 2>/dev/null; "
             f"kill -s {signal} {pid} 2>/dev/null; {marked}true")
+
+
+@dataclass(frozen=True)
+class StopStep:
+    """One step of stopping a launch on a device: send `command`, then ask `alive_command` until the launch
+    is gone (`note`) or `wait_s` has passed."""
+
+    command: str
+    wait_s: float
+    note: str
+
+
+def stop_policy(pid: int, token: str) -> tuple[StopStep, StopStep]:
+    """How the ssh and adb transports stop a launch at its deadline: TERM the runner's supervisor or shell
+    wrapper (it stops the whole tree), wait as long as its own grace; then KILL every process of the launch
+    and wait KILL_GRACE_S. A launch still there after both is `still_running`."""
+    return (StopStep(kill_command(pid, "TERM"), SUPERVISOR_STOP_S, f"runner (pid {pid}) terminated on the device"),
+            StopStep(kill_command(pid, "KILL", token), KILL_GRACE_S, f"runner (pid {pid}) killed on the device"))
+
+
+def still_running(device: str, pid: int, where: str, state: str | None) -> DeviceError:
+    return DeviceError(f"device {device}: runner pid {pid} is still running on {where} after SIGKILL "
+                       f"(state: {state!r}); stop it by hand before measuring again")
 
 
 def alive_command(pid: int, token: str | None = None) -> str:

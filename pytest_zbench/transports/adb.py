@@ -33,8 +33,16 @@ from typing import Any, TypeVar
 
 from ..errors import DeviceError
 from ..inventory import DeviceSpec
-from ._shell import alive_command, kill_command, launch_token, parse_pid_line, quote_argv, supervised_command
-from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
+from ._shell import (
+    alive_command,
+    launch_token,
+    parse_pid_line,
+    quote_argv,
+    still_running,
+    stop_policy,
+    supervised_command,
+)
+from .base import CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
 
 T = TypeVar("T")
 
@@ -327,24 +335,22 @@ class AdbTransport(WorkdirMixin):
                 self._reconnect()
             except DeviceError as exc:
                 return f"connection lost and not re-established ({exc}); runner pid {pid} may still be running"
-        self._quiet(kill_command(pid, "TERM"))  # the wrapper stops every process of the launch
-        deadline = time.monotonic() + SUPERVISOR_STOP_S
+        term, kill = stop_policy(pid, token)
+        self._quiet(term.command)  # the wrapper stops every process of the launch
+        deadline = time.monotonic() + term.wait_s
         while time.monotonic() < deadline:
             state = self._quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
-                return f"runner (pid {pid}) terminated on the device"
+                return term.note
             time.sleep(POLL_S)
-        self._quiet(kill_command(pid, "KILL", token))
-        deadline = time.monotonic() + KILL_GRACE_S
+        self._quiet(kill.command)
+        deadline = time.monotonic() + kill.wait_s
         while True:
             state = self._quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
-                return f"runner (pid {pid}) killed on the device"
+                return kill.note
             if time.monotonic() > deadline:
-                raise DeviceError(
-                    f"device {self.name}: runner pid {pid} is still running on {self.serial} after SIGKILL "
-                    f"(state: {state!r}); stop it by hand before measuring again"
-                )
+                raise still_running(self.name, pid, self.serial, state)
             time.sleep(POLL_S)
 
 

@@ -50,12 +50,13 @@ from ._shell import (
     SUPERVISOR_NAME,
     alive_command,
     keeper_command,
-    kill_command,
     launch_token,
     parse_pid_line,
+    still_running,
+    stop_policy,
     supervised_command,
 )
-from .base import KILL_GRACE_S, SUPERVISOR_STOP_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
+from .base import KILL_GRACE_S, CommandResult, LineCallback, PulledFiles, WorkdirMixin, take_leftover
 from .supervised import SUPERVISOR
 
 log = logging.getLogger(__name__)
@@ -484,31 +485,29 @@ class SshTransport(WorkdirMixin):
     async def _kill_on_device(self, pid: int, proc: Any, token: str) -> str:
         """TERM the runner's supervisor (it stops the whole tree), KILL every process of the launch if some
         are left after the supervisor's own grace, then check they are gone. Returns a note."""
-        await self._shell_quiet(kill_command(pid, "TERM"))
-        deadline = time.monotonic() + SUPERVISOR_STOP_S
+        term, kill = stop_policy(pid, token)
+        await self._shell_quiet(term.command)
+        deadline = time.monotonic() + term.wait_s
         if proc is not None:
             try:
-                await asyncio.wait_for(proc.wait_closed(), SUPERVISOR_STOP_S)
+                await asyncio.wait_for(proc.wait_closed(), term.wait_s)
             except Exception:
                 pass
         while True:
             state = await self._shell_quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
-                return f"runner (pid {pid}) terminated on the device"
+                return term.note
             if time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.2)
-        await self._shell_quiet(kill_command(pid, "KILL", token))
-        deadline = time.monotonic() + KILL_GRACE_S
+        await self._shell_quiet(kill.command)
+        deadline = time.monotonic() + kill.wait_s
         while True:
             state = await self._shell_quiet(alive_command(pid, token))
             if state is not None and state.strip() == "gone":
-                return f"runner (pid {pid}) killed on the device"
+                return kill.note
             if time.monotonic() > deadline:
-                raise DeviceError(
-                    f"device {self.name}: runner pid {pid} is still running on {self.host} after SIGKILL "
-                    f"(state: {state!r}); stop it by hand before measuring again"
-                )
+                raise still_running(self.name, pid, self.host, state)
             await asyncio.sleep(0.1)
 
     async def _run(self, argv: tuple[str, ...], timeout_s: float, on_line: LineCallback | None) -> CommandResult:

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pytest_zbench.host.isolation import MIN_ELASTICITY
 from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.host.verdicts.isolation import MIN_ELASTICITY
 
 pytestmark = pytest.mark.usefixtures("require_egl")
 REPO = Path(__file__).resolve().parents[2]

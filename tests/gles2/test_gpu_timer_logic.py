@@ -17,7 +17,7 @@ from pytest_zbench.gpu_timing import (
     heavier_scene,
     run_source,
 )
-from pytest_zbench.host.timer_check import coverage_entry
+from pytest_zbench.host.devices.timer_check import coverage_entry
 from pytest_zbench.runner.gl.timer import (
     ABSURD_NS,
     TimerQuery,

@@ -193,7 +193,7 @@ def test_size_mismatch_artifacts_keep_both_images(tmp_path, ui):
 
 
 def cross(store, capture, tmp_path, *, backend="gles2", device_class="pi3b", arch=None, tolerance=None):
-    """What host/goldens.py does per frame: the frame's own check, then (when cross_kind says so) the capture
+    """What host/verdicts/golden_test.py does per frame: the frame's own check, then (when cross_kind says so) the capture
     against the reference software set."""
     path = tmp_path / f"capture-{backend}.png"
     path.write_bytes(encode_png(capture))

@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from pytest_zbench.golden import store as store_mod
+from pytest_zbench import files as files_mod
 from pytest_zbench.golden.store import (
     REFERENCE_ARCH,
     GoldenError,
@@ -92,11 +92,11 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path, image, monkeypatch, 
                 self._h.write(data[: len(data) // 2])
                 raise Interrupted("killed mid-write")
 
-        monkeypatch.setattr(store_mod.os, "fdopen", HalfWriter)
+        monkeypatch.setattr(files_mod.os, "fdopen", HalfWriter)
     elif where == "fsync":
-        monkeypatch.setattr(store_mod.os, "fsync", lambda fd: (_ for _ in ()).throw(Interrupted("disk gone")))
+        monkeypatch.setattr(files_mod.os, "fsync", lambda fd: (_ for _ in ()).throw(Interrupted("disk gone")))
     else:
-        monkeypatch.setattr(store_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(Interrupted("killed")))
+        monkeypatch.setattr(files_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(Interrupted("killed")))
 
     with pytest.raises(Interrupted):
         store.write(key, image)
@@ -109,7 +109,7 @@ def test_interrupted_write_leaves_no_partial_file(tmp_path, image, monkeypatch, 
 def test_interrupted_first_write_leaves_nothing(tmp_path, image, monkeypatch):
     store = GoldenStore(tmp_path)
     key = store.key("gles2", "pi3b", "new.scene", 0)
-    monkeypatch.setattr(store_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(KeyboardInterrupt()))
+    monkeypatch.setattr(files_mod.os, "replace", lambda a, b: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
         store.write(key, image)
     assert not store.path(key).exists() and list(store.path(key).parent.iterdir()) == []

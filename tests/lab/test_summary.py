@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from pytest_zbench.cli import main
-from pytest_zbench.lab.summary import GITHUB_SUMMARY_LIMIT, Link, render_summary
+from pytest_zbench.host.report.markdown_summary import GITHUB_SUMMARY_LIMIT, Link, render_summary
 
 
 def metric(name: str, verdict: str, effect: float, **extra) -> dict:

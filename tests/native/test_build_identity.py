@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_zbench.host.environment import app_info, runner_build
-from pytest_zbench.host.regression_gate import runner_identity
+from pytest_zbench.host.devices.environment import app_info, runner_build
 from pytest_zbench.host.run_record import RunRecord
+from pytest_zbench.host.verdicts.perf_gate import runner_identity
 from pytest_zbench.protocol import ProtocolError, RunnerBuild, parse_probe_output
 from pytest_zbench.regression.conditions import build_note
 

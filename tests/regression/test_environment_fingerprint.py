@@ -1,11 +1,11 @@
-"""One definition of a device's environment (host/environment.py): run.json's fingerprint, the history's runs
+"""One definition of a device's environment (host/devices/environment.py): run.json's fingerprint, the history's runs
 and the verdict's fingerprint changes agree, and a new runner build on the same device changes none of them."""
 
 from __future__ import annotations
 
 import copy
 
-from pytest_zbench.host.environment import environment, fingerprint
+from pytest_zbench.host.devices.environment import environment, fingerprint
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import History, environment_fingerprint
 

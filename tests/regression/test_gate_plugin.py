@@ -247,7 +247,7 @@ def test_bad_regression_options_are_usage_errors(project, tmp_path):
 
 
 def test_b_runner_is_a_device_name_or_an_argv_string(project):
-    from pytest_zbench.host.ab_launches import resolve_b_runner
+    from pytest_zbench.host.measure.ab_launches import resolve_b_runner
     from pytest_zbench.inventory import load_inventory
 
     write_inventory(project, local=0, slow=1.3)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pytest_zbench.regression.ab import interleave, judge_ab, judge_order, split
 from pytest_zbench.regression.changepoints import change_points, e_divisive
 from pytest_zbench.regression.history import SeriesPoint
+from pytest_zbench.regression.interleaved_ab import interleave, judge_ab, judge_order, split
 
 
 def noisy(level: float, n: int, *, spread: float = 0.03, seed: int = 0) -> list[float]:

@@ -1,4 +1,4 @@
-"""host.regression_gate and host.environment without pytest runs: the environment fingerprint input, JSON
+"""host.verdicts.perf_gate and host.devices.environment without pytest runs: the environment fingerprint input, JSON
 safety, warnings."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import json
 
 import numpy as np
 
-from pytest_zbench.host.environment import environment as run_environment
-from pytest_zbench.host.regression_gate import GateResult
+from pytest_zbench.host.devices.environment import environment as run_environment
+from pytest_zbench.host.verdicts.perf_gate import GateResult
 from pytest_zbench.regression.gate import GateConfig, judge
 from pytest_zbench.regression.history import environment_fingerprint
 
@@ -78,9 +78,9 @@ def test_a_run_file_baseline_judges_comparable_launches_and_names_what_differs(t
 
 
 def test_the_regression_section_carries_the_values_judged_per_session_and_side():
-    from pytest_zbench.host.regression_gate import _with_context
-    from pytest_zbench.regression.ab import judge_ab
+    from pytest_zbench.host.verdicts.perf_gate import _with_context
     from pytest_zbench.regression.gate import BaselineSession
+    from pytest_zbench.regression.interleaved_ab import judge_ab
 
     sessions = [BaselineSession(launches(1.0 + 0.01 * k, 4, k, spread=0.05), f"run{k}", f"build{k}") for k in range(3)]
     candidate = launches(1.2, 5, 9, spread=0.05)
@@ -104,7 +104,7 @@ def test_the_regression_section_carries_the_values_judged_per_session_and_side()
 
 
 def test_the_history_series_marks_the_candidate_and_the_change_points():
-    from pytest_zbench.host.regression_gate import history_series
+    from pytest_zbench.host.verdicts.perf_gate import history_series
     from pytest_zbench.regression.history import HistoricRun
 
     def run(k: int, level: float) -> HistoricRun:

@@ -23,8 +23,7 @@ import yaml
 from parts import require
 
 from pytest_zbench.inventory import DeviceSpec, load_inventory
-
-from .servers import AdbServer, MissingPart, SshServer
+from tests.remote.servers import AdbServer, MissingPart, SshServer
 
 
 def _start(factory: Callable[[], Any], what: str) -> Any:
@@ -54,7 +53,7 @@ def adb_server():
 
 @pytest.fixture(scope="session")
 def fake_adbd(adb_server: AdbServer, tmp_path_factory: pytest.TempPathFactory):
-    from .fake_adbd import FakeAdbd
+    from tests.remote.fake_adbd import FakeAdbd
 
     device = FakeAdbd(tmp_path_factory.mktemp("adbd-sandbox")).start()
     try:

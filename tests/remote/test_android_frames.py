@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_zbench.host.android_frames import (
+from pytest_zbench.host.devices.android_frame_parsers import (
     INT64_MAX,
     FramestatsAccumulator,
     FrameStatsError,
@@ -20,8 +20,7 @@ from pytest_zbench.host.android_frames import (
     parse_surfaceflinger_latency,
     present_intervals_ms,
 )
-
-from .android_dumps import data, frame_key, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
+from tests.remote.android_dumps import data, frame_key, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
 
 REAL_GFXINFO = ("gfxinfo-framestats-120hz-one-window.txt", "gfxinfo-framestats-settings-three-windows.txt",
                 "gfxinfo-framestats-api23-aosp-docs.txt", "gfxinfo-framestats-api23-androidviewclient.txt")

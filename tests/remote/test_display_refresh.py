@@ -7,11 +7,10 @@ import os
 
 import pytest
 
-from pytest_zbench.host.display_refresh import choose_refresh, measure_refresh
+from pytest_zbench.host.devices.refresh_rate import choose_refresh, measure_refresh
 from pytest_zbench.transports import make_transport
-
-from .android_dumps import data
-from .fake_adbd import _standins, serve_dumps
+from tests.remote.android_dumps import data
+from tests.remote.fake_adbd import _standins, serve_dumps
 
 
 def spec_of(write_inventory, **entry):

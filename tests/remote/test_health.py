@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_zbench.host.device import describe_exit
-from pytest_zbench.host.health import DeviceHealth, lease_key
+from pytest_zbench.host.devices.device import describe_exit
+from pytest_zbench.host.devices.health import DeviceHealth, lease_key
 from pytest_zbench.host.run_record import RunRecord
 
 

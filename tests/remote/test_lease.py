@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pytest_zbench.errors import DeviceError
-from pytest_zbench.host.lease import DeviceLease
+from pytest_zbench.host.devices.lease import DeviceLease
 
 
 def _hold(lock_dir: str, ready, release) -> None:

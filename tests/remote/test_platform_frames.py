@@ -13,9 +13,8 @@ import pytest
 import yaml
 
 from pytest_zbench.host.run_record import validate_run
-
-from .android_dumps import data, frame_key, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
-from .servers import adb_device_entry
+from tests.remote.android_dumps import data, frame_key, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
+from tests.remote.servers import adb_device_entry
 
 PACKAGE = "com.android.settings"
 LAYER = "62bf40 com.android.settings/com.android.settings.SubSettings#21279"  # from sf-list-tecno-camon20.txt
@@ -171,8 +170,8 @@ def test_an_app_that_is_not_running_is_said_so_and_the_scene_still_measured(proj
 def test_what_a_launch_could_not_read_is_said(adb_server, android_dumps, write_inventory, tmp_path):
     """Straight through Device and the real adb server: an app whose dumps hold no frame (the recorded dump
     without its PROFILEDATA block), and an inventory layer SurfaceFlinger does not know."""
-    from pytest_zbench.host import platform_frames
-    from pytest_zbench.host.device import Device
+    from pytest_zbench.host.devices import android_frame_dumps as platform_frames
+    from pytest_zbench.host.devices.device import Device
     from pytest_zbench.transports import make_transport
 
     recorded = data("gfxinfo-framestats-120hz-one-window.txt")

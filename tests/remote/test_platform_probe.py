@@ -7,7 +7,7 @@ import os
 import pytest
 
 from pytest_zbench.errors import DeviceError
-from pytest_zbench.host.platform_probe import (
+from pytest_zbench.host.devices.conditions_probe import (
     decode_throttled,
     parse_dumpsys_battery,
     parse_pmset_therm,
@@ -16,9 +16,8 @@ from pytest_zbench.host.platform_probe import (
     split_sections,
 )
 from pytest_zbench.transports import make_transport
-
-from .fake_adbd import _standins
-from .servers import adb_device_entry
+from tests.remote.fake_adbd import _standins
+from tests.remote.servers import adb_device_entry
 
 MAC_STANDINS = {
     "pmset": "#!/bin/sh\n[ \"$1 $2\" = '-g therm' ] || exit 1\n"

@@ -8,11 +8,11 @@ import csv
 import jsonschema
 import pytest
 
-from pytest_zbench.host.platform_frames import PlatformLaunch, dump_interval_s
-from pytest_zbench.host.platform_series import PLATFORM_COLUMNS, PlatformSeries
+from pytest_zbench.host.devices.android_frame_dumps import dump_interval_s
+from pytest_zbench.host.devices.android_frame_parsers import PlatformLaunch
+from pytest_zbench.host.measure.android_frame_series import PLATFORM_COLUMNS, PlatformSeries
 from pytest_zbench.host.run_record import load_schema
-
-from .android_dumps import data, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
+from tests.remote.android_dumps import data, gfx_rows, latency_rows, latency_windows, plausible, ring_windows
 
 
 def collected(gfx_text: str, sf_text: str | None, layer: str | None = "SurfaceView[x/x](BLAST)#0") -> PlatformLaunch:

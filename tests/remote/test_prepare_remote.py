@@ -20,11 +20,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_zbench.host.prepare import Preparation, prepare_on, restore_on
+from pytest_zbench.host.devices.prepare import Preparation, prepare_on, restore_on
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.inventory import load_inventory
-
-from .servers import adb_device_entry, runner_env
+from tests.remote.servers import adb_device_entry, runner_env
 
 RECT_RUNNER = Path(__file__).resolve().parent.parent / "thirdparty" / "rect_runner.py"
 DISPLAY = {"width": 64, "height": 48, "refresh_hz": 60}

@@ -19,8 +19,7 @@ import yaml
 
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import RunInfo
-
-from .servers import adb_device_entry, runner_env
+from tests.remote.servers import adb_device_entry, runner_env
 
 RECT_RUNNER = Path(__file__).resolve().parent.parent / "thirdparty" / "rect_runner.py"
 DISPLAY = {"width": 64, "height": 48, "refresh_hz": 60}

@@ -17,8 +17,7 @@ import pytest
 
 from pytest_zbench.errors import DeviceError, UsageError
 from pytest_zbench.transports import make_transport
-
-from .servers import adb_device_entry
+from tests.remote.servers import adb_device_entry
 
 HERE = Path(__file__).resolve().parent
 FOLDER_DEVICE = HERE / "folder_device.py"
@@ -443,7 +442,7 @@ def test_ssh_connection_lost_during_a_pull_loses_nothing(sshd, write_inventory, 
 def test_a_launch_whose_pull_fails_keeps_what_was_measured(sshd, write_inventory, tmp_path):
     """Through Device: the connection drops during the pull and again during its retry. The launch reads
     the rows pulled before the failure, says where the rest is, and leaves it on the device."""
-    from pytest_zbench.host.device import Device
+    from pytest_zbench.host.devices.device import Device
     from pytest_zbench.protocol import Job
 
     writer = ("import os, sys\nout = sys.argv[-1]\n"
@@ -491,7 +490,7 @@ def test_ssh_missing_known_hosts_and_unreachable_host(sshd, write_inventory, tmp
     with pytest.raises(DeviceError, match="known_hosts file .* does not exist"):
         t.open()
     t.close()
-    from .servers import free_port
+    from tests.remote.servers import free_port
 
     spec = write_inventory({"pi": sshd.device_entry(port=free_port(), connect_timeout_s=2)})["pi"]
     t = make_transport(spec)
@@ -547,7 +546,7 @@ def test_adb_reconnects_after_the_device_connection_dropped(adb_server, fake_adb
 
 
 def test_adb_shell_v1_fallback(adb_server, write_inventory, tmp_path):
-    from .fake_adbd import FakeAdbd
+    from tests.remote.fake_adbd import FakeAdbd
 
     old = FakeAdbd(tmp_path / "old-device", shell_v2=False).start()
     try:
@@ -677,7 +676,7 @@ def test_factory(write_inventory, tmp_path, monkeypatch):
 def test_adb_never_starts_a_server_on_a_port_the_inventory_did_not_name(write_inventory, tmp_path, monkeypatch):
     # adbutils runs `adb start-server` (on adb's default port 5037) when it cannot connect; a recording adb
     # in its place shows whether it tried.
-    from .servers import free_port
+    from tests.remote.servers import free_port
 
     calls = tmp_path / "adb-calls"
     fake_adb = tmp_path / "adb"
