@@ -43,7 +43,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..errors import DeviceError
+from ..errors import DeviceError, ZbenchError
 from ..inventory import DeviceSpec
 from ._shell import (
     LAUNCH_VARIABLE,
@@ -753,5 +753,6 @@ class SshTransport(WorkdirMixin):
         return pulled
 
 
-class _StreamLost(Exception):
-    """The launcher's stream ended in the middle of a request: the connection is gone."""
+class _StreamLost(ZbenchError):
+    """The launcher's stream ended in the middle of a request: the connection is gone (caught inside this
+    module, which turns it into a DeviceError or a partial pull)."""

@@ -147,6 +147,13 @@ def local_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
     yield from _session(pytester, monkeypatch, tmp_path_factory, None)
 
 
+@pytest.fixture
+def ssh_session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory,
+                faults_sshd: SshServer) -> Iterator[FaultSession]:
+    """A fault session through the loopback sshd only (a case that needs a remote workdir)."""
+    yield from _session(pytester, monkeypatch, tmp_path_factory, faults_sshd)
+
+
 def _session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, factory: pytest.TempPathFactory,
              sshd: SshServer | None) -> Iterator[FaultSession]:
     mark = f"zbench-fault-{uuid.uuid4().hex}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -462,7 +463,9 @@ def test_a_launch_whose_pull_fails_keeps_what_was_measured(sshd, write_inventory
         device.close()
     assert dropper.drops == 2
     (lost,) = [i for i in outcome.issues if i.kind == "protocol" and "could not pull" in i.detail]
-    outdir = f"{tmp_path / 'w'}/pull.fails/launch-0"
+    # The launch's own folder in the workdir (.zbench-<scene>-<random>, host/devices/device.py).
+    outdir = lost.detail.split(" ")[3]
+    assert re.fullmatch(re.escape(f"{tmp_path / 'w'}/.zbench-pull.fails-") + r"[0-9a-f]+/launch-0", outdir), outdir
     assert lost.detail.startswith(f"could not pull {outdir} from device pi: device pi: connection to ") and (
         f"left on the device in {outdir}" in lost.detail)
     assert [row["frame"] for row in outcome.frames.rows] == [0, 1, 2, 3]  # pulled before the drop: kept
@@ -666,7 +669,8 @@ def test_factory(write_inventory, tmp_path, monkeypatch):
         "c": FolderDevice(tmp_path).entry(),
         "l": {"transport": "local"},
     })
-    names = {k: type(make_transport(v)).__name__ for k, v in specs.items()}
+    # The embedded `local` device is in every inventory too (inventory.py); these four are the ones written.
+    names = {k: type(make_transport(v)).__name__ for k, v in specs.items() if k in {"s", "a", "c", "l"}}
     assert names == {"s": "SshTransport", "a": "AdbTransport", "c": "CommandTransport", "l": "LocalTransport"}
     monkeypatch.setitem(sys.modules, "asyncssh", None)
     with pytest.raises(UsageError, match="asyncssh"):
