@@ -104,15 +104,21 @@ def guard(verdict: SceneVerdict, baseline_launches: Sequence[Any], candidate_lau
     return dataclasses.replace(verdict, verdicts=judged).with_notes(note)
 
 
-def _guarded(v: Verdict, base: float, cand: float, twins: dict[str, Verdict]) -> Verdict:
+def _slower_side(v: Verdict, base: float, cand: float) -> tuple[float, float, str] | None:
+    """The load of the side a regressed (the candidate) or improved (the baseline) verdict calls slower, the
+    other side's, and the slower side's name; None for a verdict that names no slower side."""
     if v.verdict == "regressed":
-        busier, other, side = cand, base, "candidate"
-    elif v.verdict == "improved":
-        busier, other, side = base, cand, "baseline"
-    else:
+        return cand, base, "candidate"
+    if v.verdict == "improved":
+        return base, cand, "baseline"
+    return None
+
+
+def _guarded(v: Verdict, base: float, cand: float, twins: dict[str, Verdict]) -> Verdict:
+    sides = _slower_side(v, base, cand)
+    if sides is None or sides[0] - sides[1] <= MIN_STOLEN_MARGIN:
         return v
-    if busier - other <= MIN_STOLEN_MARGIN:
-        return v
+    busier, other, side = sides
     loaded = (f"the {side}'s frames lost {busier:.1%} of their time to other tasks (stolen_ms) against "
               f"{other:.1%}")
     name = on_cpu_metric(v.metric)
@@ -155,14 +161,10 @@ def _guard_preempted(verdict: SceneVerdict, baseline_launches: Sequence[Any],
 
 
 def _guarded_preempted(v: Verdict, base: float, cand: float) -> Verdict:
-    if v.verdict == "regressed":
-        busier, other, side = cand, base, "candidate"
-    elif v.verdict == "improved":
-        busier, other, side = base, cand, "baseline"
-    else:
+    sides = _slower_side(v, base, cand)
+    if sides is None or sides[0] - sides[1] <= margin(v.metric):
         return v
-    if busier - other <= margin(v.metric):
-        return v
+    busier, other, side = sides
     reason = (f"Inconclusive, though {v.verdict} by the test: the {side} was measured on a busy host "
               f"({busier:.1%} of its frames preempted against {other:.1%}), and {v.metric} moves once about "
               f"{tail(v.metric):.1%} of the frames are hit, so the effect may be the host's load, not the code")

@@ -4,19 +4,10 @@ the key and what to do, before anything runs."""
 from __future__ import annotations
 
 import pytest
+from fault_support import clean
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 RECT = "{op: rect, x: 0, y: 0, w: 2, h: 2, color: '#000000'}"
-
-
-def output(result: pytest.RunResult) -> str:
-    return result.stdout.str() + "\n" + result.stderr.str()
-
-
-def clean(result: pytest.RunResult) -> str:
-    text = output(result)
-    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
-    return text
 
 
 def test_a_display_larger_than_a_runner_renders_is_refused(local_session):

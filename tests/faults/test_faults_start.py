@@ -11,18 +11,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from fault_support import clean
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
-
-
-def output(result: pytest.RunResult) -> str:
-    return result.stdout.str() + "\n" + result.stderr.str()
-
-
-def clean(result: pytest.RunResult) -> str:
-    text = output(result)
-    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
-    return text
 
 
 @contextmanager

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 import yaml
+from fault_support import clean, output
 from parts import require
 
 from pytest_zbench.protocol import arch_family
@@ -17,16 +18,6 @@ from pytest_zbench.protocol import arch_family
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 # Software goldens are kept per CPU architecture; the local device is this machine.
 SOFTWARE_SET = arch_family(platform.machine())
-
-
-def output(result: pytest.RunResult) -> str:
-    return result.stdout.str() + "\n" + result.stderr.str()
-
-
-def clean(result: pytest.RunResult) -> str:
-    text = output(result)
-    assert "Traceback" not in text and "INTERNALERROR" not in text, text[-3000:]
-    return text
 
 
 def test_a_results_folder_that_is_a_file_is_one_usage_error(local_session):
