@@ -6,7 +6,10 @@ It prints one line per package (its own modules, not its subpackages') and exits
 its floor, or when a package has no floor (a new package gets one when it is added). A floor is a point a drop past which means
 tests were lost or code went untested: 3-4 points under what ci/test.sh's suite (the acceptance runs not
 included) measured, 90 % in all with its subprocesses. The lab and the transports read lowest because their
-end-to-end runs (the device-lab leg, remote devices) are acceptance runs.
+end-to-end runs (the device-lab leg, remote devices) are acceptance runs; the lab's best-covered module (the
+Markdown summary) now counts in host/report, and the ssh launcher's device side (transports/_supervisor.py
+`serve`) runs as a process sshd starts, which coverage does not follow (measured: host/measure 83.6 %, lab
+65.6 %, transports 68.9 %).
 
     python ci/coverage_floors.py coverage.json
 """
@@ -24,10 +27,10 @@ FLOORS = {
     "pytest_zbench/golden": 92,
     "pytest_zbench/host": 85,
     "pytest_zbench/host/devices": 85,
-    "pytest_zbench/host/measure": 85,
+    "pytest_zbench/host/measure": 80,
     "pytest_zbench/host/report": 85,
     "pytest_zbench/host/verdicts": 85,
-    "pytest_zbench/lab": 72,
+    "pytest_zbench/lab": 62,
     "pytest_zbench/plugin": 84,
     "pytest_zbench/protocol": 94,
     "pytest_zbench/regression": 93,
@@ -35,7 +38,7 @@ FLOORS = {
     "pytest_zbench/runner/backends": 87,
     "pytest_zbench/runner/gl": 86,
     "pytest_zbench/schema": 93,
-    "pytest_zbench/transports": 74,
+    "pytest_zbench/transports": 65,
 }
 
 

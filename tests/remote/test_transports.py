@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+import pytest_zbench.transports.ssh as ssh_transport
 from pytest_zbench.errors import DeviceError, UsageError
 from pytest_zbench.transports import make_transport
 from tests.remote.servers import adb_device_entry
@@ -376,33 +377,62 @@ def test_ssh_sftp_errors_are_device_errors_naming_the_device_and_path(sshd, writ
 
 
 class DropDuringTransfer:
-    """Drops the ssh connection while `target` is being written by a pull (a quarter to all but the last byte
-    of it there), `times` times."""
+    """Drops the ssh connection (the real sshd's per-connection processes, killed) while `target` is being
+    written by a pull, once a quarter to all but the last byte of it is there, `times` times: at most once per
+    attempt at the file, so that a retry that starts it again is dropped again.
+
+    The drop is made from the pull's own writes: the ssh transport module's `os` is one whose `fdopen` wraps
+    the file opened for `target`. A thread watching the file's size raced a loopback stream that fills 48 MB
+    in tens of milliseconds in the same process, and missed it under load."""
 
     def __init__(self, sshd, target: Path, size: int, times: int) -> None:
         self.sshd, self.target, self.size, self.times = sshd, target, size, times
         self.drops = 0
-        self._done = threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-        self._thread.start()
+        self._real_os = ssh_transport.os
+        ssh_transport.os = _OsOpeningWatched(self._real_os, self)
 
-    def _watch(self) -> None:
-        while not self._done.is_set() and self.drops < self.times:
-            try:
-                written = self.target.stat().st_size
-            except FileNotFoundError:
-                written = 0
-            # a quarter in, not at the first bytes: a retry that starts the file again is then seen
-            # restarting (smaller than where it was dropped) however fast it refills it
-            if self.size // 4 < written < self.size and self.sshd.drop_connections():
-                self.drops += 1
-                while not self._done.is_set() and self.target.exists() and self.target.stat().st_size >= written:
-                    time.sleep(0.001)  # until the retry starts the file again
-            time.sleep(0.001)
+    def watch(self, handle, path: Path):
+        return _DroppingFile(handle, self) if path == self.target else handle
+
+    def written(self, total: int) -> bool:
+        """Called after each write of one attempt at the file: True once this attempt was dropped."""
+        if self.drops < self.times and self.size // 4 < total < self.size and self.sshd.drop_connections():
+            self.drops += 1
+            return True
+        return False
 
     def stop(self) -> None:
-        self._done.set()
-        self._thread.join(10)
+        ssh_transport.os = self._real_os
+
+
+class _OsOpeningWatched:
+    """The os module, but for `fdopen`, which hands a file opened for writing to the dropper."""
+
+    def __init__(self, real, dropper: DropDuringTransfer) -> None:
+        self._real, self._dropper = real, dropper
+
+    def __getattr__(self, name: str):
+        return getattr(self._real, name)
+
+    def fdopen(self, fd: int, *args, **kwargs):
+        handle = self._real.fdopen(fd, *args, **kwargs)
+        return self._dropper.watch(handle, Path(self._real.readlink(f"/proc/self/fd/{fd}")))
+
+
+class _DroppingFile:
+    def __init__(self, handle, dropper: DropDuringTransfer) -> None:
+        self._handle, self._dropper = handle, dropper
+        self._total, self._dropped = 0, False
+
+    def write(self, data: bytes) -> int:
+        count = self._handle.write(data)
+        self._total += count
+        if not self._dropped:
+            self._dropped = self._dropper.written(self._total)
+        return count
+
+    def __getattr__(self, name: str):
+        return getattr(self._handle, name)
 
 
 def test_ssh_connection_lost_during_a_pull_loses_nothing(sshd, write_inventory, tmp_path):
