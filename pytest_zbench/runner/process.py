@@ -62,3 +62,11 @@ def thread_cpu_ns() -> int | None:
         return time.thread_time_ns()
     except (AttributeError, OSError):
         return None
+
+
+def stolen_ms(wall0: int, cpu0: int | None, cpu1: int | None, wall1: int) -> float | None:
+    """A frame's `stolen_ms`: wall time less the thread's CPU time over the same bracket (the wall clock read
+    outside the CPU clock on both sides, so rounding cannot make it negative); None without a thread clock."""
+    if cpu0 is None or cpu1 is None:
+        return None
+    return max(0, (wall1 - wall0) - (cpu1 - cpu0)) / 1e6

@@ -32,7 +32,7 @@ from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Prog
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
-from pytest_zbench.runner.process import process_start, thread_cpu_ns, usage
+from pytest_zbench.runner.process import process_start, stolen_ms, thread_cpu_ns, usage
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
@@ -82,14 +82,6 @@ def _usage_during(before: tuple[int, int] | None, after: tuple[int, int] | None)
     if before is None or after is None:
         return {"minor_faults": None, "preemptions": None}
     return {"minor_faults": after[0] - before[0], "preemptions": after[1] - before[1]}
-
-
-def _stolen_ms(wall0: int, cpu0: int | None, cpu1: int | None, wall1: int) -> float | None:
-    """The frame's `stolen_ms`: wall time less the thread's CPU time over the same bracket (the wall clock read
-    outside the CPU clock on both sides, so rounding cannot make it negative); None without a thread clock."""
-    if cpu0 is None or cpu1 is None:
-        return None
-    return max(0, (wall1 - wall0) - (cpu1 - cpu0)) / 1e6
 
 
 def _burn(seconds: float) -> None:
@@ -214,7 +206,11 @@ class _Run:
                             frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
                             present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
                             texture_upload_bytes=counters.upload_bytes, **counts,
-                            **_usage_during(before, after), stolen_ms=_stolen_ms(wall0, cpu0, cpu1, wall1)))
+                            **_usage_during(before, after),
+                            # Over cpu_ms's own bracket where the backend took it (a GPU backend's ends at the
+                            # submit, before any wait for the GPU), else over the frame's.
+                            stolen_ms=timing.stolen_ms if timing.stolen_ms is not None
+                            else stolen_ms(wall0, cpu0, cpu1, wall1)))
                         self.frames_rendered = f + 1
                         rows.settle(backend.late_timings())
                         self._write_ready(rows, writer)

@@ -52,6 +52,7 @@ from pytest_zbench.runner.gl.timer import (
     choose_source,
     make_source,
 )
+from pytest_zbench.runner.process import stolen_ms, thread_cpu_ns
 
 FRAMES_IN_FLIGHT = 2
 
@@ -158,6 +159,7 @@ class Gles2Backend(Backend):
         self._fbo: int | None = None
         self._ordinal = 0
         self._t0 = 0
+        self._thread_cpu0: int | None = None
         self._fences: deque[int] = deque()
         self._provisional: dict[int, FrameTiming] = {}
         self._late: list[tuple[int, FrameTiming]] = []
@@ -253,6 +255,7 @@ class Gles2Backend(Backend):
                                "nothing more can be drawn")
         assert self._source is not None, "make_surface() must come before the first frame"
         self._t0 = time.perf_counter_ns()
+        self._thread_cpu0 = thread_cpu_ns()  # read inside the wall clock's bracket (process.stolen_ms)
         self._source.begin(self._ordinal)
 
     def end_frame(self) -> FrameTiming:
@@ -268,6 +271,7 @@ class Gles2Backend(Backend):
         flushed = time.perf_counter_ns()
         source.before_submit(ordinal)
         ctx.submit(skia.GrSyncCpu.kNo)
+        thread_cpu1 = thread_cpu_ns()
         submitted = time.perf_counter_ns()
         cpu_ms = (submitted - self._t0) / 1e6
         sample = source.after_submit(ordinal, self._t0)
@@ -293,7 +297,8 @@ class Gles2Backend(Backend):
                                           "context); later frames cannot be drawn"))
         timing = FrameTiming(cpu_ms=cpu_ms, gpu_source=self.timer_source, gl_error=bool(errors),
                              issues=tuple(issues), record_ms=(recorded - self._t0) / 1e6,
-                             flush_ms=(flushed - recorded) / 1e6, submit_ms=(submitted - flushed) / 1e6)
+                             flush_ms=(flushed - recorded) / 1e6, submit_ms=(submitted - flushed) / 1e6,
+                             stolen_ms=stolen_ms(self._t0, self._thread_cpu0, thread_cpu1, submitted))
         if sample is None:  # the value arrives later, through late_timings()
             self._provisional[ordinal] = timing
             self._settle(source.poll())
