@@ -192,7 +192,9 @@ def test_ab_of_an_adaptive_scene_ramps_both_runners_through_one_plan(project):
     # Five launches per side: the fewest for which the permutation test can reach the scene's alpha of 1 %.
     result = project.run("--zbench-device=local", *PLAN, "--zbench-runs=5", "--zbench-ab=burn")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*adaptive.score REGRESSED*for candidate lower*5 vs 5 launches*"])
+    # The verdict's short first line with its direction, then the figures behind it.
+    result.stdout.fnmatch_lines(["*adaptive.score REGRESSED*higher is better*",
+                                 "*for candidate lower*5 vs 5 launches*"])
     document = project.run_json()
     assert validate_run(document) == []
     scene = scene_entry(document)
