@@ -4,9 +4,9 @@ host key) fail clearly, keep what was measured and quarantine the device when it
 
 from __future__ import annotations
 
-import json
 import csv
 import datetime as dt
+import json
 import shutil
 import subprocess
 import sys
