@@ -140,7 +140,7 @@ def test_remote_device_runs_the_suite_like_local(project, remote):
     # purpose (the runner's identity, docs/native-runner.md): here it is the checkout's own interpreter, so the
     # checkout's path (also PYTHONPATH's value) is looked for everywhere else.
     recorded = json.loads((project.results / "run.json").read_text())
-    for section in recorded["devices"].values():
+    for section in (recorded, *recorded["devices"].values()):  # the run's device and each device's section
         section["gpu"]["runner"].pop("argv")
     text = json.dumps(recorded)
     for secret in ("identity_file", "known_hosts", "id_ed25519", "PYTHONPATH", str(Path(__file__).parents[2])):
