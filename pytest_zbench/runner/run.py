@@ -32,7 +32,7 @@ from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Prog
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.memory import peak_rss_kb
 from pytest_zbench.runner.pacing import make_pacer
-from pytest_zbench.runner.process import process_start, stolen_ms, thread_cpu_ns, usage
+from pytest_zbench.runner.process import process_start, usage
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # the backend could not start or a frame raised
@@ -188,13 +188,11 @@ class _Run:
                                 self.ended_at_duration = True
                                 break
                         before = usage()
-                        wall0, cpu0 = time.monotonic_ns(), thread_cpu_ns()
                         backend.begin_frame()
                         counters = program.render(canvas, f, complexity)
                         if burn_s or burn_per_draw_s:
                             _burn(burn_s + burn_per_draw_s * counters.draw_calls)
                         timing = backend.end_frame()
-                        cpu1, wall1 = thread_cpu_ns(), time.monotonic_ns()
                         interval = pacer.end()
                         after = usage()
                         # Outside the frame's clocks and the pacer's schedule: the counting walk (once for a
@@ -206,11 +204,7 @@ class _Run:
                             frame=f, phase="warmup" if f < warmup else "measure", t_start_ns=t_start,
                             present_interval_ms=interval, complexity=complexity, draw_calls=counters.draw_calls,
                             texture_upload_bytes=counters.upload_bytes, **counts,
-                            **_usage_during(before, after),
-                            # Over cpu_ms's own bracket where the backend took it (a GPU backend's ends at the
-                            # submit, before any wait for the GPU), else over the frame's.
-                            stolen_ms=timing.stolen_ms if timing.stolen_ms is not None
-                            else stolen_ms(wall0, cpu0, cpu1, wall1)))
+                            **_usage_during(before, after), stolen_ms=timing.stolen_ms))
                         self.frames_rendered = f + 1
                         rows.settle(backend.late_timings())
                         self._write_ready(rows, writer)

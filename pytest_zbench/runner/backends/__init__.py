@@ -46,9 +46,9 @@ class FrameTiming:
     gpu_source: GpuSource = "none"
     disjoint: bool | None = None  # None: the backend cannot tell
     gl_error: bool | None = None
-    # The thread's time off the CPU inside cpu_ms's bracket (frames.csv stolen_ms), where the backend's bracket
-    # is not the whole frame: a GPU backend's cpu_ms ends at the submit, and its wait for the GPU after it
-    # would otherwise count as stolen (docs/runner-protocol.md). None: the runner takes it around the frame.
+    # The thread's time off the CPU inside cpu_ms's own bracket (frames.csv stolen_ms, runner/process.py
+    # stolen_ms): taken where cpu_ms is, so that a GPU backend's wait for the GPU after its submit is not
+    # counted (docs/runner-protocol.md). None: the platform has no thread clock.
     stolen_ms: float | None = None
     # Problems seen in this frame (an invalid timer value, a GL error code); the runner stamps the frame index.
     issues: tuple[Issue, ...] = ()

@@ -11,6 +11,7 @@ import skia
 
 from pytest_zbench.protocol.display_list import FEATURES
 from pytest_zbench.runner.backends import Backend, FrameTiming, read_surface_rgba
+from pytest_zbench.runner.process import stolen_ms, thread_cpu_ns
 
 
 class SoftwareBackend(Backend):
@@ -19,7 +20,8 @@ class SoftwareBackend(Backend):
 
     def __init__(self) -> None:
         self._surface: skia.Surface | None = None
-        self._t0 = 0.0
+        self._t0 = 0
+        self._thread_cpu0: int | None = None
 
     def probe_info(self) -> dict[str, Any]:
         return {
@@ -43,18 +45,21 @@ class SoftwareBackend(Backend):
         return surface
 
     def begin_frame(self) -> None:
-        self._t0 = time.perf_counter()
+        self._t0 = time.perf_counter_ns()
+        self._thread_cpu0 = thread_cpu_ns()  # read inside the wall clock's bracket (process.stolen_ms)
 
     def end_frame(self) -> FrameTiming:
         # Raster drawing happens inside each draw call (the record stage); the flush is kept so the bracket
         # means the same thing as on a GPU backend (everything the frame asked for is done). A raster surface
         # has no driver to submit to: that stage is 0.
-        recorded = time.perf_counter()
+        recorded = time.perf_counter_ns()
         if self._surface is not None:
             self._surface.flushAndSubmit()
-        done = time.perf_counter()
-        return FrameTiming(cpu_ms=(done - self._t0) * 1000.0, record_ms=(recorded - self._t0) * 1000.0,
-                           flush_ms=(done - recorded) * 1000.0, submit_ms=0.0)
+        thread_cpu1 = thread_cpu_ns()
+        done = time.perf_counter_ns()
+        return FrameTiming(cpu_ms=(done - self._t0) / 1e6, record_ms=(recorded - self._t0) / 1e6,
+                           flush_ms=(done - recorded) / 1e6, submit_ms=0.0,
+                           stolen_ms=stolen_ms(self._t0, self._thread_cpu0, thread_cpu1, done))
 
     def read_rgba(self, surface: skia.Surface) -> np.ndarray:
         return read_surface_rgba(surface)
