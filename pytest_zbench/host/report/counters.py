@@ -46,9 +46,9 @@ def load_line(scene: dict[str, Any]) -> str:
     preempted, stolen = mean_preempted_share(launches), mean_stolen_share(launches)
     items = []
     if preempted is not None:
-        items.append(f"preempted frames {100 * preempted:.1f} % of measured frames")
+        items.append(f"preempted frames {preempted:.1%} of measured frames")
     if stolen is not None:
-        items.append(f"stolen time {100 * stolen:.1f} % of cpu_ms")
+        items.append(f"stolen time {stolen:.1%} of cpu_ms")
     if not items:
         return ""
     return (f"<p class=load>host load (mean over {len(launches)} launch(es)): {html.escape(' · '.join(items))}"

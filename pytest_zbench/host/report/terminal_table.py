@@ -346,4 +346,4 @@ def analysis_line(isolation: Sequence[Mapping[str, Any]], differentials: Sequenc
                      + ", ".join(f"{n} {word}" for word, n in sorted(counts.items())))
     if not parts:
         return None
-    return "analysis: " + "; ".join(parts) + " (each in report.html and run.json isolation/differentials; -v prints them)"
+    return "analysis: " + "; ".join(parts) + " (report.html and run.json have each; -v lists them)"
