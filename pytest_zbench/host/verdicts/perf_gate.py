@@ -546,13 +546,13 @@ def frame_quantiles(baseline: Sequence[Any], candidate: Sequence[Any]) -> dict[s
     a history or a baseline run.json keeps its launch summaries). A series a side lacks is left out."""
     out: dict[str, Any] = {}
     for series in ("cpu_ms", "gpu_ms"):
-        sides = {}
+        sides: dict[str, Any] = {}
         for side, launches in (("baseline", baseline), ("candidate", candidate)):
-            medians = [launch_values(launches, f"{series}.{name}") for name, _ in QUANTILE_LEVELS]
-            if any(values.size == 0 for values in medians):
+            per_level = [launch_values(launches, f"{series}.{name}") for name, _ in QUANTILE_LEVELS]
+            if any(values.size == 0 for values in per_level):
                 break
-            sides[side] = [_rounded(float(np.median(values))) for values in medians]
-            sides[f"n_{side}"] = min(values.size for values in medians)
+            sides[side] = [_rounded(float(np.median(values))) for values in per_level]
+            sides[f"n_{side}"] = min(values.size for values in per_level)
         else:
             out[series] = {"levels": [level for _, level in QUANTILE_LEVELS], **sides}
     return out
