@@ -32,7 +32,8 @@ def counters_line(scene: dict[str, Any]) -> str:
         if name == "pixels_drawn" and area:
             text += f" (overdraw {value / area:.2f}x the surface)"
         items.append(text)
-    line = (f"<p class=counters>per frame (mean over measured frames, median over launches): "
+    line = (f"<p class=counters title='each counter: the mean over a launch's measured frames, the median over "
+            f"launches'>per frame (mean): "
             f"{html.escape(' · '.join(items))}</p>" if items else "")
     return line + load_line(scene)
 
