@@ -322,7 +322,7 @@ def _plots(scene: dict[str, Any], results_dir: Path) -> str:
                                 caption="distribution of measured frames' CPU time" + (" and GPU time" if gpu_shown
                                                                                       else "")
                                 + " per launch (every sample, warmup excluded), with the frame budget"
-                                + ("; dashed black: " + ", ".join(r.label for r in references) if references
+                                + ("; dashed with dots: " + ", ".join(r.label for r in references) if references
                                    else "; no baseline to draw beside it")))
         plots.append(charts.timeline([charts.Series(f"launch {k}", [row["cpu_ms"] for row in frames[k]], _colour(k))
                                       for k in launches], budget=budget, warmup=warmup, y_label="cpu_ms",
