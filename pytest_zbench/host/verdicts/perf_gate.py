@@ -20,7 +20,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
+import numpy as np
+
 from ...errors import ZbenchError
+from ...percentiles import PERCENTILES
 from ...regression import contention
 from ...regression.baseline import (
     BaselineFileError,
@@ -526,7 +529,33 @@ def distributions(verdict: SceneVerdict, baseline: Sequence[BaselineSession],
     draw overlaid. Per-launch values only, rounded: a scene's are a few dozen numbers."""
     return {"sessions": [{"label": s.label or None, "build": s.build or None} for s in baseline],
             "metrics": {v.metric: {"baseline": [_values(s.launches, v.metric) for s in baseline],
-                                   "candidate": _values(candidate, v.metric)} for v in verdict.verdicts}}
+                                   "candidate": _values(candidate, v.metric)} for v in verdict.verdicts},
+            "frames": frame_quantiles([launch for s in baseline for launch in s.launches], candidate)}
+
+
+# The levels of a frame-time series' distribution each launch summary keeps: its least frame, its percentiles
+# (percentiles.py) and its longest frame.
+QUANTILE_LEVELS: tuple[tuple[str, float], ...] = (("min", 0.0), *((name, round(level / 100, 6)) for name, level in PERCENTILES),
+                                                  ("max", 1.0))
+
+
+def frame_quantiles(baseline: Sequence[Any], candidate: Sequence[Any]) -> dict[str, Any]:
+    """run.json's `regression.distributions.frames`: per frame-time series (cpu_ms, gpu_ms), each side's
+    distribution as the median over its launches of each level's value (QUANTILE_LEVELS). The report draws it
+    beside the candidate's frames in the CDF (the baseline's frames themselves are not in this run's folder;
+    a history or a baseline run.json keeps its launch summaries). A series a side lacks is left out."""
+    out: dict[str, Any] = {}
+    for series in ("cpu_ms", "gpu_ms"):
+        sides: dict[str, Any] = {}
+        for side, launches in (("baseline", baseline), ("candidate", candidate)):
+            per_level = [launch_values(launches, f"{series}.{name}") for name, _ in QUANTILE_LEVELS]
+            if any(values.size == 0 for values in per_level):
+                break
+            sides[side] = [_rounded(float(np.median(values))) for values in per_level]
+            sides[f"n_{side}"] = min(values.size for values in per_level)
+        else:
+            out[series] = {"levels": [level for _, level in QUANTILE_LEVELS], **sides}
+    return out
 
 
 def _values(launches: Sequence[Any], metric: str) -> list[float]:
