@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ..protocol import CPU_STAGE_COLUMNS
+from ..protocol import COUNTER_COLUMNS, CPU_STAGE_COLUMNS, PREEMPTIONS_COLUMN, STOLEN_COLUMN
 from .config import COLD_START_METRICS
 from .gate import SceneVerdict, launch_values
 
@@ -39,7 +39,14 @@ MOVED_AT = 0.02
 TIMING_METRICS: tuple[str, ...] = ("cpu_ms.p50", "cpu_ms.p95", "gpu_ms.p50", "gpu_ms.p95")
 COUNTERS_PREFIX = "counters."
 
-Kind = Literal["timing", "cpu_stage", "gpu", "counter", "cold_start"]
+Kind = Literal["timing", "cpu_stage", "gpu", "counter", "system", "cold_start"]
+# Counters of what the operating system did to the frame, not of the work it asked for: they follow the frame's
+# length and the host's load (a longer frame is preempted more often), so they are context, not a cause.
+SYSTEM_COUNTERS = frozenset({STOLEN_COLUMN, PREEMPTIONS_COLUMN, "minor_faults"})
+# The order moved measurements are named in: a counter of the frame's work first, the cause a graphics engineer
+# looks for; then what it cost (CPU stages, frame and GPU times), whose tails can move further than their cause;
+# then what the system did around it, and cold start.
+NAMING_ORDER: dict[str, int] = {"counter": 0, "cpu_stage": 1, "gpu": 2, "timing": 2, "system": 3, "cold_start": 4}
 How = Literal["exact", "gate", "not_judged"]
 # rejudge(metrics): the scene's gate, run again on these metrics, same baseline, same settings otherwise.
 Rejudge = Callable[[tuple[str, ...]], SceneVerdict]
@@ -53,7 +60,7 @@ def display_name(metric: str) -> str:
 def kind_of(metric: str) -> Kind:
     name = display_name(metric)
     if metric.startswith(COUNTERS_PREFIX):
-        return "cpu_stage" if name in CPU_STAGE_COLUMNS else "counter"
+        return "cpu_stage" if name in CPU_STAGE_COLUMNS else "system" if name in SYSTEM_COUNTERS else "counter"
     if metric.startswith("gpu_ms"):
         return "gpu"
     return "cold_start" if metric in COLD_START_METRICS else "timing"
@@ -152,7 +159,8 @@ def candidate_metrics(baseline: Sequence[Any], candidate: Sequence[Any]) -> tupl
         for name in found or {}:
             counters[COUNTERS_PREFIX + str(name)] = None
     stages = [m for m in counters if display_name(m) in CPU_STAGE_COLUMNS]
-    others = [m for m in counters if m not in stages]
+    # The protocol's own counters (draw_calls, texture_upload_bytes, complexity) before a runner's extras.
+    others = sorted((m for m in counters if m not in stages), key=lambda m: display_name(m) not in COUNTER_COLUMNS)
     return (*TIMING_METRICS, *stages, *others, *COLD_START_METRICS)
 
 
@@ -215,7 +223,9 @@ def explain(baseline: Sequence[Any], candidate: Sequence[Any], rejudge: Rejudge,
                 continue
             found[metric] = _gate_movement(metric, judged, base, cand, moved_at)
     ordered = [found[m] for m in metrics if m in found]
-    moved = sorted((m for m in ordered if m.moved), key=lambda m: -m.size)  # stable: ties keep the listed order
+    # The work the frame asked for first (counters), then what it cost (CPU stages, then frame times, then cold
+    # start); in each, the largest move first, ties in the listed order (the protocol's own columns lead).
+    moved = sorted((m for m in ordered if m.moved), key=lambda m: (NAMING_ORDER[m.kind], -m.size))
     rest = [m for m in ordered if not m.moved]
     return Attribution(tuple(moved + rest), method, moved_at)
 

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pytest_zbench.regression.attribution import MOVED_AT, exact_movement, explain
+from pytest_zbench.regression.attribution import MOVED_AT, exact_movement, explain, kind_of
 from pytest_zbench.regression.config import GateConfig
 from pytest_zbench.regression.gate import BaselineSession, judge
 from pytest_zbench.regression.interleaved_ab import judge_ab
@@ -101,3 +101,18 @@ def test_a_counter_one_side_lacks_and_a_median_at_zero_are_said_plainly():
     only = next(m for m in explain(a, b2, lambda metrics: ab(metrics, a, b2)).movements if m.name == "pixels_drawn")
     assert only.how == "not_judged" and "baseline only" in only.text()
     assert MOVED_AT == 0.02
+
+
+def test_the_work_a_frame_asked_for_is_named_before_the_time_it_cost_even_when_the_time_moved_more():
+    rng = np.random.default_rng(3)
+    a = [launch(1.0 + rng.normal(0, 0.02), draws=100.0) for _ in range(6)]
+    b = [launch(3.0 + rng.normal(0, 0.02), draws=150.0) for _ in range(6)]
+    why = explain(a, b, lambda metrics: ab(metrics, a, b))
+    assert [m.name for m in why.moved][:3] == ["draw_calls", "cpu_ms.p50", "cpu_ms.p95"]  # 1.5x before 3x
+    assert why.moved[0].effect == pytest.approx(1.5, rel=1e-12)
+
+
+def test_what_the_system_did_to_a_frame_is_context_not_a_cause():
+    assert kind_of("counters.preemptions") == kind_of("counters.stolen_ms") == kind_of("counters.minor_faults") == "system"
+    assert kind_of("counters.cpu_flush_ms") == "cpu_stage" and kind_of("counters.alloc_bytes") == "counter"
+    assert kind_of("warmup_ms") == "cold_start" and kind_of("gpu_ms.p50") == "gpu"

@@ -23,6 +23,7 @@ from . import charts
 from .corpus import differentials_section, isolation_section
 from .counters import counters_line
 from .sustained import report_section as sustained_section
+from .why_regressed import why_section
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -173,6 +174,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
     out.append(_regression(scene))
+    out.append(why_section(scene, results_dir))  # '' unless regressed or improved
     out.append(_plots(scene, results_dir))
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained

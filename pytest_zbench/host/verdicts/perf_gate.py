@@ -22,6 +22,7 @@ from typing import Any, Protocol, TypedDict
 
 from ...errors import ZbenchError
 from ...regression import contention
+from ...regression.attribution import Attribution, Rejudge, explain
 from ...regression.baseline import (
     BaselineFileError,
     DeviceSessions,
@@ -111,6 +112,7 @@ class GateResult:
     settings: dict[str, Any] | None = None  # the gate settings this scene was judged with, and where from
     distributions: dict[str, Any] | None = None  # the per-launch values judged (run.json, `distributions`)
     history_series: dict[str, Any] | None = None  # the scene's recent sessions (`history_series`)
+    attribution: Attribution | None = None  # why a regressed or improved scene moved (`attribution`)
 
     @property
     def failed(self) -> bool:
@@ -163,6 +165,7 @@ class GateResult:
             "settings": self.settings,
             "distributions": self.distributions,
             "history_series": self.history_series,
+            "attribution": self.attribution.to_json() if self.attribution else None,
         }
 
     def junit_properties(self) -> list[tuple[str, object]]:
@@ -174,6 +177,9 @@ class GateResult:
                 props.append((f"regression_effect_{name}", round(v.effect, 4)))
             if v.p is not None and math.isfinite(v.p):
                 props.append((f"regression_p_{name}", round(v.p, 6)))
+        if self.attribution is not None:
+            props.append(("regression_why", self.attribution.line()))
+            props.append(("regression_moved", ",".join(m.name for m in self.attribution.moved)))
         return props
 
 
@@ -395,10 +401,15 @@ class RegressionGate:
             on_cpu = judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=twins),
                                            exclude_run=run.run_id, environment=run.environment,
                                            device_sessions=self._device_pool(key, run.run_id)).verdict
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            return judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=metrics),
+                                         exclude_run=run.run_id, environment=run.environment,
+                                         device_sessions=self._device_pool(key, run.run_id)).verdict or SceneVerdict(())
+
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
                              self.run_info(record, m.device, m.backend).build_hash,
                              [r.build_hash for r in result.window.runs],
-                             sessions, candidate, on_cpu)
+                             sessions, candidate, on_cpu, rejudge)
 
     @staticmethod
     def _candidate(m: SceneMeasurement, valid: bool | None) -> list[dict[str, Any]]:
@@ -444,9 +455,14 @@ class RegressionGate:
             on_cpu = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
                                             dataclasses.replace(config, metrics=twins),
                                             pool=self._calibration_pool(record, m)).verdict
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            return judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
+                                          dataclasses.replace(config, metrics=metrics),
+                                          pool=self._calibration_pool(record, m)).verdict or SceneVerdict(())
+
         return _with_context(result.verdict, "file", result.description, (), settings,
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
-                             [session], candidate, on_cpu)
+                             [session], candidate, on_cpu, rejudge)
 
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
@@ -463,8 +479,13 @@ class RegressionGate:
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
         verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
+
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            return judge_ab(a_launches, b_launches, dataclasses.replace(config, metrics=metrics), a_name=a_name,
+                            b_name=b_name, device=m.device)
+
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
-                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches)
+                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge)
 
 
 def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
@@ -488,9 +509,11 @@ def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
                   settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
                   baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any],
-                  on_cpu: SceneVerdict | None = None) -> GateResult:
+                  on_cpu: SceneVerdict | None = None, rejudge: Rejudge | None = None) -> GateResult:
     """The verdict with what else changed named in its message: the same build, conditions that differ between
-    the candidate's launches and the baseline's, launches measured while throttled; and the values judged."""
+    the candidate's launches and the baseline's, launches measured while throttled; and the values judged. A
+    regressed or improved scene's message says first which measurements moved (`rejudge`: the same gate on
+    other metrics; regression/attribution.py)."""
     baseline_launches = [launch for session in baseline_sessions for launch in session.launches]
     conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
     if source != "ab":  # interleaved launches share the host's load; sessions apart do not
@@ -500,10 +523,14 @@ def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tu
     if conditions:
         notes.append("conditions changed between the baseline and the candidate: "
                      + "; ".join(c.describe() for c in conditions))
+    why = (explain(baseline_launches, candidate_launches, rejudge)
+           if rejudge is not None and verdict.verdict in ("regressed", "improved") else None)
+    if why is not None:  # named first, right under the scene's verdict
+        verdict = dataclasses.replace(verdict, notes=(why.line(), *verdict.notes))
     verdict = verdict.with_notes(*notes)
     return GateResult(verdict.verdict, source, baseline, verdict.message(), verdict, changes,
                       conditions_changed=conditions, same_build=bool(same), settings=settings,
-                      distributions=distributions(verdict, baseline_sessions, candidate_launches))
+                      distributions=distributions(verdict, baseline_sessions, candidate_launches), attribution=why)
 
 
 def history_series(runs: Sequence[HistoricRun], metric: str, *, candidate_run: str) -> dict[str, Any]:
