@@ -116,3 +116,36 @@ def test_what_the_system_did_to_a_frame_is_context_not_a_cause():
     assert kind_of("counters.preemptions") == kind_of("counters.stolen_ms") == kind_of("counters.minor_faults") == "system"
     assert kind_of("counters.cpu_flush_ms") == "cpu_stage" and kind_of("counters.alloc_bytes") == "counter"
     assert kind_of("warmup_ms") == "cold_start" and kind_of("gpu_ms.p50") == "gpu"
+
+
+def test_the_gate_result_names_what_moved_under_the_verdict_in_run_json_and_junit_and_only_when_decided():
+    import json
+
+    from pytest_zbench.host.verdicts.perf_gate import _with_context
+
+    rng = np.random.default_rng(4)
+    sessions = [BaselineSession([launch(1.0 * (1 + rng.normal(0, 0.02)), draws=100.0) for _ in range(5)],
+                                label=f"r{s}") for s in range(4)]
+    slower = [launch(1.6 + rng.normal(0, 0.01), draws=180.0) for _ in range(5)]
+
+    def rejudge_against(candidate):
+        return lambda metrics: judge(sessions, candidate, dataclasses.replace(CONFIG, threshold=0.15, metrics=metrics))
+
+    config = dataclasses.replace(CONFIG, threshold=0.15)
+    result = _with_context(judge(sessions, slower, config), "history", "4 runs", (), {}, "c", [], sessions, slower,
+                           rejudge=rejudge_against(slower))
+    assert result.verdict == "regressed" and result.attribution is not None
+    lines = result.message.splitlines()
+    assert lines[0] == "scene verdict: regressed" and lines[1].startswith("why: draw_calls 1.80x (exact")
+    doc = result.to_json()
+    json.dumps(doc, allow_nan=False)
+    assert doc["attribution"]["moved"][0] == "draw_calls"
+    assert set(doc["attribution"]["moved"][1:3]) == {"cpu_ms.p50", "cpu_ms.p95"}  # the cost, after its cause
+    props = dict(result.junit_properties())
+    assert props["regression_moved"].startswith("draw_calls,cpu_ms.p") and props["regression_why"] == lines[1]
+
+    same = [launch(1.0 * (1 + rng.normal(0, 0.02)), draws=100.0) for _ in range(5)]
+    unchanged = _with_context(judge(sessions, same, config), "history", "4 runs", (), {}, "c", [], sessions, same,
+                              rejudge=rejudge_against(same))
+    assert unchanged.verdict in ("same", "inconclusive") and unchanged.attribution is None
+    assert unchanged.to_json()["attribution"] is None and "regression_why" not in dict(unchanged.junit_properties())

@@ -1,0 +1,59 @@
+"""The diff trace (host/report/diff_trace.py): an A/B scene's median launches side by side, valid for Perfetto."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+from trace_format import problems
+
+from pytest_zbench.host.report.diff_trace import diff_trace_path, median_launch, read_launches, write_diff_traces
+
+COLUMNS = ["launch", "frame", "phase", "t_start_ns", "cpu_ms", "gpu_ms", "gpu_source", "present_interval_ms",
+           "complexity", "draw_calls", "texture_upload_bytes", "disjoint", "gl_error", "cpu_record_ms", "cpu_flush_ms",
+           "cpu_submit_ms", "pixels_drawn"]
+
+
+def write_csv(path, cpu_by_launch: dict[int, float], draws: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        for launch, cpu in cpu_by_launch.items():
+            for frame in range(4):
+                t = 10_000_000_000 * (launch + 1) + frame * 2_000_000
+                writer.writerow([launch, frame, "warmup" if frame == 0 else "measure", t, cpu + 0.01 * frame, "", "none",
+                                 2.0, "", draws, 0, "", "", cpu * 0.5, cpu * 0.3, cpu * 0.1, 3072])
+
+
+def entry(verdict: str) -> dict:
+    return {"id": "s.one", "device": "local", "backend": "software", "samples_file": "local/s.one.frames.csv",
+            "ab": {"samples_file_b": "local/s.one.b.frames.csv"}, "regression": {"verdict": verdict}}
+
+
+def test_the_median_launches_of_both_sides_side_by_side(tmp_path):
+    write_csv(tmp_path / "local/s.one.frames.csv", {0: 1.0, 1: 5.0, 2: 1.2}, draws=10)
+    write_csv(tmp_path / "local/s.one.b.frames.csv", {0: 1.9, 1: 1.7, 2: 1.8, 3: 9.0}, draws=20)
+    assert median_launch(read_launches(tmp_path / "local/s.one.frames.csv"))[0] == 2  # 1.2 between 1.0 and 5.0
+    assert median_launch(read_launches(tmp_path / "local/s.one.b.frames.csv"))[0] == 2  # the lower middle: 1.8
+    document = {"run_id": "r", "scenes": [entry("regressed"), dict(entry("same"), id="s.two")]}
+    written = write_diff_traces(document, tmp_path)
+    assert written == [diff_trace_path(tmp_path, entry("regressed"))]  # a scene judged the same gets none
+    trace = json.loads(written[0].read_text())
+    assert problems(trace) == []
+    assert trace["otherData"]["baseline"]["launch"] == 2 and trace["otherData"]["candidate"]["launch"] == 2
+    processes = {e["pid"]: e["args"]["name"] for e in trace["traceEvents"] if e["name"] == "process_name"}
+    assert processes[1].startswith("baseline: launch 2 of 3") and processes[2].startswith("candidate: launch 2 of 4")
+    draws = {e["pid"]: e["args"]["draw_calls"] for e in trace["traceEvents"] if e["name"] == "draw_calls"}
+    assert draws == {1: 10.0, 2: 20.0}
+    stages = [e for e in trace["traceEvents"] if e.get("cat") == "cpu_stage" and e["pid"] == 2]
+    assert [e["name"] for e in stages[:3]] == ["record", "flush", "submit"]
+    assert stages[1]["ts"] == stages[0]["ts"] + stages[0]["dur"]  # laid end to end from the frame's start
+    starts = sorted(e["ts"] for e in trace["traceEvents"] if e.get("cat") in ("frame", "warmup") and e["pid"] == 1)
+    assert starts == [0, 2000, 4000, 6000]
+
+
+def test_no_diff_trace_without_both_sides_in_the_folder(tmp_path):
+    write_csv(tmp_path / "local/s.one.frames.csv", {0: 1.0}, draws=10)
+    history = dict(entry("regressed"), ab=None)
+    assert write_diff_traces({"scenes": [history]}, tmp_path) == []
