@@ -8,6 +8,7 @@ import json
 from trace_format import problems
 
 from pytest_zbench.host.report.diff_trace import diff_trace_path, median_launch, read_launches, write_diff_traces
+from pytest_zbench.regression.baseline import run_file_frames
 
 COLUMNS = ["launch", "frame", "phase", "t_start_ns", "cpu_ms", "gpu_ms", "gpu_source", "present_interval_ms",
            "complexity", "draw_calls", "texture_upload_bytes", "disjoint", "gl_error", "cpu_record_ms", "cpu_flush_ms",
@@ -57,3 +58,25 @@ def test_no_diff_trace_without_both_sides_in_the_folder(tmp_path):
     write_csv(tmp_path / "local/s.one.frames.csv", {0: 1.0}, draws=10)
     history = dict(entry("regressed"), ab=None)
     assert write_diff_traces({"scenes": [history]}, tmp_path) == []
+
+
+def test_a_run_json_baselines_frames_are_read_from_its_own_folder_and_never_outside_it(tmp_path):
+    earlier = tmp_path / "earlier"
+    write_csv(earlier / "local/s.one.frames.csv", {0: 1.0, 1: 1.1, 2: 0.9}, draws=10)
+    write_csv(tmp_path / "now/local/s.one.frames.csv", {0: 2.0, 1: 2.2, 2: 2.1}, draws=30)
+    (tmp_path / "secret.csv").write_text("launch,frame\n")
+    document = {"scenes": [{"id": "s.one", "device": "local", "samples_file": "local/s.one.frames.csv"},
+                           {"id": "s.out", "device": "local", "samples_file": "../secret.csv"},
+                           {"id": "s.gone", "device": "local", "samples_file": "local/missing.csv"}]}
+    frames = run_file_frames(document, earlier / "run.json", "s.one", "local")
+    assert frames == (earlier / "local/s.one.frames.csv").resolve()
+    assert run_file_frames(document, earlier / "run.json", "s.out", "local") is None  # outside its folder
+    assert run_file_frames(document, earlier / "run.json", "s.gone", "local") is None
+    assert run_file_frames(document, earlier / "run.json", "s.none", "local") is None
+    scene = dict(entry("regressed"), ab=None, regression={"verdict": "regressed", "source": "file",
+                                                          "baseline_samples_file": str(frames)})
+    written = write_diff_traces({"scenes": [scene]}, tmp_path / "now")
+    trace = json.loads(written[0].read_text())
+    assert problems(trace) == [] and trace["otherData"]["baseline"]["samples_file"] == str(frames)
+    draws = {e["pid"]: e["args"]["draw_calls"] for e in trace["traceEvents"] if e["name"] == "draw_calls"}
+    assert draws == {1: 10.0, 2: 30.0}

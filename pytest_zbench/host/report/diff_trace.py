@@ -10,8 +10,10 @@ every per-frame counter as a counter track. The median launch is the one whose m
 frames is the median of the side's launches (the lower middle one for an even count): a typical launch, not a
 lucky or an unlucky one.
 
-Both sides must be CSVs of this results folder: an A/B run's (the A and the B samples file). A baseline from
-the history or another run.json has no launch in this folder, and gets no diff trace (the report says so).
+The two sides' frames: in A/B the A and the B samples files of this results folder; against a run.json the
+baseline entry's CSV in that run.json's folder (run.json `regression.baseline_samples_file`, found by
+regression/baseline.py `run_file_frames`) and this run's. A history keeps its samples in the database, not as
+a CSV: a scene judged against the history gets no diff trace (the report says so).
 Same event rules as the scene trace (host/report/chrome_trace.py), whose helpers it uses.
 """
 
@@ -43,19 +45,25 @@ def diff_trace_path(results_dir: Path, entry: dict[str, Any]) -> Path | None:
     return results_dir / Path(samples).parent / f"{stem}{DIFF_TRACE_SUFFIX}"
 
 
-def sides(entry: dict[str, Any]) -> tuple[str, str] | None:
-    """The baseline's and the candidate's frames CSVs (relative to the results folder), or None when the
-    baseline's launches are not in this results folder (a history or run.json baseline)."""
+def sides(entry: dict[str, Any], results_dir: Path) -> tuple[Path, Path] | None:
+    """The baseline's and the candidate's frames CSVs, or None when the baseline's are not on disk (a history
+    baseline)."""
     ab = entry.get("ab") or {}
-    if entry.get("samples_file") and ab.get("samples_file_b"):
-        return entry["samples_file"], ab["samples_file_b"]
+    ours = entry.get("samples_file")
+    if not ours:
+        return None
+    if ab.get("samples_file_b"):
+        return results_dir / ours, results_dir / ab["samples_file_b"]
+    baseline = (entry.get("regression") or {}).get("baseline_samples_file")
+    if isinstance(baseline, str) and baseline:
+        return Path(baseline), results_dir / ours
     return None
 
 
-def wanted(entry: dict[str, Any]) -> bool:
-    """A diff trace is written for a scene judged regressed or improved whose both sides are in this folder."""
+def wanted(entry: dict[str, Any], results_dir: Path) -> bool:
+    """A diff trace is written for a scene judged regressed or improved whose both sides' frames are on disk."""
     verdict = (entry.get("regression") or {}).get("verdict")
-    return verdict in ("regressed", "improved") and sides(entry) is not None
+    return verdict in ("regressed", "improved") and sides(entry, results_dir) is not None
 
 
 def read_launches(path: Path) -> dict[int, list[dict[str, str]]]:
@@ -132,20 +140,21 @@ def _side_events(rows: list[dict[str, str]], pid: int) -> tuple[list[dict[str, A
 
 
 def diff_trace(entry: dict[str, Any], results_dir: Path, *, run_id: str = "") -> dict[str, Any] | None:
-    """The diff trace document of one scene entry, or None when it has no two sides in this folder."""
-    both = sides(entry)
+    """The diff trace document of one scene entry, or None when it has no two sides on disk."""
+    both = sides(entry, results_dir)
     if both is None:
         return None
     events: list[dict[str, Any]] = []
     counters: list[dict[str, Any]] = []
     picked: dict[str, Any] = {}
     for pid, role, samples in ((BASELINE_PID, "baseline", both[0]), (CANDIDATE_PID, "candidate", both[1])):
-        launches = read_launches(results_dir / samples)
+        launches = read_launches(samples)
         median = median_launch(launches)
         if median is None:
             return None
         launch, value = median
-        picked[role] = {"samples_file": samples, "launch": launch, "median_cpu_ms": value, "launches": len(launches)}
+        picked[role] = {"samples_file": str(samples), "launch": launch, "median_cpu_ms": value,
+                        "launches": len(launches)}
         side_events, side_counters = _side_events(launches[launch], pid)
         label = f"{role}: launch {launch} of {len(launches)} (median cpu_ms {value:.4g} ms) from {Path(samples).name}"
         events += [_meta("process_name", pid, 0, {"name": label}), _meta("process_sort_index", pid, 0, {"sort_index": pid})]
@@ -170,7 +179,7 @@ def write_diff_traces(document: dict[str, Any], results_dir: Path) -> list[Path]
     written = []
     for entry in document.get("scenes") or []:
         path = diff_trace_path(results_dir, entry)
-        if path is None or not wanted(entry):
+        if path is None or not wanted(entry, results_dir):
             continue
         trace = diff_trace(entry, results_dir, run_id=str(document.get("run_id", "")))
         if trace is None:

@@ -46,10 +46,10 @@ def why_section(scene: dict[str, Any], results_dir: Path) -> str:
 
 def _trace_link(scene: dict[str, Any], results_dir: Path) -> str:
     path = diff_trace_path(results_dir, scene)
-    if sides(scene) is None:
-        return ("<p class=trace>No diff trace: the baseline's launches are not in this results folder (a history or "
-                "run.json baseline); an A/B run (--zbench-ab) writes one.</p>")
-    if path is None or not wanted(scene) or not path.exists():
+    if sides(scene, results_dir) is None:
+        return ("<p class=trace>No diff trace: the baseline's frames are not on disk (a history keeps them in its "
+                "database); an A/B run (--zbench-ab) or a run.json baseline writes one.</p>")
+    if path is None or not wanted(scene, results_dir) or not path.exists():
         return ""
     rel = path.relative_to(results_dir).as_posix()
     return (f"<p class=trace>Diff trace: <a href='{html.escape(rel)}'>{html.escape(rel)}</a>, the baseline's and the "

@@ -31,6 +31,7 @@ from ...regression.baseline import (
     judge_against_run_file,
     read_device_sessions,
     read_run_file,
+    run_file_frames,
     session_of,
 )
 from ...regression.changepoints import change_points
@@ -113,6 +114,7 @@ class GateResult:
     distributions: dict[str, Any] | None = None  # the per-launch values judged (run.json, `distributions`)
     history_series: dict[str, Any] | None = None  # the scene's recent sessions (`history_series`)
     attribution: Attribution | None = None  # why a regressed or improved scene moved (`attribution`)
+    baseline_frames: str | None = None  # a run.json baseline's frames CSV, for the diff trace
 
     @property
     def failed(self) -> bool:
@@ -166,6 +168,7 @@ class GateResult:
             "distributions": self.distributions,
             "history_series": self.history_series,
             "attribution": self.attribution.to_json() if self.attribution else None,
+            "baseline_samples_file": self.baseline_frames,
         }
 
     def junit_properties(self) -> list[tuple[str, object]]:
@@ -460,9 +463,11 @@ class RegressionGate:
                                           dataclasses.replace(config, metrics=metrics),
                                           pool=self._calibration_pool(record, m)).verdict or SceneVerdict(())
 
-        return _with_context(result.verdict, "file", result.description, (), settings,
-                             record.app.get("build_hash") or "", [result.build] if result.build else [],
-                             [session], candidate, on_cpu, rejudge)
+        judged = _with_context(result.verdict, "file", result.description, (), settings,
+                               record.app.get("build_hash") or "", [result.build] if result.build else [],
+                               [session], candidate, on_cpu, rejudge)
+        frames = run_file_frames(document, path, m.case.id, m.device)
+        return dataclasses.replace(judged, baseline_frames=None if frames is None else str(frames))
 
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
