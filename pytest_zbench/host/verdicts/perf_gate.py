@@ -398,17 +398,16 @@ class RegressionGate:
             return GateResult("no_baseline", "history", description, f"no baseline: {description}",
                               fingerprint_changes=changes, settings=settings)
         sessions = [session_of(run) for run in reversed(result.window.runs)]  # oldest first, like the series
-        on_cpu = None
-        if twins := contention.twins_to_judge(result.verdict):
-            # The busy-host guard's second look: the same sessions judged on on-CPU time (docs/regression.md).
-            on_cpu = judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=twins),
-                                           exclude_run=run.run_id, environment=run.environment,
-                                           device_sessions=self._device_pool(key, run.run_id)).verdict
+
         def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            """The same sessions judged on other metrics: the busy-host guard's on-CPU time, the attribution's
+            measurements (docs/regression.md)."""
             return judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=metrics),
                                          exclude_run=run.run_id, environment=run.environment,
                                          device_sessions=self._device_pool(key, run.run_id)).verdict or SceneVerdict(())
 
+        twins = contention.twins_to_judge(result.verdict)
+        on_cpu = rejudge(twins) if twins else None
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
                              self.run_info(record, m.device, m.backend).build_hash,
                              [r.build_hash for r in result.window.runs],
@@ -453,16 +452,15 @@ class RegressionGate:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
                               result.message, settings=settings)
         session = BaselineSession(list(result.launches), str(document.get("run_id") or ""), result.build)
-        on_cpu = None
-        if twins := contention.twins_to_judge(result.verdict):
-            on_cpu = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
-                                            dataclasses.replace(config, metrics=twins),
-                                            pool=self._calibration_pool(record, m)).verdict
+
         def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            """The same baseline judged on other metrics (the busy-host guard's, the attribution's)."""
             return judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
                                           dataclasses.replace(config, metrics=metrics),
                                           pool=self._calibration_pool(record, m)).verdict or SceneVerdict(())
 
+        twins = contention.twins_to_judge(result.verdict)
+        on_cpu = rejudge(twins) if twins else None
         judged = _with_context(result.verdict, "file", result.description, (), settings,
                                record.app.get("build_hash") or "", [result.build] if result.build else [],
                                [session], candidate, on_cpu, rejudge)
