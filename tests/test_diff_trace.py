@@ -80,3 +80,23 @@ def test_a_run_json_baselines_frames_are_read_from_its_own_folder_and_never_outs
     assert problems(trace) == [] and trace["otherData"]["baseline"]["samples_file"] == str(frames)
     draws = {e["pid"]: e["args"]["draw_calls"] for e in trace["traceEvents"] if e["name"] == "draw_calls"}
     assert draws == {1: 10.0, 2: 30.0}
+
+
+def test_the_report_section_names_the_moved_measurements_and_says_why_there_is_no_diff_trace(tmp_path):
+    from pytest_zbench.host.report.why_regressed import why_section
+
+    attribution = {"moved": ["draw_calls"], "moved_at": 0.02, "method": "permutation", "line": "why: ...",
+                   "measurements": [
+                       {"metric": "counters.draw_calls", "name": "draw_calls", "kind": "counter", "how": "exact",
+                        "effect": 2.0, "ci": [2.0, 2.0], "moved": True, "baseline_median": 100, "candidate_median": 200,
+                        "note": None, "text": "draw_calls 2.00x (exact, 100 -> 200)"},
+                       {"metric": "cpu_ms.p50", "name": "cpu_ms.p50", "kind": "timing", "how": "gate", "effect": 0.98,
+                        "ci": [0.9, 1.07], "moved": False, "note": None, "text": "cpu_ms.p50 0.98x [0.90, 1.07]"}]}
+    scene = {"id": "s", "device": "d", "samples_file": "d/s.frames.csv",
+             "regression": {"verdict": "improved", "source": "history", "attribution": attribution}}
+    section = why_section(scene, tmp_path)
+    assert "<h3>Why it improved</h3>" in section and "<b>draw_calls</b>" in section
+    assert "<tr class='moved'><td>draw_calls</td><td>counter</td><td>100</td><td>200</td><td>2.00x</td>" in section
+    assert "<td>0.98x</td><td>[0.90, 1.07]</td>" in section
+    assert "No diff trace" in section and "history keeps them in its database" in section
+    assert why_section(dict(scene, regression={"verdict": "same", "attribution": None}), tmp_path) == ""

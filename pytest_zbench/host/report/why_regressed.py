@@ -23,19 +23,20 @@ def why_section(scene: dict[str, Any], results_dir: Path) -> str:
     rows = []
     for m in why.get("measurements") or []:
         ci = m.get("ci")
-        interval = (f"[{ci[0]:.3g}, {ci[1]:.3g}]" if isinstance(ci, list) and len(ci) == 2
+        interval = (f"[{_ratio(ci[0])}, {_ratio(ci[1])}]" if isinstance(ci, list) and len(ci) == 2
                     and all(isinstance(v, (int, float)) for v in ci) else "")
         effect = m.get("effect")
         rows.append(
             f"<tr class='{'moved' if m.get('moved') else 'still'}'><td>{html.escape(str(m.get('name')))}</td>"
             f"<td>{html.escape(KIND_WORDS.get(str(m.get('kind')), str(m.get('kind'))))}</td>"
             f"<td>{_number(m.get('baseline_median'))}</td><td>{_number(m.get('candidate_median'))}</td>"
-            f"<td>{f'{effect:.3g}x' if isinstance(effect, (int, float)) else ''}</td><td>{interval}</td>"
+            f"<td>{_ratio(effect) + 'x' if isinstance(effect, (int, float)) else ''}</td><td>{interval}</td>"
             f"<td>{'moved' if m.get('moved') else ''}</td>"
             f"<td>{html.escape(str(m.get('how')))}{': ' + html.escape(str(m['note'])) if m.get('note') else ''}</td></tr>")
     moved = ", ".join(why.get("moved") or []) or "nothing"
     floor = why.get("moved_at") or 0.02
-    out = [f"<div class=why><h3>Why it regressed</h3><p>moved (interval excluding 1, at least {floor:.0%} from 1; the "
+    title = "Why it improved" if section.get("verdict") == "improved" else "Why it regressed"
+    out = [f"<div class=why><h3>{title}</h3><p>moved (interval excluding 1, at least {floor:.0%} from 1; the "
            f"work first, then what it cost): <b>{html.escape(moved)}</b>. Compared with "
            f"{html.escape(str(why.get('method') or 'exact comparisons only'))}.</p>",
            "<table class=why><tr><th>measurement</th><th>kind</th><th>baseline (median)</th><th>candidate (median)"
@@ -54,6 +55,11 @@ def _trace_link(scene: dict[str, Any], results_dir: Path) -> str:
     rel = path.relative_to(results_dir).as_posix()
     return (f"<p class=trace>Diff trace: <a href='{html.escape(rel)}'>{html.escape(rel)}</a>, the baseline's and the "
             "candidate's median launch side by side (open it in ui.perfetto.dev).</p>")
+
+
+def _ratio(value: float) -> str:
+    """As the why line writes a ratio: 2.00, 1.31, 0.045."""
+    return f"{value:.2f}" if abs(value) >= 0.1 else f"{value:.2g}"
 
 
 def _number(value: Any) -> str:
