@@ -30,6 +30,7 @@ from .overview import anchor as _anchor
 from .overview import overview_table
 from .overview import rank as _rank
 from .sustained import report_section as sustained_section
+from .why_regressed import why_section
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -149,6 +150,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
     out.append(_regression(scene))
+    out.append(why_section(scene, results_dir))  # '' unless regressed or improved
     out.append(_plots(scene, results_dir))
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
