@@ -17,11 +17,14 @@ from __future__ import annotations
 import base64
 import binascii
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ...errors import DeviceError
 from ...transports._shell import LAUNCH_VARIABLE
 from .android_frame_timeline import FRAME_TIMELINE_DATA_SOURCE
+
+if TYPE_CHECKING:
+    from ...transports import Transport
 
 # The one folder perfetto may write to on a user build from Android 12 (devices.yaml `frame_timeline: true`);
 # `frame_timeline: /some/folder` names another (a rooted or an emulated device).
@@ -52,7 +55,7 @@ STOP_SCRIPT = (
 class FrameTimelineTrace:
     """One tracing session; `issues` says what went wrong (a device without perfetto, a trace not written)."""
 
-    def __init__(self, channel: Any, trace_dir: str = TRACE_DIR) -> None:
+    def __init__(self, channel: Transport, trace_dir: str = TRACE_DIR) -> None:
         self.channel = channel
         self.path = f"{trace_dir.rstrip('/')}/zbench-frametimeline-{time.time_ns()}.pftrace"
         self.pid: int | None = None
