@@ -26,6 +26,7 @@ from ..devices import android_frame_dumps as platform_frames
 from ..devices.device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from ..devices.health import DeviceHealth
 from .android_frame_series import PlatformSeries
+from .runner_conditions import runner_sample, with_runner_sample
 from .cold_start import time_to_first_frame_ms
 from .results import (
     DEVICE_FAULT_KINDS,
@@ -188,7 +189,9 @@ def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeo
         platform.stop()
     outcome.platform_frames = platform.result
     after = device.sample_conditions()
-    outcome.conditions = {"before": launch_conditions(before), "after": launch_conditions(after)}
+    extra = outcome.result.extra
+    outcome.conditions = {"before": with_runner_sample(launch_conditions(before), runner_sample("start", extra)),
+                          "after": with_runner_sample(launch_conditions(after), runner_sample("end", extra))}
     return outcome
 
 
