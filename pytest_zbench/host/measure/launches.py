@@ -26,12 +26,12 @@ from ..devices import android_frame_dumps as platform_frames
 from ..devices.device import Device, LaunchOutcome, empty_folder, safe_component, utc_now
 from ..devices.health import DeviceHealth
 from .android_frame_series import PlatformSeries
-from .runner_conditions import runner_sample, with_runner_sample
 from .cold_start import time_to_first_frame_ms
 from .results import (
     DEVICE_FAULT_KINDS,
     SceneMeasurement,
 )
+from .runner_conditions import runner_sample, with_runner_sample
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
