@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 
-import pytest
-
 from pytest_zbench.errors import DeviceError
 from pytest_zbench.host.devices.conditions_probe import (
     decode_throttled,
