@@ -45,10 +45,14 @@ CONFIG = (
 # (--background daemonises) and stops itself after MAX_DURATION_MS if the host never stops it.
 START_SCRIPT = ('rm -f "$2"; printf "%s" "$1" | env -u ' + LAUNCH_VARIABLE
                 + ' perfetto --background --txt -c - -o "$2"')
-# $1 the pid, $2 the output file: stop it (perfetto writes the file on SIGTERM), wait for it, print the file.
+# $1 the pid, $2 the output file: stop it (perfetto writes the file on SIGTERM), wait up to 10 s for it to exit,
+# print the file. An exited process no one has reaped yet is a zombie that `kill -0` still finds: it counts as
+# gone (its state in /proc says Z).
 STOP_SCRIPT = (
-    'kill -TERM "$1" 2>/dev/null; i=0; while kill -0 "$1" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; '
-    'i=$((i+1)); done; if [ -f "$2" ]; then base64 "$2"; rm -f "$2"; else echo "no trace file $2" >&2; exit 1; fi'
+    'kill -TERM "$1" 2>/dev/null; i=0; '
+    'while [ -r "/proc/$1/status" ] && ! grep -q "^State:[[:space:]]*Z" "/proc/$1/status" 2>/dev/null '
+    '&& [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
+    'if [ -f "$2" ]; then base64 "$2"; rm -f "$2"; else echo "no trace file $2" >&2; exit 1; fi'
 )
 
 
