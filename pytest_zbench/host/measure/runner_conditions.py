@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...protocol.vocabulary import POWER_SOURCES
+
 # Keys of run.json's launch conditions a runner may fill, with the types each accepts.
 FILLABLE: dict[str, tuple[type, ...]] = {
     "power": (str,), "battery_pct": (int, float), "temp_c": (int, float), "throttled": (bool,),
     "thermal_state": (str,), "low_power_mode": (bool,), "governor": (str,),
 }
-POWER = ("plugged", "battery", "unknown")
 UNKNOWN = (None, "", "unknown")
 SIDES = ("start", "end")
 
@@ -40,7 +41,7 @@ def with_runner_sample(platform: dict[str, Any], sample: dict[str, Any] | None) 
     filled = []
     for key, types in FILLABLE.items():
         value = sample.get(key)
-        if value in UNKNOWN or not _typed(value, types) or (key == "power" and value not in POWER):
+        if value in UNKNOWN or not _typed(value, types) or (key == "power" and value not in POWER_SOURCES):
             continue
         if merged.get(key) in UNKNOWN:
             merged[key] = value
