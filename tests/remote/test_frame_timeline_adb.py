@@ -63,6 +63,8 @@ def test_frame_timeline_of_adb_launches_is_a_third_series(project, adb_server, a
         rows = list(csv.DictReader(handle))
     assert [(r["launch"], r["token"]) for r in rows] == [("0", "11"), ("0", "12"), ("0", "13"),
                                                          ("1", "11"), ("1", "12"), ("1", "13")]
+    report = (project.results / "report.html").read_text()
+    assert "FrameTimeline latency_ms" in report and "2 buffer-stuffed frames" in report
     kept = project.results / "n7" / "mini.fill.x1" / "launch-1" / "platform" / "frametimeline.pftrace"
     assert kept.read_bytes() == trace
 
