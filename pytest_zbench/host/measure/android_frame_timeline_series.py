@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ...stats import across_launches, distribution
+from ...stats import Distribution, across_launches, distribution
 from ..devices.android_frame_timeline import SurfaceFrame, jank_type_counts
 
 TIMELINE_SOURCE = "frametimeline"
@@ -27,10 +27,18 @@ TIMELINE_COLUMNS = ("launch", "layer", "token", "expected_start_ns", "expected_e
 MS_DIGITS = 6
 
 
+def timeline_distributions(frames: list[SurfaceFrame]) -> dict[str, Distribution | None]:
+    """latency_ms of the frames not stuffed, stuffing_latency_ms of the stuffed ones, duration_ms of all."""
+    return {
+        "latency_ms": distribution([f.latency_ms for f in frames if f.latency_ms is not None and not f.buffer_stuffing]),
+        "stuffing_latency_ms": distribution([f.latency_ms for f in frames
+                                             if f.latency_ms is not None and f.buffer_stuffing]),
+        "duration_ms": distribution([f.duration_ms for f in frames]),
+    }
+
+
 def summarize_timeline_launch(index: int, frames: list[SurfaceFrame], issues: list[str]) -> dict[str, Any]:
     """One launch's FrameTimeline: counts, jank types, present types, latency and duration distributions."""
-    latency = [f.latency_ms for f in frames if f.latency_ms is not None and not f.buffer_stuffing]
-    stuffed = [f.latency_ms for f in frames if f.latency_ms is not None and f.buffer_stuffing]
     missed = sum(f.missed for f in frames)
     return {
         "launch": index,
@@ -41,9 +49,7 @@ def summarize_timeline_launch(index: int, frames: list[SurfaceFrame], issues: li
         "no_prediction": sum(f.expected_end_ns is None for f in frames),
         "jank_types": jank_type_counts(frames),
         "present_types": dict(sorted(Counter(f.present_type for f in frames).items())),
-        "latency_ms": _dist(latency),
-        "stuffing_latency_ms": _dist(stuffed),
-        "duration_ms": _dist([f.duration_ms for f in frames]),
+        **{key: dist.to_dict() if dist else None for key, dist in timeline_distributions(frames).items()},
         "layers": sorted({f.layer for f in frames}),
         "issues": list(issues),
     }
@@ -55,7 +61,7 @@ class TimelineSeries:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.summaries: list[dict[str, Any]] = []
-        self._distributions: list[dict[str, Any]] = []
+        self._distributions: list[dict[str, Distribution | None]] = []
         self._started = False
 
     @classmethod
@@ -66,12 +72,7 @@ class TimelineSeries:
     def add(self, index: int, frames: list[SurfaceFrame], issues: list[str]) -> dict[str, Any]:
         summary = summarize_timeline_launch(index, frames, issues)
         self.summaries.append(summary)
-        self._distributions.append({
-            "latency_ms": distribution([f.latency_ms for f in frames
-                                        if f.latency_ms is not None and not f.buffer_stuffing]),
-            "stuffing_latency_ms": distribution([f.latency_ms for f in frames
-                                                 if f.latency_ms is not None and f.buffer_stuffing]),
-            "duration_ms": distribution([f.duration_ms for f in frames])})
+        self._distributions.append(timeline_distributions(frames))
         self._write(index, frames)
         return summary
 
@@ -112,11 +113,6 @@ class TimelineSeries:
             "per_launch": launches,
             "samples_file": samples,
         }
-
-
-def _dist(values: list[float]) -> dict[str, Any] | None:
-    summary = distribution(values)
-    return summary.to_dict() if summary else None
 
 
 def _ms(value: float | None) -> str:
