@@ -257,8 +257,8 @@ class HostSession:
         }
         conditions = host_conditions() if local else {**sample["conditions"], "power": sample["conditions"].get(
             "power", "unknown")}
-        if not local:  # the device's own load, as its platform probe read it
-            cores = (device_facts(sample["device"]).get("cpu") or {}).get("cores")
+        if not local:  # the device's own load, as its platform probe read it, on the cores the device reports
+            cores = (section_device.get("cpu") or {}).get("cores")
             conditions["background_load_note"] = background_load_note(conditions.get("load_avg_1m"), cores,
                                                                        f"device {spec.name}")
         conditions["deterministic"] = spec.backend == "software"
