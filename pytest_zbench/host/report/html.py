@@ -398,12 +398,20 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
     presents = row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""),
                    section.get("n_present")) if section.get("present_source") else ""
+    timeline = section.get("frame_timeline") or {}
+    types = ", ".join(f"{html.escape(name)} {count}" for name, count in (timeline.get("jank_types") or {}).items())
+    latency = (row("FrameTimeline latency_ms (actual - expected end; jank: deadlines missed)",
+                   (timeline.get("metrics") or {}).get("latency_ms") or {}, timeline.get("missed", ""),
+                   timeline.get("n")) if timeline else "")
+    stuffing = (f"<p>FrameTimeline: {timeline.get('buffer_stuffing', 0)} buffer-stuffed frames (latency without a "
+                f"miss, not in the latency row); jank types: {types or 'none'}; samples in "
+                f"<code>{html.escape(str(timeline.get('samples_file')))}</code>.</p>" if timeline else "")
     return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
             f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
             f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
             "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
             + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
-            + presents + "</table>")
+            + presents + latency + "</table>" + stuffing)
 
 
 # What each comparison with the reference software set is, in words (run.json frames[].cross_backend / cross_arch).
