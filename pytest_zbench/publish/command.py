@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -34,6 +35,8 @@ def add_commands(commands: Any, *, history_default: str, history_help: str, metr
                          help="the newest N runs of each series (default: 200, as `zbench history`)")
     publish.add_argument("--sig-level", type=float, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
+    publish.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+                         help="worker processes searching the change points (default: the CPU count)")
     publish.set_defaults(run=run)
 
 
@@ -43,9 +46,10 @@ def run(args: argparse.Namespace) -> int:
     from ..regression.location import parse_location
     from .build import publish
 
-    if args.last < 1:
-        print(f"zbench publish: --last {args.last}: must be at least 1", file=sys.stderr)
-        return 2
+    for name in ("last", "jobs"):
+        if getattr(args, name) < 1:
+            print(f"zbench publish: --{name} {getattr(args, name)}: must be at least 1", file=sys.stderr)
+            return 2
     try:
         location = parse_location(args.history)
     except ValueError as exc:
@@ -70,7 +74,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with History(location) as history:
             site = publish(history, Path(args.out), metric=args.metric, last=args.last, results=results,
-                           device=args.device, sig_level=args.sig_level, progress=progress)
+                           device=args.device, sig_level=args.sig_level, jobs=args.jobs,
+                           progress=progress)
     except ZbenchError as exc:
         print(f"zbench publish: {exc}", file=sys.stderr)
         return 1

@@ -6,15 +6,14 @@ site"). Plain values in, plain values out: the history is read by the caller.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..regression.changepoints import ChangePoint, LatestOutlier, change_points, latest_outside
 from ..regression.config import DEFAULT_THRESHOLD, HIGHER_IS_BETTER
 from ..regression.hierarchy import launch_values
-from ..regression.history import HistoricRun, SceneKey, SeriesPoint
+from ..regression.history import HistoricRun, SceneKey
 from .verdicts import ArchivedVerdict
 
 
@@ -54,27 +53,38 @@ class SceneSeries:
 
 
 def run_point(run: HistoricRun, metric: str, previous: HistoricRun | None) -> RunPoint:
-    values = launch_values(run.launches, metric)
-    median, low, high = ((float(np.median(values)), float(values.min()), float(values.max())) if values.size
-                         else (None, None, None))
+    values = sorted(launch_values(run.launches, metric).tolist())  # a handful: sorted, not numpy's median
+    n = len(values)
+    median = (values[n // 2] if n % 2 else (values[n // 2 - 1] + values[n // 2]) / 2) if n else None
     changed = previous is not None and previous.fingerprint != run.fingerprint
-    return RunPoint(run.run_id, run.started_utc, run.build_hash, run.dirty, len(run.launches), median, low, high,
-                    changed)
+    return RunPoint(run.run_id, run.started_utc, run.build_hash, run.dirty, len(run.launches), median,
+                    values[0] if n else None, values[-1] if n else None, changed)
 
 
-def scene_series(key: SceneKey, runs: Sequence[HistoricRun], metric: str,
-                 verdicts: Mapping[tuple[str, str], ArchivedVerdict], *, sig_level: float = 0.05,
+def run_points(runs: Sequence[HistoricRun], metric: str) -> tuple[RunPoint, ...]:
+    """The runs (oldest first) as points of the series."""
+    return tuple(run_point(run, metric, previous) for previous, run in zip([None, *runs], runs))
+
+
+def find_steps(values: Sequence[float | None], sig_level: float = 0.05) -> list[ChangePoint]:
+    """The change points of a series' values (a plain function of plain values: build.py runs it in worker
+    processes, where the permutation tests of a lab's thousands of series spend their time)."""
+    return change_points(values, sig_level=sig_level)
+
+
+def scene_series(key: SceneKey, points: Sequence[RunPoint], steps: Sequence[ChangePoint], metric: str,
+                 verdicts: Mapping[tuple[str, str], ArchivedVerdict], *,
                  threshold: float = DEFAULT_THRESHOLD) -> SceneSeries:
-    """The series of `runs` (oldest first), its change points and the archived verdicts of its runs."""
-    points = tuple(run_point(run, metric, previous) for previous, run in zip([None, *runs], runs))
-    values = [p.median for p in points]
-    steps = tuple(change_points([SeriesPoint(p.run_id, p.started_utc, p.build_hash, p.dirty, run.fingerprint, p.median,
-                                             p.launches) for p, run in zip(points, runs)], sig_level=sig_level))
-    outlier = latest_outside(values)
+    """The series of `points` with its change points (found by find_steps on their medians), the archived
+    verdicts of its runs and whether it has an open regression."""
+    named = tuple(dataclasses.replace(step, build_hash=points[step.index].build_hash,
+                                      run_id=points[step.index].run_id,
+                                      started_utc=points[step.index].started_utc) for step in steps)
+    outlier = latest_outside([p.median for p in points])
     known = {i: verdicts[(p.run_id, key.scene_id)] for i, p in enumerate(points)
              if (p.run_id, key.scene_id) in verdicts}
-    return SceneSeries(key, metric, points, steps, outlier, known,
-                       open_regression(metric, steps, outlier, known, len(points), threshold))
+    return SceneSeries(key, metric, tuple(points), named, outlier, known,
+                       open_regression(metric, named, outlier, known, len(points), threshold))
 
 
 def open_regression(metric: str, steps: Sequence[ChangePoint], outlier: LatestOutlier | None,

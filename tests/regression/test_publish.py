@@ -117,6 +117,17 @@ def test_a_verdict_of_regressed_opens_a_regression_the_series_alone_does_not_sho
     assert open_regression("cpu_ms.p50", [], None, {2: regressed, 4: same}, 5, 0.15) is None
 
 
+def test_worker_processes_publish_the_same_site(tmp_path):
+    with History(tmp_path / "history.sqlite") as history:
+        write_history(history, devices=2, scenes=20, runs=12, steps={(1, 7): (5, STEP)}, seed=4)
+        alone = publish(history, tmp_path / "alone")
+        pooled = publish(history, tmp_path / "pooled", jobs=2)
+    assert alone.series == pooled.series == 40 and alone.open_regressions == pooled.open_regressions == 1
+    for data in (tmp_path / "alone" / "scenes").rglob("*.data.js"):
+        assert data.read_text() == (tmp_path / "pooled" / data.relative_to(tmp_path / "alone")).read_text()
+    assert scene_data(tmp_path / "pooled", "dev01", "scene.007")["change_points"][0]["index"] == 5
+
+
 def test_publish_replaces_its_own_site_and_nothing_else(stepped_history, tmp_path):
     site = tmp_path / "site"
     publish(stepped_history, site)
