@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..regression.config import metric_unit
-from ..regression.history import SceneKey
+from ..regression.history import SceneKey, stable_hash
 from ..regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR, verdict_rank
 from .series import SceneSeries
 from .verdicts import ArchivedVerdict
@@ -52,9 +52,12 @@ SITE_MARKER = ".zbench-site"  # in the site's folder: a later publish may replac
 
 
 def slug(text: str) -> str:
-    """A file name from a device or scene name: letters, digits, `._-` kept, the rest `_`; never hidden or `..`."""
+    """A file name from a device or scene name: letters, digits, `._-` kept, the rest `_`; never hidden or `..`.
+    A name that had to change gets a hash of the original, so two names never share a file."""
     cleaned = re.sub(r"[^A-Za-z0-9._-]", "_", text)[:120]
-    return "_" + cleaned if cleaned.startswith(".") or not cleaned else cleaned
+    if cleaned.startswith(".") or not cleaned:
+        cleaned = "_" + cleaned
+    return cleaned if cleaned == text else f"{cleaned}-{stable_hash(text)[:8]}"
 
 
 def device_slug(key: SceneKey) -> str:

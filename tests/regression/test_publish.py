@@ -128,6 +128,20 @@ def test_worker_processes_publish_the_same_site(tmp_path):
     assert scene_data(tmp_path / "pooled", "dev01", "scene.007")["change_points"][0]["index"] == 5
 
 
+def test_file_names_stay_in_their_folder_and_apart():
+    from pytest_zbench.publish.site import slug
+
+    assert slug("scene.001") == "scene.001"
+    names = {slug(text) for text in ("a/b", "a_b", "a:b", "..", "../../etc", "")}
+    assert len(names) == 6 and all("/" not in n and not n.startswith(".") for n in names)
+
+
+def test_an_empty_history_publishes_an_index_saying_so(tmp_path):
+    with History(tmp_path / "history.sqlite") as history:
+        published = publish(history, tmp_path / "site")
+    assert published.series == 0 and "Open regressions (0)" in (tmp_path / "site" / "index.html").read_text()
+
+
 def test_publish_replaces_its_own_site_and_nothing_else(stepped_history, tmp_path):
     site = tmp_path / "site"
     publish(stepped_history, site)
