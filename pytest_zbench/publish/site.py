@@ -46,6 +46,8 @@ table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #dd
 th{background:#f6f6f6}td.num{text-align:right}.muted{color:#777}code{font-size:12px}
 .improved,.same{color:#2a7a2a}.regressed,.open{color:#b22;font-weight:600}.inconclusive{color:#c77700}
 .no_baseline,.not_judged{color:#777}.change{color:#d62728}#chart{max-width:1300px}
+input.filter{margin:4px 0 6px;padding:3px 6px;width:280px}th[data-order=ascending]::after{content:" \\25B2"}
+th[data-order=descending]::after{content:" \\25BC"}
 """
 
 SITE_MARKER = ".zbench-site"  # in the site's folder: a later publish may replace the folder
@@ -86,6 +88,8 @@ def write_assets(site: Path) -> None:
     (assets / "plotly.min.js").write_bytes(plotly_js.read_bytes())
     (assets / "scene.js").write_text((resources.files(__package__) / "scene.js").read_text(encoding="utf-8"),
                                      encoding="utf-8")
+    (assets / "tables.js").write_text((resources.files(__package__) / "tables.js").read_text(encoding="utf-8"),
+                                      encoding="utf-8")
     (assets / "site.css").write_text(CSS, encoding="utf-8")
     (site / SITE_MARKER).write_text("a site written by `zbench publish`; it replaces this folder when run again\n",
                                     encoding="utf-8")
@@ -224,9 +228,11 @@ def write_device(site: Path, device: str, backend: str, rows: Sequence[tuple[Sce
     ordered = sorted(rows, key=lambda r: (r[0].open_regression is None, r[0].key.scene_id))
     table = "".join(_scene_row(series, _link(page, folder) or "") for series, page in ordered)
     body = (f"<nav><a href='../index.html'>all devices</a></nav><h1>{html.escape(device)}/{html.escape(backend)}"
-            f"</h1><p class='muted'>{len(rows)} scene series; open regressions first</p><table><thead>{SCENE_HEAD}"
+            f"</h1><p class='muted'>{len(rows)} scene series; open regressions first; click a header to sort</p>"
+            f"<table class='sortable'><thead>{SCENE_HEAD}"
             f"</thead><tbody>{table}</tbody></table>")
-    (folder / f"{name}.html").write_text(_page(f"{device}/{backend}", 1, body), encoding="utf-8")
+    (folder / f"{name}.html").write_text(_page(f"{device}/{backend}", 1, body, ["assets/tables.js"]),
+                                         encoding="utf-8")
     verdicts: dict[str, int] = {}
     for series, _ in rows:
         latest = series.latest_verdict
@@ -255,13 +261,13 @@ def write_index(site: Path, devices: Sequence[DeviceSummary], open_rows: Sequenc
     body = (f"<h1>zbench history</h1><p class='muted'>{html.escape(facts.history)}; metric "
             f"{html.escape(facts.metric)}, the newest {facts.last} run(s) of each series; verdicts from "
             f"{facts.verdict_files} run.json file(s); published {generated}</p>"
-            f"<h2>Devices</h2><table><thead><tr><th>device</th><th>backend</th><th>scene series</th><th>runs</th>"
+            f"<h2>Devices</h2><table class='sortable'><thead><tr><th>device</th><th>backend</th><th>scene series</th><th>runs</th>"
             f"<th>newest run (UTC)</th><th>open regressions</th><th>latest verdicts</th></tr></thead>"
             f"<tbody>{device_rows}</tbody></table>"
             f"<h2>Open regressions ({len(open_rows)})</h2>"
-            + (f"<table><thead><tr><th>device</th>{SCENE_HEAD[4:]}</thead><tbody>{regressions}</tbody></table>"
+            + (f"<table class='sortable'><thead><tr><th>device</th>{SCENE_HEAD[4:]}</thead><tbody>{regressions}</tbody></table>"
                if open_rows else "<p>none</p>")
             + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""))
     index = site / "index.html"
-    index.write_text(_page("zbench history", 0, body), encoding="utf-8")
+    index.write_text(_page("zbench history", 0, body, ["assets/tables.js"]), encoding="utf-8")
     return index

@@ -204,16 +204,18 @@ def check_chart(png: Path, *, stepped: bool) -> None:
     assert np.median(right) < np.median(left) - 20  # screen y grows downwards: slower is higher
 
 
-def check_page(page: Path, tmp_path: Path, name: str, *, stepped: bool | None = None) -> None:
+def check_page(page: Path, tmp_path: Path, name: str, *, stepped: bool | None = None) -> str:
+    """The page loads with nothing on the console; a scene page (`stepped` given) draws its chart. The DOM."""
     from browser import load, screenshot
 
     loaded = load(page, tmp_path / f"profile-{name}")
     assert loaded.console == [], f"{page.name}: console messages {loaded.console}"
     if stepped is None:
-        return
+        return loaded.dom
     assert 'data-plotted="yes"' in loaded.dom and "main-svg" in loaded.dom
     check_chart(screenshot(page, tmp_path / f"{name}.png", tmp_path / f"profile-{name}-shot", height=1100),
                 stepped=stepped)
+    return loaded.dom
 
 
 @pytest.mark.acceptance
@@ -222,7 +224,9 @@ def test_the_site_loads_in_headless_chromium_and_draws_the_step(tmp_path):
         write_history(history, devices=2, scenes=3, runs=12, steps={(0, 1): (6, STEP)}, seed=3)
         publish(history, tmp_path / "site")
     site = tmp_path / "site"
-    check_page(site / "index.html", tmp_path, "index")
+    index = check_page(site / "index.html", tmp_path, "index")
+    assert index.count('class="filter"') == 2  # tables.js ran: a filter box above each table
+    check_page(site / "devices" / "dev00-software.html", tmp_path, "device")
     scenes = site / "scenes" / "dev00-software"
     check_page(next(scenes.glob("scene.001-*.html")), tmp_path, "stepped", stepped=True)
     check_page(next(scenes.glob("scene.000-*.html")), tmp_path, "flat", stepped=False)
