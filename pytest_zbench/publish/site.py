@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ZbenchError
 from ..regression.config import metric_unit
 from ..regression.history import SceneKey, stable_hash
 from ..regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR, verdict_rank
@@ -81,11 +82,23 @@ class SiteFacts:
     notes: tuple[str, ...] = ()
 
 
+class MissingPlotly(ZbenchError):
+    """The plotly package, whose plotly.min.js the site's charts use, is not installed."""
+
+
+def plotly_js() -> bytes:
+    """plotly.min.js as the plotly package ships it (a dependency of pytest-zbench)."""
+    try:
+        return (resources.files("plotly") / "package_data" / "plotly.min.js").read_bytes()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise MissingPlotly(f"the site's charts need plotly.js from the plotly package ({exc}): pip install "
+                            "'plotly>=5.20' (a dependency of pytest-zbench) in this environment") from None
+
+
 def write_assets(site: Path) -> None:
     assets = site / "assets"
     assets.mkdir(parents=True, exist_ok=True)
-    plotly_js = resources.files("plotly") / "package_data" / "plotly.min.js"
-    (assets / "plotly.min.js").write_bytes(plotly_js.read_bytes())
+    (assets / "plotly.min.js").write_bytes(plotly_js())
     (assets / "scene.js").write_text((resources.files(__package__) / "scene.js").read_text(encoding="utf-8"),
                                      encoding="utf-8")
     (assets / "tables.js").write_text((resources.files(__package__) / "tables.js").read_text(encoding="utf-8"),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -134,6 +135,15 @@ def test_file_names_stay_in_their_folder_and_apart():
     assert slug("scene.001") == "scene.001"
     names = {slug(text) for text in ("a/b", "a_b", "a:b", "..", "../../etc", "")}
     assert len(names) == 6 and all("/" not in n and not n.startswith(".") for n in names)
+
+
+def test_without_plotly_the_command_says_what_to_install(tmp_path, monkeypatch, capsys):
+    with History(tmp_path / "h.sqlite") as history:
+        write_history(history, devices=1, scenes=1, runs=2)
+    monkeypatch.setitem(sys.modules, "plotly", None)  # an environment without the package
+    assert main(["publish", "--history", str(tmp_path / "h.sqlite"), "--out", str(tmp_path / "s")]) == 1
+    assert "pip install 'plotly>=5.20'" in capsys.readouterr().err
+    assert not (tmp_path / "s").exists() and not list(tmp_path.glob(".s.*"))
 
 
 def test_an_empty_history_publishes_an_index_saying_so(tmp_path):
