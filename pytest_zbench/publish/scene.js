@@ -30,7 +30,8 @@ function zbenchDraw(d, colours) {
     const marks = byWord[word];
     traces.push({
       name: "verdict: " + word, x: marks.map(v => v.index), y: marks.map(v => r.median[v.index]),
-      text: marks.map(v => zbenchRunLabel(d, v.index) + "<br>" + v.describe), type: "scatter", mode: "markers",
+      text: marks.map(v => zbenchRunLabel(d, v.index) + "<br>" + v.describe + (v.report ? "<br>click: its report" : "")),
+      customdata: marks.map(v => v.report), type: "scatter", mode: "markers",
       marker: {symbol: "diamond", size: 12, color: colours.verdicts[word] || colours.neutral,
                line: {color: "#fff", width: 1}},
       hovertemplate: word + "<br>%{text}<extra></extra>",
@@ -54,7 +55,14 @@ function zbenchDraw(d, colours) {
     yaxis: {title: {text: d.metric + (d.unit ? " (" + d.unit + ")" : "")}, rangemode: "tozero"},
     shapes: shapes, annotations: annotations, legend: {orientation: "h", y: -0.18}, hovermode: "closest",
   };
-  return Plotly.newPlot("chart", traces, layout, {responsive: true, displaylogo: false});
+  return Plotly.newPlot("chart", traces, layout, {responsive: true, displaylogo: false}).then(chart => {
+    // A verdict's diamond opens the report of its run, where the run's folder is still in the archive.
+    chart.on("plotly_click", event => {
+      const report = event.points.length ? event.points[0].customdata : null;
+      if (report) window.location.href = report;
+    });
+    return chart;
+  });
 }
 
 function zbenchTable(d) {
