@@ -46,6 +46,9 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         assert len(scene["per_run_medians"]["cpu_ms"]) == 2
         samples = list(csv.DictReader(open(project.results / scene["samples_file"])))
         assert len(samples) == 2 * (2 + 6)
+        # The JUnit property names the same file, relative to the results folder, so it survives a download.
+        assert cases[f"perf[{scene['id']}-local]"]["samples_file"] == scene["samples_file"]
+        assert not scene["samples_file"].startswith("/")
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
     report = (project.results / "report.html").read_text()

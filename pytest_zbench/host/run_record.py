@@ -116,7 +116,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "notes": (summary["notes"] if summary else []) + (
             ["warm-up 0: no warmup frame, the first measured frames are cold (first use of caches, shaders and "
              "allocations)"] if job and job.warmup_frames == 0 and summary else []),
-        "samples_file": _relative(m.samples_file, results_dir),
+        "samples_file": results_relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
         # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
@@ -352,7 +352,9 @@ def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
     return walk(value, where), found
 
 
-def _relative(path: Path | None, base: Path) -> str | None:
+def results_relative(path: Path | None, base: Path) -> str | None:
+    """A file of the results folder as run.json and the JUnit properties name it: relative to that folder, so
+    the name still points at the file once the folder is downloaded as an artifact somewhere else."""
     if path is None:
         return None
     try:
