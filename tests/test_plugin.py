@@ -49,6 +49,17 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         # The JUnit property names the same file, relative to the results folder, so it survives a download.
         assert cases[f"perf[{scene['id']}-local]"]["samples_file"] == scene["samples_file"]
         assert not scene["samples_file"].startswith("/")
+        # Slow and frozen frames (Android vitals' boundaries) and the overrun, recounted from the CSV's frames.
+        for k, launch in enumerate(scene["per_run"]):
+            frames = [float(r["present_interval_ms"]) for r in samples
+                      if r["launch"] == str(k) and r["phase"] == "measure" and r["present_interval_ms"]]
+            slow_from = max(1000 / 60, scene["budget_ms"]) + 1e-4  # budget_ms is rounded to 4 decimals
+            assert launch["slow_frames"] == sum(slow_from < f <= 700 + 1e-5 for f in frames)
+            assert launch["frozen_frames"] == sum(f > 700 + 1e-5 for f in frames)
+            assert launch["overrun_ms"]["max"] == pytest.approx(max(frames) - scene["budget_ms"], abs=1e-3)
+        metrics = scene["metrics"]
+        assert metrics["slow_frames"] == sum(r["slow_frames"] for r in scene["per_run"])
+        assert metrics["overrun_ms"]["p50"] == pytest.approx(metrics["frame_ms"]["p50"] - scene["budget_ms"], abs=1e-3)
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
     report = (project.results / "report.html").read_text()

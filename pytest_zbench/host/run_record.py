@@ -75,7 +75,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         metrics.update({
             "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
             "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
-            "fps": summary.get("fps"),
+            "fps": summary.get("fps"), "slow_frames": summary["slow_frames"],
+            "frozen_frames": summary["frozen_frames"], "overrun_ms": summary["overrun_ms"],
         })
     timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
     present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})

@@ -141,7 +141,9 @@ def _summary(scenes: Sequence[dict[str, Any]]) -> str:
 
 def _table(scenes: Sequence[dict[str, Any]]) -> str:
     rows = ["<table id=scenes><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50 ms</th><th>p95</th>"
-            "<th>p99</th><th>cpu p50 ms</th><th>gpu p50 ms</th><th>jank</th><th>verdict</th><th>golden</th>"
+            "<th>p99</th><th>cpu p50 ms</th><th>gpu p50 ms</th><th>jank</th><th title='Android vitals: over 16.7 ms, "
+            "over 700 ms'>slow/frozen</th><th title='frame time minus the budget (frameOverrunMs)'>overrun p95 ms</th>"
+            "<th>verdict</th><th>golden</th>"
             "<th>result</th></tr>"]
     for s in scenes:
         metrics = s.get("metrics") or {}
@@ -158,12 +160,18 @@ def _table(scenes: Sequence[dict[str, Any]]) -> str:
             f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
             + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                     cpu.get("p50")))
-            + gpu_cell + f"<td>{metrics.get('jank', '')}</td>"
+            + gpu_cell + f"<td>{metrics.get('jank', '')}</td>" + _categories(metrics)
             + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>"
                       for w in (verdict, golden, result))
             + "</tr>")
     rows.append("</table>")
     return "\n".join(rows)
+
+
+def _categories(metrics: dict[str, Any]) -> str:
+    """The slow/frozen and overrun p95 cells of a series (stats.frame_categories, stats.overrun)."""
+    counts = (f"{metrics['slow_frames']}/{metrics.get('frozen_frames', 0)}" if "slow_frames" in metrics else "")
+    return f"<td>{counts}</td><td>{_ms((metrics.get('overrun_ms') or {}).get('p95'))}</td>"
 
 
 def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
@@ -391,7 +399,7 @@ def _adaptive_row(s: dict[str, Any], words: tuple[str, str, str]) -> str:
         f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(a['unit'])}{ci}")
     return (f"<tr data-result='{html.escape(words[2])}'><td>{html.escape(s['device'])}</td>"
             f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
-            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=6 style='text-align:left'>"
+            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=8 style='text-align:left'>"
             f"score {score}</td>"
             + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>" for w in words)
             + "</tr>")
@@ -403,9 +411,9 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     metrics = section.get("metrics") or {}
     frame, present = metrics.get("frame_ms") or {}, metrics.get("present_interval_ms") or {}
 
-    def row(label: str, dist: dict[str, Any], jank: Any, n: Any) -> str:
+    def row(label: str, dist: dict[str, Any], jank: Any, n: Any, categories: str = "<td></td><td></td>") -> str:
         cells = "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max"))
-        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td></tr>"
+        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td>{categories}</tr>"
 
     layers = ", ".join(section.get("layers") or []) or "none found"
     package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
@@ -414,8 +422,10 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
             f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
             f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
-            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
-            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
+            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th>"
+            "<th>slow/frozen</th><th>overrun p95 ms</th></tr>"
+            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"),
+                  _categories(metrics))
             + presents + "</table>")
 
 
