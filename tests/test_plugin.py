@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.runner.machine import linux_facts
 
 XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
@@ -38,6 +40,12 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
     document = project.run_json()
     assert validate_run(document) == []
     assert document["device"]["id"] == "local"
+    # The SoC, OS build and highest clock where this Linux host's /proc and /sys give them (the runner's probe)
+    linux = linux_facts(Path("/"))
+    device = document["device"]
+    assert (device.get("soc"), device.get("os_build"), device["cpu"].get("max_mhz")) == (
+        linux.get("soc"), linux.get("os_build"), linux.get("max_mhz"))
+    assert device["os_build"] and device["facts_from"] == "runner probe"
     assert document["gpu"]["backend"] == "software"
     assert document["display"]["present_source"] == "simulated_vsync"
     assert {s["id"] for s in document["scenes"]} == {"mini.fill.x1", "mini.fill.x2", "round.one"}

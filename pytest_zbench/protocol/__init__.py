@@ -287,10 +287,13 @@ class Machine:
     python: str | None = None  # the interpreter of a Python runner (the reference runner)
     libraries: dict[str, str] = field(default_factory=dict)  # name -> version of what renders (skia-python)
     emulated: bool | None = None  # True when the runner found itself under emulation (qemu-user)
+    soc: str | None = None  # the system on chip, where Linux names it (runner/machine.py linux_facts)
+    os_build: str | None = None  # the OS build: os-release's BUILD_ID, else the kernel's build string
+    max_mhz: int | None = None  # the highest CPU clock cpufreq allows, over all CPUs
 
 
-MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python")
-MACHINE_INTS = ("cores", "ram_mb")
+MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python", "soc", "os_build")
+MACHINE_INTS = ("cores", "ram_mb", "max_mhz")
 
 
 def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
@@ -319,6 +322,7 @@ def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
         arch=raw["arch"], family=family, cpu_model=raw.get("cpu_model") or None, cores=raw.get("cores"),
         os=raw.get("os") or None, kernel=raw.get("kernel") or None, ram_mb=raw.get("ram_mb"),
         python=raw.get("python") or None, libraries=dict(libraries), emulated=emulated,
+        soc=raw.get("soc") or None, os_build=raw.get("os_build") or None, max_mhz=raw.get("max_mhz") or None,
     )
 
 

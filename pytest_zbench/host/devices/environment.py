@@ -116,8 +116,10 @@ def reported_device_info(machine: Machine | None, platform_facts: dict[str, Any]
             cpu["model"] = machine.cpu_model
         if machine.cores is not None:
             cpu["cores"] = machine.cores
+        if machine.max_mhz and not cpu.get("max_mhz"):
+            cpu["max_mhz"] = machine.max_mhz
         facts["cpu"] = cpu
-        for key in ("os", "kernel", "ram_mb"):
+        for key in ("os", "kernel", "ram_mb", "soc", "os_build"):
             value = getattr(machine, key)
             if value is not None and not facts.get(key):
                 facts[key] = value
