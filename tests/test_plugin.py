@@ -46,6 +46,13 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
     assert (device.get("soc"), device.get("os_build"), device["cpu"].get("max_mhz")) == (
         linux.get("soc"), linux.get("os_build"), linux.get("max_mhz"))
     assert device["os_build"] and device["facts_from"] == "runner probe"
+    # What the reference runner was built with: its interpreter, and the versions of what renders.
+    import platform
+
+    import skia
+    app = document["app"]
+    assert app["compiler"].startswith(f"{platform.python_implementation()} {platform.python_version()} (")
+    assert f"skia-python {skia.__version__}" in app["flags"] and app["runner_toolchains"]["local"]["flags"] == app["flags"]
     assert document["gpu"]["backend"] == "software"
     assert document["display"]["present_source"] == "simulated_vsync"
     assert {s["id"] for s in document["scenes"]} == {"mini.fill.x1", "mini.fill.x2", "round.one"}

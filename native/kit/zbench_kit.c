@@ -474,6 +474,14 @@ static void build_json(zk_buf *b, const zk_engine *e) {
     zk_buf_add(b, "}");
 }
 
+static void toolchain_json(zk_buf *b, const zk_engine *e) {
+    zk_buf_add(b, "{\"compiler\": ");
+    zk_buf_str(b, e->build_compiler ? e->build_compiler : "");
+    zk_buf_add(b, ", \"flags\": ");
+    zk_buf_str(b, e->build_flags ? e->build_flags : "");
+    zk_buf_add(b, "}");
+}
+
 /* ---------------------------------------------------------------------------------------------- probe */
 
 static const char *forced_timer(void) {
@@ -490,6 +498,7 @@ static int probe(zk_engine *e) {
     zk_buf_str(&b, e->runner_version);
     zk_buf_add(&b, "}");
     if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
+    if (e->build_compiler || e->build_flags) { zk_buf_add(&b, ", \"toolchain\": "); toolchain_json(&b, e); }
     zk_buf_add(&b, ", \"backends\": {");
     int ok = e->open(e->self, err, sizeof err) == 0;
     const char *forced = forced_timer();

@@ -13,7 +13,9 @@ from typing import Any, Literal, TypedDict
 
 from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
+from ..protocol import Toolchain
 from .devices.device import LaunchOutcome
+from .devices.environment import runner_toolchain
 from .measure.launch_flags import flagged_launches
 from .measure.results import SceneMeasurement
 from .verdicts.differentials import differential_costs
@@ -192,7 +194,8 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
                 "artifact_failures": self.artifact_failures,
-                "app": {"runner_builds": self.app.get("runner_builds") or {}}}
+                "app": {"runner_builds": self.app.get("runner_builds") or {},
+                        "runner_toolchains": self.app.get("runner_toolchains") or {}}}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -216,6 +219,9 @@ class RunRecord:
             if self.app.get("build_source") != "runner" and isinstance(build, dict):
                 self.app.update(build_hash=build.get("id"), dirty=build.get("dirty"), build_source="runner",
                                 build_device=name, build_describe=build.get("describe"))
+        for name, chain in ((part.get("app") or {}).get("runner_toolchains") or {}).items():
+            if isinstance(chain, dict) and name not in (self.app.get("runner_toolchains") or {}):
+                runner_toolchain(self.app, name, Toolchain(str(chain.get("compiler", "")), str(chain.get("flags", ""))))
         for entry in part.get("scenes", []):
             self.add_scene(entry)
         for name, reason in part.get("quarantined", {}).items():

@@ -51,8 +51,8 @@ __all__ = [
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult", "RunnerBuild",
-    "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
-    "format_cell", "ops_features", "parse_build", "parse_probe", "read_png_header",
+    "Toolchain", "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
+    "format_cell", "ops_features", "parse_build", "parse_probe", "parse_toolchain", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
 ]
@@ -336,6 +336,23 @@ class RunnerBuild:
     describe: str | None = None
 
 
+@dataclass(frozen=True)
+class Toolchain:
+    """What a runner was built with (probe `toolchain`): run.json's app.compiler and app.flags."""
+
+    compiler: str = ""
+    flags: str = ""
+
+
+def parse_toolchain(raw: Any, *, source: str = "probe") -> Toolchain:
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{source}: key 'toolchain' must be an object {{compiler, flags}}")
+    for key in ("compiler", "flags"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ProtocolError(f"{source}: toolchain.{key} must be a string, got {raw[key]!r}")
+    return Toolchain(compiler=(raw.get("compiler") or "").strip(), flags=(raw.get("flags") or "").strip())
+
+
 def parse_build(raw: Any, *, source: str = "probe") -> RunnerBuild:
     if not isinstance(raw, dict):
         raise ProtocolError(f"{source}: key 'build' must be an object {{id, dirty, describe}}")
@@ -358,6 +375,7 @@ class Probe:
     raw: dict[str, Any]
     machine: Machine | None = None  # None: the runner did not say what it runs on (the key is optional)
     build: RunnerBuild | None = None  # None: the runner does not report the engine build it was compiled from
+    toolchain: Toolchain | None = None  # None: the runner does not say what it was built with
 
 
 def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
@@ -389,6 +407,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
     machine = None if raw.get("machine") is None else parse_machine(raw["machine"], source=source)
     build = None if raw.get("build") is None else parse_build(raw["build"], source=source)
+    toolchain = None if raw.get("toolchain") is None else parse_toolchain(raw["toolchain"], source=source)
     _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
@@ -398,6 +417,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         raw=raw,
         machine=machine,
         build=build,
+        toolchain=toolchain,
     )
 
 

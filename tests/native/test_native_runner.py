@@ -202,6 +202,10 @@ def test_sessions_record_the_runners_build_and_two_engine_commits_are_two_builds
         assert (app["build_hash"], app["build_source"], app["dirty"]) == (build_id, "runner", False)
         assert app["runner_builds"]["native"]["describe"] == ("v1.0" if binary == first else "v1.1")
         assert document["devices"]["native"]["gpu"]["runner"]["build"] == build_id
+        # What it was built with, from its build identity: the compiler that built it and native/Makefile's CFLAGS.
+        gcc = subprocess.run(["gcc", "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+        assert app["compiler"] == f"gcc {gcc}" or app["compiler"].startswith("clang ")
+        assert app["flags"].startswith("-O2 -g -std=c99") and app["runner_toolchains"]["native"]["flags"] == app["flags"]
     builds = [b for _, b in _history_builds(history)]
     assert builds == ["1111111111aaaaaaaaaa", "2222222222bbbbbbbbbb"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...protocol import Machine, RunnerBuild, arch_family
+from ...protocol import Machine, RunnerBuild, Toolchain, arch_family
 from ...regression.history import environment_fingerprint
 
 # What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
@@ -78,6 +78,17 @@ def runner_build(app: dict[str, Any], device: str, build: RunnerBuild | None) ->
     if app.get("build_source") != "runner":
         app.update(build_hash=build.id, dirty=build.dirty, build_source="runner", build_device=device,
                    build_describe=build.describe)
+
+
+def runner_toolchain(app: dict[str, Any], device: str, toolchain: Toolchain | None) -> None:
+    """Record in run.json's `app` what a device's runner was built with (its probe's `toolchain`): the first
+    device's becomes app.compiler and app.flags, every device's is kept in app.runner_toolchains (two runners
+    built differently in one session stay visible)."""
+    if toolchain is None:
+        return
+    app.setdefault("runner_toolchains", {})[device] = {"compiler": toolchain.compiler, "flags": toolchain.flags}
+    if not app.get("compiler") and not app.get("flags"):
+        app.update(compiler=toolchain.compiler, flags=toolchain.flags)
 
 
 def host_device_info() -> dict[str, Any]:
