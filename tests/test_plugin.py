@@ -216,3 +216,20 @@ def test_projects_receive_the_finished_run_through_a_hook(project):
     project.run("--zbench-device=local", "-k", "mini").assert_outcomes(passed=2)
     uploaded = json.loads((project.results / "uploaded.json").read_text())
     assert uploaded == {"run_id": project.run_json()["run_id"], "scenes": ["mini.fill.x1", "mini.fill.x2"]}
+
+
+@pytest.mark.parametrize("api, fields", [
+    ("vulkan", {"vk_device_name": "llvmpipe (LLVM 15.0.6, 256 bits)", "vk_api_version": "1.3.230",
+                "vk_timestamp_period_ns": 1.0, "vk_timestamp_valid_bits": 64}),
+    ("metal", {"metal_device": "Apple M1", "metal_gpu_family": "apple7", "metal_counter_sampling": ["atStageBoundary"]}),
+])
+def test_a_runners_vulkan_or_metal_fields_reach_run_json_gpu(project, api, fields):
+    project.write_inventory({"RECT_RUNNER_API": api})
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-runs=1")
+    result.assert_outcomes(passed=1)
+    document = project.run_json()
+    assert validate_run(document) == []
+    gpu = document["gpu"]
+    assert {k: gpu.get(k) for k in fields} == fields
+    other = "metal_" if api == "vulkan" else "vk_"
+    assert not [k for k in gpu if k.startswith(other)]
