@@ -833,6 +833,9 @@ static int frame_loop(run_state *s) {
             r->gl_error = 1;
             add_issue(&s->issues, f, "gl_error", "%s", detail);
         }
+        const char *kind;
+        for (int k = 0; e->frame_issue && k < 8 && (kind = e->frame_issue(e->self, detail, sizeof detail)); k++)
+            add_issue(&s->issues, f, kind, "%s", detail);
         s->frames_rendered = f + 1;
         if (failed) {
             add_issue(&s->issues, f, "error", "%s", err);

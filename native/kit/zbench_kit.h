@@ -118,6 +118,11 @@ typedef struct zk_engine {
     void (*submit)(void *self);
     /* A GL (or other API) error raised since the last call: nonzero with a detail. */
     int (*api_error)(void *self, char *detail, size_t len);
+    /* Optional (NULL: none). Called after every frame, until it returns NULL: one more issue of the frame that
+     * is not a GL error but breaks an invariant, as its kind (a static string: "shader", a program that failed
+     * to compile or link was needed; "texture_fallback", an image over the device's maximum texture size was
+     * drawn reduced) and a detail. result.json lists each under the frame (docs/native-runner.md). */
+    const char *(*frame_issue)(void *self, char *detail, size_t len);
     /* The last frame drawn, width*height*4 bytes, 8-bit RGBA unpremultiplied, top row first. */
     int (*read_rgba)(void *self, unsigned char *rgba, char *err, size_t errlen);
     void (*close)(void *self);

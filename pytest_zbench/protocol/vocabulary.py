@@ -22,6 +22,7 @@ RunnerIssueKind = Literal[
     "partial",  # stopped (by a signal) before every frame was rendered
     "error",  # a frame raised
     "font_fallback",  # the reference font is missing; text uses another typeface
+    "texture_fallback",  # an image over the device's maximum texture size was drawn at reduced size
 ]
 # ... and the host adds these when it rejects or misses what a runner wrote, or the device failed:
 HostIssueKind = Literal[
@@ -60,4 +61,5 @@ ISSUE_KINDS: tuple[IssueKind, ...] = get_args(IssueKind)
 METAL_SAMPLING_POINTS: tuple[MetalSamplingPoint, ...] = get_args(MetalSamplingPoint)
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that
 # are not pixels): they fail a golden test (host/verdicts/golden_test.py) and a conformance capture check.
-INVARIANT_KINDS: tuple[RunnerIssueKind, ...] = ("gl_error", "shader", "nan", "feature_skipped", "error")
+INVARIANT_KINDS: tuple[RunnerIssueKind, ...] = ("gl_error", "shader", "nan", "feature_skipped", "error",
+                                               "texture_fallback")
