@@ -136,6 +136,7 @@ typedef struct {
     int frame_needed_failed_program;
     char fallbacks[8][200];
     int n_fallbacks;
+    int64_t *vertices; /* this frame's counter (zk_counts.vertices): every glDrawArrays adds its count */
 } engine;
 
 static double eval(const num *n, const frame_state *st) {
@@ -876,6 +877,7 @@ static void draw_solid(engine *g, const vertex *v, int n, GLuint vbo, const floa
     glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, sizeof(vertex), base);
     glVertexAttribPointer(1, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(vertex), base + offsetof(vertex, c));
     glDrawArrays(GL_TRIANGLES, 0, n);
+    *g->vertices += n;
     glBindBuffer(GL_ARRAY_BUFFER, 0);
 }
 
@@ -1005,6 +1007,7 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), v);
         glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), v + 2);
         glDrawArrays(GL_TRIANGLES, 0, 6);
+        *g->vertices += 6;
         st->counts->draw_calls++;
         return 0;
     }
@@ -1087,6 +1090,8 @@ static int draw_nodes(engine *g, node *nodes, int n, frame_state *st, int depth,
 static int e_draw(void *self, int frame, double complexity, zk_counts *counts, char *err, size_t errlen) {
     engine *g = self;
     frame_state st = {frame, complexity, 0, 0, counts};
+    counts->vertices = 0;
+    g->vertices = &counts->vertices;
     glBindFramebuffer(GL_FRAMEBUFFER, g->fbo);
     glDisable(GL_SCISSOR_TEST);
     glClearColor(1, 1, 1, 1);

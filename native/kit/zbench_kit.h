@@ -45,6 +45,9 @@ typedef struct zk_job {
 typedef struct zk_counts {
     int64_t draw_calls;
     int64_t upload_bytes;
+    /* Vertices handed to the GPU (the counts of glDrawArrays and kin). The kit sets -1 before each draw: an
+     * engine that does not count them leaves it, and frames.csv's `vertices` stays empty (unknown, not 0). */
+    int64_t vertices;
 } zk_counts;
 
 /* A growable text buffer for JSON output. */

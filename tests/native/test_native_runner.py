@@ -122,6 +122,7 @@ def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_pa
     assert [r["frame"] for r in frames.rows] == list(range(6)) and not frames.issues
     assert all(r["gpu_source"] == "finish_bracket" and r["gpu_ms"] is not None for r in frames.rows)
     assert all(0 <= r["stolen_ms"] <= r["cpu_ms"] + 0.01 for r in frames.rows)
+    assert all(r["vertices"] == 6 for r in frames.rows)  # one rect: two triangles
     result = read_result_json(out / "result.json")
     assert result.timer_source == "finish_bracket" and result.issues == []
     assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -335,7 +336,8 @@ def test_a_shader_that_does_not_compile_is_an_issue_of_every_frame_that_needs_it
     assert sorted(i.frame for i in shader) == list(range(6))  # 2 warmup + 4 measured frames, each drew the image
     assert "textured" in shader[0].detail and "compile failed" in shader[0].detail
     assert not [i for i in result.issues if i.kind in ("gl_error", "error")]
-    assert len(read_frames_csv(out / "frames.csv").rows) == 6
+    rows = read_frames_csv(out / "frames.csv").rows
+    assert len(rows) == 6 and all(r["vertices"] == 6 for r in rows)  # the rect's; the image's were not drawn
     assert _pixel(out / "capture-1.png", 4, 4) == (0x33, 0x66, 0xCC, 255)  # the rect: its program compiled
     assert _pixel(out / "capture-1.png", 40, 24) == (255, 255, 255, 255)  # the image: left out
 
@@ -370,3 +372,4 @@ def test_an_image_over_the_max_texture_size_is_drawn_reduced_and_reported_once(p
     assert validate_run(document) == []
     scene = next(s for s in document["scenes"] if s["id"] == "big.image")
     assert [(i["kind"], i["launch"]) for i in scene["issues"] if i["kind"] == "texture_fallback"] == [("texture_fallback", 0)]
+    assert scene["metrics"]["counters"]["vertices"] == 12  # the rect's and the reduced image's two triangles each
