@@ -31,6 +31,14 @@ MAD_TO_SIGMA = 1.4826  # makes the MAD a consistent estimator of a normal sigma
 MS_DIGITS = 4
 SHARE_DIGITS = 6
 ROUNDING_MS = 1e-5  # frames.csv carries milliseconds to 6 decimals: differences below this are rounding  # a jank share of 1 frame in 10,000 must not round to zero
+# Android vitals' frame categories (docs/methodology.md §2, "Slow and frozen frames"): slow is a frame longer
+# than one 60 Hz frame (the "16 ms" of Android vitals, which a 60 Hz paced interval of exactly one period,
+# 16.667 ms, must not count as) and than the budget (on a display slower than 60 Hz one refresh is the fastest a
+# frame can be: a 59 Hz panel's every frame would be slow otherwise), frozen one longer than 700 ms. A frame is
+# in one category at most. Android stops at 5 s, where an ANR takes over; a benchmark frame that long is still
+# counted frozen rather than lost.
+SLOW_FRAME_MS = 1000.0 / 60
+FROZEN_FRAME_MS = 700.0
 
 
 
@@ -209,6 +217,11 @@ class LaunchSummary:
     # Cold start: from the runner process's start to the end of its first frame (host/measure/cold_start.py; None
     # when the runner does not say when its process started). Set by the host, which reads result.json.
     time_to_first_frame_ms: float | None = None
+    # Android vitals' slow and frozen frames of frame_ms (frame_categories), and frame_ms less the budget
+    # (overrun); beside jank, which is judged against the budget.
+    slow_frames: int = 0
+    frozen_frames: int = 0
+    overrun_ms: Distribution | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_frames": self.n_frames}
@@ -221,7 +234,9 @@ class LaunchSummary:
             "warmup_ms": self.warmup_ms, "time_to_first_frame_ms": self.time_to_first_frame_ms,
             "counters": self.counters, "partial": self.partial,
             "mode": self.mode, "budget_ms": self.budget_ms, "fps": self.fps,
+            "slow_frames": self.slow_frames, "frozen_frames": self.frozen_frames,
         }))
+        out["overrun_ms"] = overrun_dict(self.overrun_ms.to_dict() if self.overrun_ms is not None else None)
         out["jank_share"] = _rounded(self.jank_share, SHARE_DIGITS)
         out["preempted_share"] = _rounded(self.preempted_share, SHARE_DIGITS)
         if self.oncpu_ms is not None:
@@ -264,6 +279,31 @@ def _jank(frames: np.ndarray, budget_ms: float) -> tuple[int, int, float | None,
     return jank, severe, jank / known.size, float(known.max())
 
 
+def slow_frame_ms(budget_ms: float) -> float:
+    """Where slow frames start against a budget: SLOW_FRAME_MS, or the budget when it is longer."""
+    return max(SLOW_FRAME_MS, budget_ms)
+
+
+def frame_categories(frames: ArrayLike, budget_ms: float) -> tuple[int, int]:
+    """(slow, frozen) frames of a series, by Android vitals' boundaries (slow_frame_ms, FROZEN_FRAME_MS), with
+    the jank rule's allowance for rounding; unknown frames are in neither."""
+    known = _finite(frames)
+    frozen = int(np.count_nonzero(known > FROZEN_FRAME_MS + ROUNDING_MS))
+    return int(np.count_nonzero(known > slow_frame_ms(budget_ms) + ROUNDING_MS)) - frozen, frozen
+
+
+def overrun(frames: ArrayLike, budget_ms: float) -> Distribution | None:
+    """The budget overrun of each frame (Macrobenchmark's frameOverrunMs): its frame time minus the budget,
+    positive when it missed the deadline, negative its slack; its distribution, None when no frame is known."""
+    return distribution(np.asarray(frames, dtype=float) - budget_ms)
+
+
+def overrun_dict(summary: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """An overrun distribution as run.json keeps it: without the histogram, whose buckets are frame times, and
+    without the noise floor, a spread relative to a median that is near zero when frames just make it."""
+    return None if summary is None else {k: v for k, v in summary.items() if k not in ("hist", "noise_floor")}
+
+
 def jank_counts(frames: ArrayLike, budget_ms: float) -> tuple[int, int, float | None, float | None]:
     """(jank, severe jank, jank share, longest frame) of a series against a budget, by the rule of
     summarize_launch; for series of their own, such as Android's platform frames (host/measure/android_frame_series.py)."""
@@ -287,6 +327,7 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
     known_counters = {k: _finite(v) for k, v in samples.counters.items()}
     counters = {k: float(v.mean()) for k, v in known_counters.items() if v.size}
     oncpu, stolen_share = on_cpu(samples)
+    slow, frozen = frame_categories(frames, budget_ms)
     return LaunchSummary(
         n_frames=int(samples.cpu_ms.size),
         cpu_ms=distribution(samples.cpu_ms),
@@ -308,6 +349,9 @@ def summarize_launch(samples: LaunchSamples, budget_ms: float) -> LaunchSummary:
         preempted_share=preempted_share(samples),
         oncpu_ms=oncpu,
         stolen_share=stolen_share,
+        slow_frames=slow,
+        frozen_frames=frozen,
+        overrun_ms=overrun(frames, budget_ms),
     )
 
 
@@ -348,11 +392,16 @@ class SceneSummary:
     notes: list[str] = field(default_factory=list)
     mode: str | None = None
     fps: float | None = None  # uncapped: the median over launches of their throughput (frames per second)
+    slow_frames: int = 0  # summed over launches, as jank
+    frozen_frames: int = 0
+    overrun_ms: dict[str, Any] | None = None  # across launches, as a metric (the median of each launch statistic)
 
     def to_dict(self) -> dict[str, Any]:
         out = _rounded({
             "runs": self.runs, "partial_runs": self.partial_runs, "budget_ms": self.budget_ms,
             "mode": self.mode, "metrics": self.metrics, "jank": self.jank, "severe_jank": self.severe_jank,
+            "slow_frames": self.slow_frames, "frozen_frames": self.frozen_frames,
+            "overrun_ms": overrun_dict(self.overrun_ms),
             "longest_stall_ms": self.longest_stall_ms, "per_run_medians": self.per_run_medians,
             "per_run": self.per_run, "cold": self.cold, "counters": self.counters,
             "gpu_source": self.gpu_source, "notes": self.notes, "fps": self.fps,
@@ -468,6 +517,9 @@ def summarize_scene(launches: Sequence[LaunchSummary], budget_ms: float) -> Scen
         notes=notes,
         mode=modes[0] if modes else None,
         fps=_median_max([launch.fps for launch in launches])["median"],
+        slow_frames=sum(launch.slow_frames for launch in launches),
+        frozen_frames=sum(launch.frozen_frames for launch in launches),
+        overrun_ms=_across([launch.overrun_ms for launch in launches]),
     )
 
 

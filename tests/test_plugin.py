@@ -5,10 +5,12 @@ from __future__ import annotations
 import csv
 import json
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
 from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.runner.machine import linux_facts
 
 XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
@@ -38,6 +40,19 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
     document = project.run_json()
     assert validate_run(document) == []
     assert document["device"]["id"] == "local"
+    # The SoC, OS build and highest clock where this Linux host's /proc and /sys give them (the runner's probe)
+    linux = linux_facts(Path("/"))
+    device = document["device"]
+    assert (device.get("soc"), device.get("os_build"), device["cpu"].get("max_mhz")) == (
+        linux.get("soc"), linux.get("os_build"), linux.get("max_mhz"))
+    assert device["os_build"] and device["facts_from"] == "runner probe"
+    # What the reference runner was built with: its interpreter, and the versions of what renders.
+    import platform
+
+    import skia
+    app = document["app"]
+    assert app["compiler"].startswith(f"{platform.python_implementation()} {platform.python_version()} (")
+    assert f"skia-python {skia.__version__}" in app["flags"] and app["runner_toolchains"]["local"]["flags"] == app["flags"]
     assert document["gpu"]["backend"] == "software"
     assert document["display"]["present_source"] == "simulated_vsync"
     assert {s["id"] for s in document["scenes"]} == {"mini.fill.x1", "mini.fill.x2", "round.one"}
@@ -46,6 +61,20 @@ def test_scene_files_become_measured_perf_tests(project, tmp_path, extra):
         assert len(scene["per_run_medians"]["cpu_ms"]) == 2
         samples = list(csv.DictReader(open(project.results / scene["samples_file"])))
         assert len(samples) == 2 * (2 + 6)
+        # The JUnit property names the same file, relative to the results folder, so it survives a download.
+        assert cases[f"perf[{scene['id']}-local]"]["samples_file"] == scene["samples_file"]
+        assert not scene["samples_file"].startswith("/")
+        # Slow and frozen frames (Android vitals' boundaries) and the overrun, recounted from the CSV's frames.
+        for k, launch in enumerate(scene["per_run"]):
+            frames = [float(r["present_interval_ms"]) for r in samples
+                      if r["launch"] == str(k) and r["phase"] == "measure" and r["present_interval_ms"]]
+            slow_from = max(1000 / 60, scene["budget_ms"]) + 1e-4  # budget_ms is rounded to 4 decimals
+            assert launch["slow_frames"] == sum(slow_from < f <= 700 + 1e-5 for f in frames)
+            assert launch["frozen_frames"] == sum(f > 700 + 1e-5 for f in frames)
+            assert launch["overrun_ms"]["max"] == pytest.approx(max(frames) - scene["budget_ms"], abs=1e-3)
+        metrics = scene["metrics"]
+        assert metrics["slow_frames"] == sum(r["slow_frames"] for r in scene["per_run"])
+        assert metrics["overrun_ms"]["p50"] == pytest.approx(metrics["frame_ms"]["p50"] - scene["budget_ms"], abs=1e-3)
         assert [r["launch"] for r in samples].count("1") == 8
         assert {r["phase"] for r in samples} == {"warmup", "measure"}
     report = (project.results / "report.html").read_text()
@@ -187,3 +216,20 @@ def test_projects_receive_the_finished_run_through_a_hook(project):
     project.run("--zbench-device=local", "-k", "mini").assert_outcomes(passed=2)
     uploaded = json.loads((project.results / "uploaded.json").read_text())
     assert uploaded == {"run_id": project.run_json()["run_id"], "scenes": ["mini.fill.x1", "mini.fill.x2"]}
+
+
+@pytest.mark.parametrize("api, fields", [
+    ("vulkan", {"vk_device_name": "llvmpipe (LLVM 15.0.6, 256 bits)", "vk_api_version": "1.3.230",
+                "vk_timestamp_period_ns": 1.0, "vk_timestamp_valid_bits": 64}),
+    ("metal", {"metal_device": "Apple M1", "metal_gpu_family": "apple7", "metal_counter_sampling": ["atStageBoundary"]}),
+])
+def test_a_runners_vulkan_or_metal_fields_reach_run_json_gpu(project, api, fields):
+    project.write_inventory({"RECT_RUNNER_API": api})
+    result = project.run("--zbench-device=rectonly", "-k", "mini.fill.x1", "--zbench-runs=1")
+    result.assert_outcomes(passed=1)
+    document = project.run_json()
+    assert validate_run(document) == []
+    gpu = document["gpu"]
+    assert {k: gpu.get(k) for k in fields} == fields
+    other = "metal_" if api == "vulkan" else "vk_"
+    assert not [k for k in gpu if k.startswith(other)]

@@ -23,7 +23,7 @@ from pytest_zbench.protocol import (
     Job,
     read_frames_csv,
 )
-from pytest_zbench.protocol.vocabulary import POWER_SOURCES
+from pytest_zbench.protocol.vocabulary import METAL_SAMPLING_POINTS, POWER_SOURCES
 from pytest_zbench.schema import cell_value, frame_rules, violations
 
 REPO = Path(__file__).resolve().parent.parent
@@ -47,6 +47,7 @@ EXPECTED_ENUMS = {
     ("probe", ("properties", "protocol")): [protocol.PROTOCOL_VERSION],
     ("probe", ("$defs", "backend", "properties", "features", "contains")): ["rect"],
     ("probe", ("$defs", "backend", "properties", "timer_sources", "items")): list(GPU_SOURCES),
+    ("probe", ("$defs", "backend", "properties", "metal_counter_sampling", "items")): list(METAL_SAMPLING_POINTS),
     ("job", ("properties", "protocol")): [protocol.PROTOCOL_VERSION],
     ("job", ("properties", "mode")): list(MODES),
     ("job", ("properties", "gpu_timer")): list(GPU_SOURCES),

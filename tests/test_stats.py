@@ -14,6 +14,7 @@ from pytest_zbench.stats import (
     Distribution,
     LaunchSamples,
     distribution,
+    frame_categories,
     frame_times,
     jank_counts,
     noise_floor,
@@ -118,6 +119,38 @@ def test_jank_boundaries_paced():
     assert s.jank_share == pytest.approx(4 / 6)
     assert s.longest_stall_ms == 100.0
     assert s.frame_ms.n == 6 and s.n_frames == 7
+
+
+def test_slow_and_frozen_frames_use_android_vitals_boundaries():
+    # 16.666667 is one 60 Hz period as a runner writes it: on time, not slow; 700 is the last slow frame.
+    frames = [16.666667, 16.68, 33.4, 700.0, 700.01, 6000.0, np.nan, 8.0]
+    assert frame_categories(frames, BUDGET) == (3, 2)
+    assert frame_categories(frames, 8.333) == (3, 2)  # 120 Hz: a 12 ms frame is jank, not slow
+    assert frame_categories([12.0], 8.333) == (0, 0)
+    # A 58.98 Hz panel's one refresh (16.955 ms) is on time; two are slow.
+    assert frame_categories([16.954612, 16.954612, 33.909224], 16.954612) == (1, 0)
+    assert frame_categories([], BUDGET) == (0, 0)
+
+
+def test_slow_frozen_and_overrun_per_launch_and_per_scene():
+    first = [10.0, 20.0, 30.0, 800.0, 16.0]
+    second = [12.0, 14.0, 18.0, 13.0]
+    launches = [summarize_launch(samples(np.ones(len(f)), interval=f), BUDGET) for f in (first, second)]
+    assert [(l.slow_frames, l.frozen_frames) for l in launches] == [(2, 1), (1, 0)]
+    # The overrun is the frame time less the budget: its percentiles are numpy's of the shifted frames.
+    for launch, frames in zip(launches, (first, second)):
+        for name, q in (("p50", 50), ("p95", 95), ("min", 0)):
+            assert getattr(launch.overrun_ms, name) == pytest.approx(np.percentile(np.array(frames) - BUDGET, q),
+                                                                     abs=1e-9)
+    scene = summarize_scene(launches, BUDGET).to_dict()
+    assert (scene["slow_frames"], scene["frozen_frames"]) == (3, 1)
+    expected_p50 = np.median([np.median(np.array(f) - BUDGET) for f in (first, second)])
+    assert scene["overrun_ms"]["p50"] == pytest.approx(expected_p50, abs=1e-4)
+    assert scene["overrun_ms"]["min"] == pytest.approx(10.0 - BUDGET, abs=1e-4)
+    assert "hist" not in scene["overrun_ms"] and "noise_floor" not in scene["overrun_ms"]
+    run = launches[0].to_dict()
+    assert (run["slow_frames"], run["frozen_frames"]) == (2, 1) and run["overrun_ms"]["max"] == pytest.approx(800 - BUDGET)
+    assert_json_safe(scene)
 
 
 def test_paced_frame_times_are_present_intervals():

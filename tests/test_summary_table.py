@@ -110,3 +110,16 @@ def test_a_warmup_of_zero_is_recorded_and_noted(project):
     result.stdout.fnmatch_lines(["*warm-up 0 (--zbench-warmup=0): the first frames are measured cold in 1 scene(s)*"])
     (scene,) = project.run_json()["scenes"]
     assert scene["warmup_frames"] == 0 and any(n.startswith("warm-up 0:") for n in scene["notes"])
+
+
+def test_slow_and_frozen_frames_sit_beside_jank():
+    scenes = [dict(entry("a.smooth")), dict(entry("b.stalls", jank=5))]
+    scenes[0]["metrics"].update(slow_frames=0, frozen_frames=0)
+    scenes[1]["metrics"].update(slow_frames=4, frozen_frames=1)
+    lines = summary_lines(scenes, width=100)
+    header = next(line for line in lines if "jank" in line)
+    assert header.index("jank") < header.index("slow/frz")
+    rows = {line.split()[0]: line for line in lines if line.split() and line.split()[0] in ("a.smooth", "b.stalls")}
+    assert "0/0" in rows["a.smooth"] and "4/1" in rows["b.stalls"]
+    # Entries without the counts (an older run.json) show no column of dashes.
+    assert "slow/frz" not in "\n".join(summary_lines([entry("c.old")]))

@@ -76,6 +76,9 @@ typedef struct node {
     int alpha_unpremul, translucent;
     GLuint texture;
     int counted;
+    /* An image over the device's maximum texture size, reduced to fit it (fit_textures): its size before, and
+     * whether the frame that first drew it has reported the fallback. */
+    int fallback_w, fallback_h, fallback_reported;
     /* clip */
     int shape;
     num *px, *py;
@@ -126,6 +129,14 @@ typedef struct {
     clip_state clip;
     int blend;
     char libraries[256];
+    /* Invariants that are not GL errors, reported after each frame (e_frame_issue): the first program that
+     * failed to compile or link (its draws are left out, the run goes on), whether this frame needed it, and
+     * the texture-size fallbacks drawn for the first time in this frame. */
+    char shader_failure[320];
+    int frame_needed_failed_program;
+    char fallbacks[8][200];
+    int n_fallbacks;
+    int64_t *vertices; /* this frame's counter (zk_counts.vertices): every glDrawArrays adds its count */
 } engine;
 
 static double eval(const num *n, const frame_state *st) {
@@ -496,10 +507,15 @@ static GLuint shader(GLenum type, const char *src, char *err, size_t errlen) {
 }
 
 static GLuint program(const char *vs_src, const char *fs_src, int textured, int clipped, char *err, size_t errlen) {
-    char *fs_full = malloc(strlen(fs_src) + 32);
+    char *fs_full = malloc(strlen(fs_src) + 64);
     if (!fs_full) { snprintf(err, errlen, "out of memory"); return 0; }
     strcpy(fs_full, clipped ? "" : "#define NO_CLIP 1\n");
     strcat(fs_full, fs_src);
+#ifdef ZBENCH_GLES2_BROKEN_SHADER
+    /* A test build (tests/native): the textured programs' fragment shader does not compile on the real driver,
+     * so that a shader failure is reported per frame and the run goes on. */
+    if (textured) strcat(fs_full, "\nthis is not GLSL;\n");
+#endif
     GLuint vs = shader(GL_VERTEX_SHADER, vs_src, err, errlen), fs = vs ? shader(GL_FRAGMENT_SHADER, fs_full, err, errlen) : 0;
     free(fs_full);
     if (!vs || !fs) return 0;
@@ -569,11 +585,24 @@ static int egl_open(engine *g, char *err, size_t errlen) {
     snprintf(g->gl_version, sizeof g->gl_version, "%s", (const char *)glGetString(GL_VERSION));
     snprintf(g->glsl_version, sizeof g->glsl_version, "%s", (const char *)glGetString(GL_SHADING_LANGUAGE_VERSION));
     glGetIntegerv(GL_MAX_TEXTURE_SIZE, &g->max_texture_size);
+#ifdef ZBENCH_GLES2_MAX_TEXTURE_SIZE
+    /* A build emulating a GPU with a smaller limit (2048 on a 2012 tablet): the driver's or this, the smaller. */
+    if (g->max_texture_size > ZBENCH_GLES2_MAX_TEXTURE_SIZE) g->max_texture_size = ZBENCH_GLES2_MAX_TEXTURE_SIZE;
+#endif
     for (int clipped = 0; clipped < 2; clipped++) {
         for (int textured = 0; textured < 2; textured++) {
             program_t *p = textured ? &g->textured[clipped] : &g->solid[clipped];
             p->id = program(textured ? TEX_VS : SOLID_VS, textured ? TEX_FS : SOLID_FS, textured, clipped, err, errlen);
-            if (!p->id) return -1;
+            if (!p->id) {
+                /* Not a crash: the draws that need it are left out and each frame that needed it reports a
+                 * `shader` issue (e_frame_issue), as glGetError's are. */
+                if (!g->shader_failure[0])
+                    snprintf(g->shader_failure, sizeof g->shader_failure, "%s %s program: %s",
+                             textured ? "textured" : "solid", clipped ? "clipped" : "unclipped", err);
+                err[0] = '\0';
+                while (glGetError() != GL_NO_ERROR) {}
+                continue;
+            }
             p->scale = glGetUniformLocation(p->id, "u_scale");
             p->shape = glGetUniformLocation(p->id, "u_shape");
             p->clip = glGetUniformLocation(p->id, "u_clip");
@@ -697,12 +726,51 @@ static void prebuild(node *nodes, int n, const zk_job *job) {
     }
 }
 
+/* An image larger than the device's maximum texture size cannot be uploaded whole (glTexImage2D fails with
+ * GL_INVALID_VALUE): like an engine's fallback, it is reduced to fit (the nearest source pixel, aspect ratio
+ * kept) and drawn over the same rectangle, and the first frame that draws it reports a `texture_fallback`. */
+static int fit_textures(node *nodes, int n, int max_side) {
+    for (int i = 0; i < n; i++) {
+        node *d = &nodes[i];
+        if (fit_textures(d->kids, d->n_kids, max_side)) return -1;
+        if (d->op != OP_IMAGE || (d->tex_w <= max_side && d->tex_h <= max_side)) continue;
+        double scale = (double)max_side / (double)(d->tex_w > d->tex_h ? d->tex_w : d->tex_h);
+        int w = (int)(d->tex_w * scale), h = (int)(d->tex_h * scale);
+        w = w < 1 ? 1 : w > max_side ? max_side : w;
+        h = h < 1 ? 1 : h > max_side ? max_side : h;
+        unsigned char *reduced = malloc((size_t)w * h * 4);
+        if (!reduced) return -1;
+        for (int y = 0; y < h; y++) {
+            int sy = (int)(((double)y + 0.5) * d->tex_h / h);
+            for (int x = 0; x < w; x++) {
+                int sx = (int)(((double)x + 0.5) * d->tex_w / w);
+                memcpy(reduced + ((size_t)y * w + x) * 4, d->pixels + ((size_t)sy * d->tex_w + sx) * 4, 4);
+            }
+        }
+        free(d->pixels);
+        d->pixels = reduced;
+        d->fallback_w = d->tex_w;
+        d->fallback_h = d->tex_h;
+        d->tex_w = w;
+        d->tex_h = h;
+        if (d->png) {
+            free(d->png);
+            d->png = zk_png_encode(d->pixels, w, h, &d->png_len);
+        }
+    }
+    return 0;
+}
+
 static int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     engine *g = self;
     compile_ctx c = {err, errlen, ZK_EXIT_USAGE};
     g->job = job;
     if (compile_ops(&c, job->ops, "ops", &g->root, &g->n_root, 0) != 0) return c.code;
     if (check_counts(g->root, g->n_root, job, err, errlen, "ops")) return ZK_EXIT_USAGE;
+    if (fit_textures(g->root, g->n_root, (int)g->max_texture_size)) {
+        snprintf(err, errlen, "out of memory reducing an image to GL_MAX_TEXTURE_SIZE %d", (int)g->max_texture_size);
+        return ZK_EXIT_FAILED;
+    }
     if (job->width > g->max_texture_size || job->height > g->max_texture_size) {
         snprintf(err, errlen, "scene %dx%d is larger than GL_MAX_TEXTURE_SIZE %d", job->width, job->height, (int)g->max_texture_size);
         return ZK_EXIT_USAGE;
@@ -729,6 +797,7 @@ static int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     float sx = 2.0f / (float)g->width, sy = 2.0f / (float)g->height;
     for (int i = 0; i < 4; i++) {
         program_t *p = i < 2 ? &g->solid[i] : &g->textured[i - 2];
+        if (!p->id) continue;  /* failed to compile or link: reported by the frames that need it */
         glUseProgram(p->id);
         glUniform2f(p->scale, sx, sy);
         if (p->sampler >= 0) glUniform1i(p->sampler, 0);
@@ -745,6 +814,10 @@ static program_t *use_program(engine *g, int textured) {
     clip_state *c = &g->clip;
     int clipped = c->has_rrect || c->n_poly || c->x0 > 0 || c->y0 > 0 || c->x1 < g->width || c->y1 < g->height;
     program_t *p = textured ? &g->textured[clipped] : &g->solid[clipped];
+    if (!p->id) {
+        g->frame_needed_failed_program = 1;
+        return NULL;
+    }
     glUseProgram(p->id);
     if (clipped) {
         glUniform4f(p->clip, (float)c->x0, (float)c->y0, (float)c->x1, (float)c->y1);
@@ -795,6 +868,7 @@ static void premul(const unsigned char in[4], unsigned char out[4]) {
 
 static void draw_solid(engine *g, const vertex *v, int n, GLuint vbo, const float shape[4]) {
     program_t *p = use_program(g, 0);
+    if (!p) return; /* its program failed: reported as a `shader` issue of the frame */
     glUniform4f(p->shape, shape[0], shape[1], shape[2], shape[3]);
     glBindBuffer(GL_ARRAY_BUFFER, vbo);
     const char *base = vbo ? NULL : (const char *)v;
@@ -803,6 +877,7 @@ static void draw_solid(engine *g, const vertex *v, int n, GLuint vbo, const floa
     glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, sizeof(vertex), base);
     glVertexAttribPointer(1, 4, GL_UNSIGNED_BYTE, GL_TRUE, sizeof(vertex), base + offsetof(vertex, c));
     glDrawArrays(GL_TRIANGLES, 0, n);
+    *g->vertices += n;
     glBindBuffer(GL_ARRAY_BUFFER, 0);
 }
 
@@ -915,8 +990,15 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         }
         float x0 = (float)x, y0 = (float)y, x1 = (float)(x + w), y1 = (float)(y + h);
         float v[24] = {x0, y0, 0, 0, x1, y0, 1, 0, x0, y1, 0, 1, x1, y0, 1, 0, x1, y1, 1, 1, x0, y1, 0, 1};
+        if (d->fallback_w && !d->fallback_reported && g->n_fallbacks < 8) {
+            d->fallback_reported = 1;
+            snprintf(g->fallbacks[g->n_fallbacks++], sizeof g->fallbacks[0],
+                     "image %dx%d is larger than GL_MAX_TEXTURE_SIZE %d: drawn from a %dx%d reduction",
+                     d->fallback_w, d->fallback_h, (int)g->max_texture_size, d->tex_w, d->tex_h);
+        }
         set_blend(g, BLEND_SRC_OVER);
         program_t *p = use_program(g, 1);
+        if (!p) return 0; /* its program failed: reported as a `shader` issue of the frame */
         glUniform1f(p->premul, d->alpha_unpremul ? 1.0f : 0.0f);
         glActiveTexture(GL_TEXTURE0);
         glBindTexture(GL_TEXTURE_2D, d->texture);
@@ -925,6 +1007,7 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         glVertexAttribPointer(0, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), v);
         glVertexAttribPointer(1, 2, GL_FLOAT, GL_FALSE, 4 * sizeof(float), v + 2);
         glDrawArrays(GL_TRIANGLES, 0, 6);
+        *g->vertices += 6;
         st->counts->draw_calls++;
         return 0;
     }
@@ -1007,6 +1090,8 @@ static int draw_nodes(engine *g, node *nodes, int n, frame_state *st, int depth,
 static int e_draw(void *self, int frame, double complexity, zk_counts *counts, char *err, size_t errlen) {
     engine *g = self;
     frame_state st = {frame, complexity, 0, 0, counts};
+    counts->vertices = 0;
+    g->vertices = &counts->vertices;
     glBindFramebuffer(GL_FRAMEBUFFER, g->fbo);
     glDisable(GL_SCISSOR_TEST);
     glClearColor(1, 1, 1, 1);
@@ -1027,6 +1112,20 @@ static int e_api_error(void *self, char *detail, size_t len) {
     while (e != GL_NO_ERROR) e = glGetError();
     snprintf(detail, len, "GL error 0x%04x in the frame", (unsigned)first);
     return 1;
+}
+
+static const char *e_frame_issue(void *self, char *detail, size_t len) {
+    engine *g = self;
+    if (g->frame_needed_failed_program) {
+        g->frame_needed_failed_program = 0;
+        snprintf(detail, len, "%s; the frame's draws that need it were left out", g->shader_failure);
+        return "shader";
+    }
+    if (g->n_fallbacks > 0) {
+        snprintf(detail, len, "%s", g->fallbacks[--g->n_fallbacks]);
+        return "texture_fallback";
+    }
+    return NULL;
 }
 
 static int e_read_rgba(void *self, unsigned char *rgba, char *err, size_t errlen) {
@@ -1076,6 +1175,7 @@ int main(int argc, char **argv) {
         .draw = e_draw,
         .submit = e_submit,
         .api_error = e_api_error,
+        .frame_issue = e_frame_issue,
         .read_rgba = e_read_rgba,
         .close = e_close,
     };

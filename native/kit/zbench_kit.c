@@ -475,6 +475,14 @@ static void build_json(zk_buf *b, const zk_engine *e) {
     zk_buf_add(b, "}");
 }
 
+static void toolchain_json(zk_buf *b, const zk_engine *e) {
+    zk_buf_add(b, "{\"compiler\": ");
+    zk_buf_str(b, e->build_compiler ? e->build_compiler : "");
+    zk_buf_add(b, ", \"flags\": ");
+    zk_buf_str(b, e->build_flags ? e->build_flags : "");
+    zk_buf_add(b, "}");
+}
+
 /* ---------------------------------------------------------------------------------------------- probe */
 
 static const char *forced_timer(void) {
@@ -491,6 +499,7 @@ static int probe(zk_engine *e) {
     zk_buf_str(&b, e->runner_version);
     zk_buf_add(&b, "}");
     if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
+    if (e->build_compiler || e->build_flags) { zk_buf_add(&b, ", \"toolchain\": "); toolchain_json(&b, e); }
     zk_buf_add(&b, ", \"backends\": {");
     int ok = e->open(e->self, err, sizeof err) == 0;
     const char *forced = forced_timer();
@@ -604,7 +613,7 @@ typedef struct {
     int64_t t_start;
     double cpu_ms, stolen_ms, interval_ms, complexity;
     int has_complexity;
-    int64_t draw_calls, upload_bytes;
+    int64_t draw_calls, upload_bytes, vertices;
     long minor_faults, preemptions;
     int gl_error;
     zk_sample gpu;
@@ -612,18 +621,19 @@ typedef struct {
 
 static const char HEADER[] =
     "frame,phase,t_start_ns,cpu_ms,gpu_ms,gpu_source,present_interval_ms,complexity,draw_calls,"
-    "texture_upload_bytes,disjoint,gl_error,stolen_ms,minor_faults,preemptions\n";
+    "texture_upload_bytes,disjoint,gl_error,stolen_ms,minor_faults,preemptions,vertices\n";
 
 static void write_row(FILE *f, int frame, const row *r, int warmup, const char *source) {
-    char gpu[32] = "", cx[32] = "", stolen[32] = "";
+    char gpu[32] = "", cx[32] = "", stolen[32] = "", vertices[32] = "";
     const char *disjoint = r->gpu.disjoint < 0 ? "" : r->gpu.disjoint ? "1" : "0";
     if (r->gpu.has_value) snprintf(gpu, sizeof gpu, "%.5f", r->gpu.gpu_ms);
     if (r->has_complexity) snprintf(cx, sizeof cx, "%.17g", r->complexity);
     if (r->stolen_ms >= 0) snprintf(stolen, sizeof stolen, "%.5f", r->stolen_ms);
-    fprintf(f, "%d,%s,%lld,%.5f,%s,%s,%.5f,%s,%lld,%lld,%s,%d,%s,%ld,%ld\n", frame,
+    if (r->vertices >= 0) snprintf(vertices, sizeof vertices, "%lld", (long long)r->vertices);
+    fprintf(f, "%d,%s,%lld,%.5f,%s,%s,%.5f,%s,%lld,%lld,%s,%d,%s,%ld,%ld,%s\n", frame,
             frame < warmup ? "warmup" : "measure", (long long)r->t_start, r->cpu_ms, gpu, source, r->interval_ms, cx,
             (long long)r->draw_calls, (long long)r->upload_bytes, disjoint, r->gl_error, stolen, r->minor_faults,
-            r->preemptions);
+            r->preemptions, vertices);
     fflush(f); /* a runner stopped mid-run leaves the frames it rendered */
 }
 
@@ -852,7 +862,7 @@ static int frame_loop(run_state *s) {
             if (t_start - measure_start >= duration_ns) { s->ended_at_duration = 1; break; }
         }
         int64_t cpu0 = zk_thread_cpu_ns();
-        zk_counts counts = {0, 0};
+        zk_counts counts = {0, 0, -1};
         if (s->gpu) s->gpu->begin(s->gpu, f);
         int failed = e->draw(e->self, f, cx, &counts, err, sizeof err);
         if (s->gpu) s->gpu->before_submit(s->gpu);
@@ -884,11 +894,15 @@ static int frame_loop(run_state *s) {
         r->complexity = cx;
         r->draw_calls = counts.draw_calls;
         r->upload_bytes = counts.upload_bytes;
+        r->vertices = counts.vertices;
         char detail[256];
         if (e->api_error(e->self, detail, sizeof detail)) {
             r->gl_error = 1;
             add_issue(&s->issues, f, "gl_error", "%s", detail);
         }
+        const char *kind;
+        for (int k = 0; e->frame_issue && k < 8 && (kind = e->frame_issue(e->self, detail, sizeof detail)); k++)
+            add_issue(&s->issues, f, kind, "%s", detail);
         s->frames_rendered = f + 1;
         if (failed) {
             add_issue(&s->issues, f, "error", "%s", err);
@@ -936,7 +950,7 @@ static int captures(run_state *s) {
         int frame = job->capture[i];
         if (g_stop) break;
         if (i && frame == job->capture[i - 1]) continue;
-        zk_counts counts = {0, 0};
+        zk_counts counts = {0, 0, -1};
         if (e->draw(e->self, frame, complexity_at(job, frame), &counts, err, sizeof err) != 0 ||
             (e->submit(e->self), e->read_rgba(e->self, rgba, err, sizeof err) != 0)) {
             if (g_stop) break; /* left for SIGTERM: the partial issue says so */

@@ -45,6 +45,9 @@ typedef struct zk_job {
 typedef struct zk_counts {
     int64_t draw_calls;
     int64_t upload_bytes;
+    /* Vertices handed to the GPU (the counts of glDrawArrays and kin). The kit sets -1 before each draw: an
+     * engine that does not count them leaves it, and frames.csv's `vertices` stays empty (unknown, not 0). */
+    int64_t vertices;
 } zk_counts;
 
 /* A growable text buffer for JSON output. */
@@ -94,6 +97,8 @@ typedef struct zk_engine {
     /* The engine's build (probe `build`; the host records it as app.build_hash). Fill with ZK_BUILD_INIT. */
     const char *build_id, *build_describe;
     int build_dirty; /* 1 dirty, 0 clean, -1 unknown */
+    /* What it was built with (probe `toolchain`; run.json app.compiler, app.flags): also set by ZK_BUILD_INIT. */
+    const char *build_compiler, *build_flags;
     const char *libraries_json; /* optional JSON members for machine.libraries, e.g. "\"mesa\": \"22.3.6\"" */
     void *self;
 
@@ -116,6 +121,11 @@ typedef struct zk_engine {
     void (*submit)(void *self);
     /* A GL (or other API) error raised since the last call: nonzero with a detail. */
     int (*api_error)(void *self, char *detail, size_t len);
+    /* Optional (NULL: none). Called after every frame, until it returns NULL: one more issue of the frame that
+     * is not a GL error but breaks an invariant, as its kind (a static string: "shader", a program that failed
+     * to compile or link was needed; "texture_fallback", an image over the device's maximum texture size was
+     * drawn reduced) and a detail. result.json lists each under the frame (docs/native-runner.md). */
+    const char *(*frame_issue)(void *self, char *detail, size_t len);
     /* The last frame drawn, width*height*4 bytes, 8-bit RGBA unpremultiplied, top row first. */
     int (*read_rgba)(void *self, unsigned char *rgba, char *err, size_t errlen);
     void (*close)(void *self);
@@ -137,7 +147,22 @@ typedef struct zk_engine {
 #ifndef ZK_BUILD_DIRTY
 #define ZK_BUILD_DIRTY (-1)
 #endif
-#define ZK_BUILD_INIT .build_id = ZK_BUILD_ID, .build_describe = ZK_BUILD_DESCRIBE, .build_dirty = ZK_BUILD_DIRTY
+/* The compiler names itself (its own predefined macros, so a cross compiler's version is the one used); the
+ * flags come from the build: -DZK_BUILD_CFLAGS=\"<CFLAGS>\" (native/Makefile passes its CFLAGS). */
+#ifndef ZK_BUILD_COMPILER
+#if defined(__clang__)
+#define ZK_BUILD_COMPILER "clang " __clang_version__
+#elif defined(__GNUC__)
+#define ZK_BUILD_COMPILER "gcc " __VERSION__
+#else
+#define ZK_BUILD_COMPILER NULL
+#endif
+#endif
+#ifndef ZK_BUILD_CFLAGS
+#define ZK_BUILD_CFLAGS NULL
+#endif
+#define ZK_BUILD_INIT .build_id = ZK_BUILD_ID, .build_describe = ZK_BUILD_DESCRIBE, .build_dirty = ZK_BUILD_DIRTY, \
+                      .build_compiler = ZK_BUILD_COMPILER, .build_flags = ZK_BUILD_CFLAGS
 
 /* Nonzero once SIGTERM or SIGINT arrived. An engine whose frames are long may poll it between draws and return
  * from `draw` early (nonzero): the kit then drops that frame, keeps every row already written and exits

@@ -33,6 +33,7 @@ from .devices.environment import (
     host_info,
     reported_device_info,
     runner_build,
+    runner_toolchain,
 )
 from .devices.health import DeviceHealth, default_lease_dir, lease_key
 from .devices.lease import DeviceLease
@@ -98,6 +99,7 @@ class HostSession:
             self._devices[name] = device
             self.record.devices[name] = sections
             runner_build(self.record.app, name, device.probe().build)
+            runner_toolchain(self.record.app, name, device.probe().toolchain)
             source = sections["gpu"].get("timer_source")
             if source not in (None, "none"):
                 sections["gpu"]["timer_check"] = check_gpu_timer(device, self.settings, self.settings.results, source)

@@ -5,19 +5,23 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .measure.results import SceneMeasurement
+from .run_record import results_relative
 from .verdicts.golden_test import GoldenOutcome
 
 
-def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
+def perf_properties(m: SceneMeasurement, results_dir: Path, gpu_valid: bool | None = None) -> list[tuple[str, object]]:
     """The summary numbers of a perf test, as pytest's --junitxml writes them (<property>). gpu_ms is left out
-    when the device's GPU time source failed the timer check (gpu_valid False): its numbers are not trusted."""
+    when the device's GPU time source failed the timer check (gpu_valid False): its numbers are not trusted.
+    samples_file is relative to the results folder (results_dir), as in run.json."""
     props: list[tuple[str, object]] = [("zbench_device", m.device), ("zbench_scene", m.case.id),
                                        ("zbench_backend", m.backend), ("runs", len(m.launches))]
     if m.job is not None:
         props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
     if m.adaptive is not None:
-        return props + adaptive_properties(m)
+        return props + adaptive_properties(m, results_dir)
     if m.summary is None:
         return props
     s = m.summary
@@ -35,11 +39,11 @@ def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[
         if gpu_valid is not None:
             props.append(("gpu_valid", gpu_valid))
     if m.samples_file is not None:
-        props.append(("samples_file", str(m.samples_file)))
+        props.append(("samples_file", results_relative(m.samples_file, results_dir)))
     return props
 
 
-def adaptive_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
+def adaptive_properties(m: SceneMeasurement, results_dir: Path) -> list[tuple[str, object]]:
     """An adaptive scene's score, its interval and unit (docs/scenes.md). Its per-frame percentiles and jank
     mix the complexities of its plan, so they are not properties (run.json still has them)."""
     assert m.adaptive is not None
@@ -54,7 +58,7 @@ def adaptive_properties(m: SceneMeasurement) -> list[tuple[str, object]]:
     if section["censored"]:
         props.append(("adaptive_censored", section["censored"]))
     if m.samples_file is not None:
-        props.append(("samples_file", str(m.samples_file)))
+        props.append(("samples_file", results_relative(m.samples_file, results_dir)))
     return props
 
 

@@ -13,7 +13,9 @@ from typing import Any, Literal, TypedDict
 
 from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
+from ..protocol import Toolchain
 from .devices.device import LaunchOutcome
+from .devices.environment import runner_toolchain
 from .measure.launch_flags import flagged_launches
 from .measure.results import SceneMeasurement
 from .verdicts.differentials import differential_costs
@@ -75,7 +77,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         metrics.update({
             "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
             "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
-            "fps": summary.get("fps"),
+            "fps": summary.get("fps"), "slow_frames": summary["slow_frames"],
+            "frozen_frames": summary["frozen_frames"], "overrun_ms": summary["overrun_ms"],
         })
     timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
     present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})
@@ -116,7 +119,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "notes": (summary["notes"] if summary else []) + (
             ["warm-up 0: no warmup frame, the first measured frames are cold (first use of caches, shaders and "
              "allocations)"] if job and job.warmup_frames == 0 and summary else []),
-        "samples_file": _relative(m.samples_file, results_dir),
+        "samples_file": results_relative(m.samples_file, results_dir),
         "launch_wall_s": [round(l.wall_s, 4) for l in m.launches],
         "runner_wall_ms": [l.runner_wall_ms for l in m.launches],
         # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
@@ -191,7 +194,8 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
                 "artifact_failures": self.artifact_failures,
-                "app": {"runner_builds": self.app.get("runner_builds") or {}}}
+                "app": {"runner_builds": self.app.get("runner_builds") or {},
+                        "runner_toolchains": self.app.get("runner_toolchains") or {}}}
 
     def add_scene(self, entry: dict[str, Any]) -> None:
         self.scenes.append(entry)
@@ -215,6 +219,9 @@ class RunRecord:
             if self.app.get("build_source") != "runner" and isinstance(build, dict):
                 self.app.update(build_hash=build.get("id"), dirty=build.get("dirty"), build_source="runner",
                                 build_device=name, build_describe=build.get("describe"))
+        for name, chain in ((part.get("app") or {}).get("runner_toolchains") or {}).items():
+            if isinstance(chain, dict) and name not in (self.app.get("runner_toolchains") or {}):
+                runner_toolchain(self.app, name, Toolchain(str(chain.get("compiler", "")), str(chain.get("flags", ""))))
         for entry in part.get("scenes", []):
             self.add_scene(entry)
         for name, reason in part.get("quarantined", {}).items():
@@ -354,7 +361,9 @@ def finite_document(value: Any, where: str = "") -> tuple[Any, list[str]]:
     return walk(value, where), found
 
 
-def _relative(path: Path | None, base: Path) -> str | None:
+def results_relative(path: Path | None, base: Path) -> str | None:
+    """A file of the results folder as run.json and the JUnit properties name it: relative to that folder, so
+    the name still points at the file once the folder is downloaded as an artifact somewhere else."""
     if path is None:
         return None
     try:

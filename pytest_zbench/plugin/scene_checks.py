@@ -65,7 +65,8 @@ class Scene:
         from ..host.junit import perf_properties
         from ..host.verdicts.perf_gate import RegressionWarning
 
-        self._node.user_properties.extend(perf_properties(measurement, self._host.gpu_valid(measurement.device)))
+        self._node.user_properties.extend(perf_properties(measurement, self._host.settings.results,
+                                                              self._host.gpu_valid(measurement.device)))
         failure = measurement.perf_failure()
         if failure is not None:
             pytest.fail(failure, pytrace=False)

@@ -51,8 +51,8 @@ __all__ = [
     "GPU_SOURCES", "HOST_ISSUE_KINDS", "ISSUE_KINDS", "MEASURED_GPU_SOURCES", "MODES", "PHASES", "PROTOCOL_VERSION",
     "RUNNER_ISSUE_KINDS", "TIMING_COLUMNS", "BackendInfo", "FrameTable", "FramesWriter", "GpuSource",
     "HostIssueKind", "Issue", "IssueKind", "Job", "Mode", "Phase", "Probe", "ProtocolError", "RunResult", "RunnerBuild",
-    "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
-    "format_cell", "ops_features", "parse_build", "parse_probe", "read_png_header",
+    "Toolchain", "PngHeader", "RunnerIssueKind", "ZbenchError", "cap_issues", "capture_name", "capture_problem",
+    "format_cell", "ops_features", "parse_build", "parse_probe", "parse_toolchain", "read_png_header",
     "parse_probe_output", "parse_progress", "progress_line", "read_frames_csv", "read_result_json", "walk_ops",
     "write_result_json",
 ]
@@ -287,10 +287,13 @@ class Machine:
     python: str | None = None  # the interpreter of a Python runner (the reference runner)
     libraries: dict[str, str] = field(default_factory=dict)  # name -> version of what renders (skia-python)
     emulated: bool | None = None  # True when the runner found itself under emulation (qemu-user)
+    soc: str | None = None  # the system on chip, where Linux names it (runner/machine.py linux_facts)
+    os_build: str | None = None  # the OS build: os-release's BUILD_ID, else the kernel's build string
+    max_mhz: int | None = None  # the highest CPU clock cpufreq allows, over all CPUs
 
 
-MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python")
-MACHINE_INTS = ("cores", "ram_mb")
+MACHINE_STRINGS = ("arch", "cpu_model", "os", "kernel", "python", "soc", "os_build")
+MACHINE_INTS = ("cores", "ram_mb", "max_mhz")
 
 
 def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
@@ -319,6 +322,7 @@ def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
         arch=raw["arch"], family=family, cpu_model=raw.get("cpu_model") or None, cores=raw.get("cores"),
         os=raw.get("os") or None, kernel=raw.get("kernel") or None, ram_mb=raw.get("ram_mb"),
         python=raw.get("python") or None, libraries=dict(libraries), emulated=emulated,
+        soc=raw.get("soc") or None, os_build=raw.get("os_build") or None, max_mhz=raw.get("max_mhz") or None,
     )
 
 
@@ -330,6 +334,23 @@ class RunnerBuild:
     id: str
     dirty: bool | None = None
     describe: str | None = None
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """What a runner was built with (probe `toolchain`): run.json's app.compiler and app.flags."""
+
+    compiler: str = ""
+    flags: str = ""
+
+
+def parse_toolchain(raw: Any, *, source: str = "probe") -> Toolchain:
+    if not isinstance(raw, dict):
+        raise ProtocolError(f"{source}: key 'toolchain' must be an object {{compiler, flags}}")
+    for key in ("compiler", "flags"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            raise ProtocolError(f"{source}: toolchain.{key} must be a string, got {raw[key]!r}")
+    return Toolchain(compiler=(raw.get("compiler") or "").strip(), flags=(raw.get("flags") or "").strip())
 
 
 def parse_build(raw: Any, *, source: str = "probe") -> RunnerBuild:
@@ -354,6 +375,7 @@ class Probe:
     raw: dict[str, Any]
     machine: Machine | None = None  # None: the runner did not say what it runs on (the key is optional)
     build: RunnerBuild | None = None  # None: the runner does not report the engine build it was compiled from
+    toolchain: Toolchain | None = None  # None: the runner does not say what it was built with
 
 
 def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
@@ -385,6 +407,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         raise ProtocolError(f"{source}: key 'display' must be an object when present")
     machine = None if raw.get("machine") is None else parse_machine(raw["machine"], source=source)
     build = None if raw.get("build") is None else parse_build(raw["build"], source=source)
+    toolchain = None if raw.get("toolchain") is None else parse_toolchain(raw["toolchain"], source=source)
     _raise_on_schema_violations("probe", raw, source)
     return Probe(
         runner_name=runner["name"],
@@ -394,6 +417,7 @@ def parse_probe(raw: Any, *, source: str = "probe") -> Probe:
         raw=raw,
         machine=machine,
         build=build,
+        toolchain=toolchain,
     )
 
 

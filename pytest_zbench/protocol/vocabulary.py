@@ -22,6 +22,7 @@ RunnerIssueKind = Literal[
     "partial",  # stopped (by a signal) before every frame was rendered
     "error",  # a frame raised
     "font_fallback",  # the reference font is missing; text uses another typeface
+    "texture_fallback",  # an image over the device's maximum texture size was drawn at reduced size
 ]
 # ... and the host adds these when it rejects or misses what a runner wrote, or the device failed:
 HostIssueKind = Literal[
@@ -42,6 +43,9 @@ HostIssueKind = Literal[
     "vacuous_capture",  # a golden test's capture is one colour, or equals another case of its sweep
 ]
 IssueKind = Literal[RunnerIssueKind, HostIssueKind]
+# Where a Metal device can sample GPU counters (MTLCounterSamplingPoint; probe backends.<name>.metal_counter_sampling).
+MetalSamplingPoint = Literal["atStageBoundary", "atDrawBoundary", "atBlitBoundary", "atDispatchBoundary",
+                             "atTileDispatchBoundary"]
 # CPU architecture families: one rasteriser path each for the software backend, so one software golden set
 # each (docs/goldens.md); protocol.arch_family maps the names a runner reports onto them.
 ArchFamily = Literal["x86_64", "x86", "aarch64", "arm", "riscv64", "ppc64le", "s390x"]
@@ -57,6 +61,8 @@ MEASURED_GPU_SOURCES: tuple[GpuSource, ...] = tuple(s for s in GPU_SOURCES if s 
 RUNNER_ISSUE_KINDS: tuple[RunnerIssueKind, ...] = get_args(RunnerIssueKind)
 HOST_ISSUE_KINDS: tuple[HostIssueKind, ...] = get_args(HostIssueKind)
 ISSUE_KINDS: tuple[IssueKind, ...] = get_args(IssueKind)
+METAL_SAMPLING_POINTS: tuple[MetalSamplingPoint, ...] = get_args(MetalSamplingPoint)
 # Runner issues that make a frame wrong even when its pixels match (docs/methodology.md §7: invariants that
 # are not pixels): they fail a golden test (host/verdicts/golden_test.py) and a conformance capture check.
-INVARIANT_KINDS: tuple[RunnerIssueKind, ...] = ("gl_error", "shader", "nan", "feature_skipped", "error")
+INVARIANT_KINDS: tuple[RunnerIssueKind, ...] = ("gl_error", "shader", "nan", "feature_skipped", "error",
+                                               "texture_fallback")

@@ -27,6 +27,59 @@ ARM_PARTS = {
 
 def machine_facts(libraries: dict[str, str] | None = None) -> dict[str, Any]:
     """The probe's `machine` object for this process."""
+    facts = _process_facts(libraries)
+    facts.update(linux_facts(Path("/")))
+    return {k: v for k, v in facts.items() if v not in (None, "")}
+
+
+def linux_facts(root: Path) -> dict[str, Any]:
+    """The SoC, the OS build and the CPU's highest clock, where Linux's /proc and /sys under `root` give them
+    (docs/runner-protocol.md, probe `machine`); a fact that is not there is left out.
+
+    * soc: /sys/devices/soc0 (`family` and `machine`, as Qualcomm's and other SoC drivers publish them), else
+      the device tree's most generic `compatible` entry (the SoC, e.g. brcm,bcm2711), else cpuinfo's Hardware.
+    * os_build: os-release's BUILD_ID (image-based systems), else the kernel's build string (uname -v,
+      /proc/sys/kernel/version), which tells two builds of one kernel release apart.
+    * max_mhz: the highest cpuinfo_max_freq of any CPU (the big cores of a big.LITTLE SoC), from cpufreq.
+    """
+    facts: dict[str, Any] = {}
+    soc = _soc(root)
+    if soc:
+        facts["soc"] = soc
+    build = _os_release_field(_read(str(root / "etc/os-release")), "BUILD_ID") or (
+        _read(str(root / "proc/sys/kernel/version")) or "").strip()
+    if build:
+        facts["os_build"] = build
+    khz = [int(text) for cpu in sorted((root / "sys/devices/system/cpu").glob("cpu[0-9]*"))
+           if (text := (_read(str(cpu / "cpufreq/cpuinfo_max_freq")) or "").strip()).isdigit()]
+    if khz and max(khz) > 0:
+        facts["max_mhz"] = max(khz) // 1000
+    return facts
+
+
+def _soc(root: Path) -> str | None:
+    soc0 = root / "sys/devices/soc0"
+    named = [(_read(str(soc0 / name)) or "").strip() for name in ("family", "machine")]
+    if named[1]:
+        return " ".join(dict.fromkeys(n for n in named if n))  # "Snapdragon SM8250"; one name once
+    compatible = [c for c in (_read(str(root / "proc/device-tree/compatible")) or "").split("\0") if c.strip()]
+    if compatible:
+        return compatible[-1].strip()
+    for line in (_read(str(root / "proc/cpuinfo")) or "").splitlines():
+        key, sep, value = line.partition(":")
+        if sep and key.strip() == "Hardware" and value.strip():
+            return value.strip()
+    return None
+
+
+def _os_release_field(text: str | None, key: str) -> str | None:
+    for line in (text or "").splitlines():
+        if line.startswith(key + "="):
+            return line.split("=", 1)[1].strip().strip('"') or None
+    return None
+
+
+def _process_facts(libraries: dict[str, str] | None) -> dict[str, Any]:
     arch = platform.machine()
     facts: dict[str, Any] = {"arch": arch, "cores": os.cpu_count(), "os": _os_name(), "kernel": platform.release(),
                              "python": platform.python_version()}
@@ -40,7 +93,7 @@ def machine_facts(libraries: dict[str, str] | None = None) -> dict[str, Any]:
         facts["ram_mb"] = ram
     if libraries:
         facts["libraries"] = dict(libraries)
-    return {k: v for k, v in facts.items() if v not in (None, "")}
+    return facts
 
 
 def cpu_from_cpuinfo(text: str | None, arch: str) -> tuple[str | None, bool | None]:

@@ -59,9 +59,19 @@ def probe(err: TextIO = sys.stderr) -> dict[str, Any]:
             print(f"probe: {exc}", file=err)
     import numpy
 
+    libraries = {"skia-python": skia.__version__, "numpy": numpy.__version__}
     return {"protocol": PROTOCOL_VERSION, "runner": {"name": RUNNER_NAME, "version": runner_version()},
-            "backends": backends,
-            "machine": machine_facts({"skia-python": skia.__version__, "numpy": numpy.__version__})}
+            "backends": backends, "machine": machine_facts(libraries), "toolchain": toolchain(libraries)}
+
+
+def toolchain(libraries: dict[str, str]) -> dict[str, str]:
+    """The probe's `toolchain` of the reference runner: it is not compiled, so its "compiler" is the
+    interpreter (and the C compiler that built it) and its "flags" the versions of what renders."""
+    import platform
+
+    return {"compiler": f"{platform.python_implementation()} {platform.python_version()} "
+                        f"({platform.python_compiler()})",
+            "flags": ", ".join(f"{name} {version}" for name, version in libraries.items())}
 
 
 def _check_scene(job: Job) -> list[str]:

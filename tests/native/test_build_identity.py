@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_zbench.host.devices.environment import app_info, runner_build
+from pytest_zbench.host.devices.environment import app_info, runner_build, runner_toolchain
 from pytest_zbench.host.run_record import RunRecord
 from pytest_zbench.host.verdicts.perf_gate import runner_identity
-from pytest_zbench.protocol import ProtocolError, RunnerBuild, parse_probe_output
+from pytest_zbench.protocol import ProtocolError, RunnerBuild, Toolchain, parse_probe_output
 from pytest_zbench.regression.conditions import build_note
 
 PROBE = {"protocol": 1, "runner": {"name": "zinc-bench", "version": "2.1"},
@@ -31,6 +31,23 @@ def test_the_probe_build_is_parsed_and_a_bad_one_is_named():
                      ({"id": "a", "describe": 3}, "build.describe"), ("abc", "key 'build'")):
         with pytest.raises(ProtocolError, match=key):
             parse_probe_output(probe_with(bad))
+
+
+def test_the_probe_toolchain_becomes_app_compiler_and_flags():
+    probe = parse_probe_output(json.dumps({**PROBE, "toolchain": {"compiler": "gcc 12.2.0", "flags": "-O2 -g"}}))
+    assert probe.toolchain == Toolchain("gcc 12.2.0", "-O2 -g")
+    assert parse_probe_output(json.dumps(PROBE)).toolchain is None
+    for bad, key in (({"compiler": 12}, "toolchain.compiler"), ({"flags": ["-O2"]}, "toolchain.flags"),
+                     ("gcc", "key 'toolchain'")):
+        with pytest.raises(ProtocolError, match=key):
+            parse_probe_output(json.dumps({**PROBE, "toolchain": bad}))
+    app = {"compiler": "", "flags": ""}
+    runner_toolchain(app, "pi3b", Toolchain("gcc 12.2.0", "-O2"))
+    runner_toolchain(app, "nexus7", Toolchain("clang 17", "-O3"))
+    runner_toolchain(app, "old", None)
+    assert (app["compiler"], app["flags"]) == ("gcc 12.2.0", "-O2")  # the first device's
+    assert app["runner_toolchains"] == {"pi3b": {"compiler": "gcc 12.2.0", "flags": "-O2"},
+                                        "nexus7": {"compiler": "clang 17", "flags": "-O3"}}
 
 
 def test_app_build_says_where_it_comes_from(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

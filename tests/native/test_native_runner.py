@@ -122,6 +122,7 @@ def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_pa
     assert [r["frame"] for r in frames.rows] == list(range(6)) and not frames.issues
     assert all(r["gpu_source"] == "finish_bracket" and r["gpu_ms"] is not None for r in frames.rows)
     assert all(0 <= r["stolen_ms"] <= r["cpu_ms"] + 0.01 for r in frames.rows)
+    assert all(r["vertices"] == 6 for r in frames.rows)  # one rect: two triangles
     result = read_result_json(out / "result.json")
     assert result.timer_source == "finish_bracket" and result.issues == []
     assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -211,6 +212,10 @@ def test_sessions_record_the_runners_build_and_two_engine_commits_are_two_builds
         assert (app["build_hash"], app["build_source"], app["dirty"]) == (build_id, "runner", False)
         assert app["runner_builds"]["native"]["describe"] == ("v1.0" if binary == first else "v1.1")
         assert document["devices"]["native"]["gpu"]["runner"]["build"] == build_id
+        # What it was built with, from its build identity: the compiler that built it and native/Makefile's CFLAGS.
+        gcc = subprocess.run(["gcc", "-dumpfullversion"], capture_output=True, text=True).stdout.strip()
+        assert app["compiler"] == f"gcc {gcc}" or app["compiler"].startswith("clang ")
+        assert app["flags"].startswith("-O2 -g -std=c99") and app["runner_toolchains"]["native"]["flags"] == app["flags"]
     builds = [b for _, b in _history_builds(history)]
     assert builds == ["1111111111aaaaaaaaaa", "2222222222bbbbbbbbbb"]
 
@@ -310,3 +315,70 @@ def test_mutated_jobs_never_crash_a_sanitized_build(tmp_path):
         assert "runtime error" not in done.stderr and "Sanitizer" not in done.stderr, done.stderr[-2000:]
         codes[done.returncode] = codes.get(done.returncode, 0) + 1
     assert codes.get(0) and codes.get(2), codes  # both valid and refused jobs were among them
+
+
+IMAGE_SCENE = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "image"], "ops": [
+    {"op": "rect", "x": 0, "y": 0, "w": 16, "h": 16, "color": "#3366CC"},
+    {"op": "image", "x": 16, "y": 16, "w": 48, "h": 16, "tex_w": 192, "tex_h": 32, "pattern": "checker", "seed": 0,
+     "upload": "once", "filter": "nearest"}]}
+
+
+def _pixel(png: Path, x: int, y: int) -> tuple[int, ...]:
+    from PIL import Image
+
+    with Image.open(png) as image:
+        return tuple(image.convert("RGBA").getpixel((x, y)))
+
+
+@pytest.mark.acceptance
+def test_a_shader_that_does_not_compile_is_an_issue_of_every_frame_that_needs_it_not_a_crash(tmp_path):
+    """A build whose textured programs' fragment shader the real driver refuses (ZBENCH_GLES2_BROKEN_SHADER):
+    the launch completes, each frame that draws an image reports `shader` with the driver's log, the image's
+    draws are left out and the rest is drawn."""
+    binary = build(tmp_path / "broken", CFLAGS="-O2 -g -DZBENCH_GLES2_BROKEN_SHADER")
+    probe = subprocess.run([str(binary), "probe"], capture_output=True, text=True, timeout=60)
+    require('"gles2"' in probe.stdout, f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()}")
+    done, out = _run(binary, _job(tmp_path, scene=IMAGE_SCENE), tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = read_result_json(out / "result.json")
+    shader = [i for i in result.issues if i.kind == "shader"]
+    assert sorted(i.frame for i in shader) == list(range(6))  # 2 warmup + 4 measured frames, each drew the image
+    assert "textured" in shader[0].detail and "compile failed" in shader[0].detail
+    assert not [i for i in result.issues if i.kind in ("gl_error", "error")]
+    rows = read_frames_csv(out / "frames.csv").rows
+    assert len(rows) == 6 and all(r["vertices"] == 6 for r in rows)  # the rect's; the image's were not drawn
+    assert _pixel(out / "capture-1.png", 4, 4) == (0x33, 0x66, 0xCC, 255)  # the rect: its program compiled
+    assert _pixel(out / "capture-1.png", 40, 24) == (255, 255, 255, 255)  # the image: left out
+
+
+@pytest.mark.acceptance
+def test_an_image_over_the_max_texture_size_is_drawn_reduced_and_reported_once(project, tmp_path):
+    """A build emulating a GPU whose textures stop at 64 px (ZBENCH_GLES2_MAX_TEXTURE_SIZE): a 192x32 image is
+    drawn from a 64x10 reduction, without a GL error, and the first frame that draws it reports
+    `texture_fallback`; through the plugin, run.json lists the issue."""
+    binary = build(tmp_path / "small", CFLAGS="-O2 -g -DZBENCH_GLES2_MAX_TEXTURE_SIZE=64")
+    probe = parse_probe_output(subprocess.run([str(binary), "probe"], capture_output=True, text=True,
+                                              timeout=60).stdout)
+    require("gles2" in probe.backends, "a headless EGL GLES2 context (Mesa)")
+    assert probe.backends["gles2"].info["max_texture_size"] == 64
+    done, out = _run(binary, _job(tmp_path, scene=IMAGE_SCENE), tmp_path)
+    assert done.returncode == 0, done.stderr
+    result = read_result_json(out / "result.json")
+    assert [(i.kind, i.frame) for i in result.issues] == [("texture_fallback", 0)]
+    assert "192x32" in result.issues[0].detail and "64x10" in result.issues[0].detail
+    # The reduction is drawn over the image's rectangle: the checker's two colours are there, no white gap.
+    colours = {_pixel(out / "capture-1.png", x, 24) for x in range(16, 64)}
+    assert len(colours) >= 2 and (255, 255, 255, 255) not in colours
+
+    (project.root / "scenes" / "big_image.yaml").write_text(
+        "family: big\ndescription: an image over a small GPU's texture limit\nscenes:\n  - id: big.image\n"
+        "    ops:\n" + "".join(f"      - {json.dumps(op)}\n" for op in IMAGE_SCENE["ops"]))
+    # A display within the emulated limit: the surface itself must fit in a texture.
+    (project.root / "devices.yaml").write_text(inventory(project.root, {"native": [str(binary)]}).read_text().replace(
+        json.dumps(DISPLAY), json.dumps({**DISPLAY, "width": 64, "height": 48})))
+    project.run("--zbench-device=native", "-k", "perf and big.image", "--zbench-runs=1").assert_outcomes(passed=1)
+    document = project.run_json()
+    assert validate_run(document) == []
+    scene = next(s for s in document["scenes"] if s["id"] == "big.image")
+    assert [(i["kind"], i["launch"]) for i in scene["issues"] if i["kind"] == "texture_fallback"] == [("texture_fallback", 0)]
+    assert scene["metrics"]["counters"]["vertices"] == 12  # the rect's and the reduced image's two triangles each

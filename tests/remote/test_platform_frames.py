@@ -9,6 +9,7 @@ import csv
 import json
 from collections import Counter
 
+import numpy as np
 import pytest
 import yaml
 
@@ -78,7 +79,7 @@ def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_se
     assert platform["layers"] == [LAYER]
     table = csv_rows(project, scene)
     overlapping = 0
-    total_normal = total_flagged = 0
+    total_normal = total_flagged = slow_total = 0
     for k, launch in enumerate(launches):
         baseline, *later = served(launch, "gfxinfo", outputs)
         overlapping += len(later) >= 2
@@ -98,6 +99,16 @@ def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_se
         summary = platform["per_launch"][k]
         assert (summary["n"], summary["dropped_flagged"]) == (len(normal), len(flagged)) and summary["n"] > 0
         assert summary["period_source"] == "surfaceflinger" and summary["baseline_frames"] == 67 + 80 + 60
+        # Android vitals' slow (16.667-700 ms) and frozen (over 700 ms) frames and the overrun against the period,
+        # from the printed rows' own timestamps.
+        frame_ms = [(r["FrameCompleted"] - r["IntendedVsync"]) / 1e6 for r in normal.values()]
+        period_ms = summary["period_ms"]  # the launch's own SurfaceFlinger dumps' period
+        slow_from = max(1000 / 60, period_ms) + 1e-5
+        assert summary["slow_frames"] == sum(slow_from < f <= 700 + 1e-5 for f in frame_ms)
+        assert summary["frozen_frames"] == sum(f > 700 + 1e-5 for f in frame_ms)
+        slow_total += summary["slow_frames"]
+        for name, q in (("p50", 50), ("p95", 95), ("max", 100)):
+            assert summary["overrun_ms"][name] == pytest.approx(np.percentile(frame_ms, q) - period_ms, abs=1e-3)
         total_normal += len(normal)
         total_flagged += len(flagged)
 
@@ -119,6 +130,9 @@ def test_platform_frames_of_adb_launches_equal_the_recorded_rows(project, adb_se
     assert overlapping >= 1, "no launch saw two overlapping dumps"
     assert (platform["n"], platform["dropped_flagged"]) == (total_normal, total_flagged)
     assert platform["metrics"]["frame_ms"]["runs"] == 2 and platform["metrics"]["present_interval_ms"]["n"] > 0
+    assert platform["metrics"]["slow_frames"] == slow_total > 0, "the recorded frames have slow ones to count"
+    assert platform["metrics"]["overrun_ms"]["p50"] == pytest.approx(
+        np.median([s["overrun_ms"]["p50"] for s in platform["per_launch"]]), abs=1e-3)
 
     # The runner's own series is untouched: its CSV, its present source.
     assert scene["present_source"] == "simulated_vsync"

@@ -19,6 +19,8 @@ environment:
   RECT_RUNNER_ARCH=NAME   report probe key machine.arch NAME (without it the probe says nothing of the machine)
   RECT_RUNNER_CONDITIONS=JSON  report result.json `conditions` as JSON ({"start": {...}, "end": {...}}): a
                           runner that samples its device's conditions itself, as an iOS runner reports thermalState
+  RECT_RUNNER_API=vulkan  describe the backend with the GPU fields a Vulkan runner reports (vk_*), or
+  RECT_RUNNER_API=metal   a Metal runner's (metal_*): values a real device of that API gives
 """
 
 import csv
@@ -40,6 +42,13 @@ EXIT_USAGE, EXIT_SKIPPED = 2, 3
 GPU = os.environ.get("RECT_RUNNER_GPU", "")
 # Measured frame offset -> (gpu_ms cell, disjoint cell) written instead of the real value.
 GARBAGE = {1: ("0", "0"), 2: ("4294.967295", "0"), 3: ("0.25", "1"), 5: ("0", "")}
+# What a Vulkan runner (Mesa's lavapipe 22.3.6) and a Metal runner (an Apple M1) report of their device.
+API_FIELDS = {
+    "vulkan": {"vk_device_name": "llvmpipe (LLVM 15.0.6, 256 bits)", "vk_driver_version": "0.0.1",
+               "vk_api_version": "1.3.230", "vk_timestamp_period_ns": 1.0, "vk_timestamp_valid_bits": 64},
+    "metal": {"metal_device": "Apple M1", "metal_gpu_family": "apple7",
+              "metal_counter_sampling": ["atStageBoundary"]},
+}
 STOP = []  # set by SIGTERM: the frame loop ends after the current frame
 
 
@@ -47,6 +56,7 @@ def probe_document():
     timers = ["timer_query", "finish_bracket"] if GPU == "tile" else ["timer_query"] if GPU else ["none"]
     answer = {"protocol": 1, "runner": {"name": "rect-only", "version": os.environ.get("RECT_RUNNER_VERSION", "0.0.1")},
               "backends": {"software": {"features": list(FEATURES), "timer_sources": timers}}}
+    answer["backends"]["software"].update(API_FIELDS.get(os.environ.get("RECT_RUNNER_API", ""), {}))
     if os.environ.get("RECT_RUNNER_ARCH"):
         answer["machine"] = {"arch": os.environ["RECT_RUNNER_ARCH"]}
     return answer

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...protocol import Machine, RunnerBuild, arch_family
+from ...protocol import Machine, RunnerBuild, Toolchain, arch_family
 from ...regression.history import environment_fingerprint
 
 # What identifies a device's environment: these run.json sections of the device (its facts: model, SoC, CPU,
@@ -80,6 +80,17 @@ def runner_build(app: dict[str, Any], device: str, build: RunnerBuild | None) ->
                    build_describe=build.describe)
 
 
+def runner_toolchain(app: dict[str, Any], device: str, toolchain: Toolchain | None) -> None:
+    """Record in run.json's `app` what a device's runner was built with (its probe's `toolchain`): the first
+    device's becomes app.compiler and app.flags, every device's is kept in app.runner_toolchains (two runners
+    built differently in one session stay visible)."""
+    if toolchain is None:
+        return
+    app.setdefault("runner_toolchains", {})[device] = {"compiler": toolchain.compiler, "flags": toolchain.flags}
+    if not app.get("compiler") and not app.get("flags"):
+        app.update(compiler=toolchain.compiler, flags=toolchain.flags)
+
+
 def host_device_info() -> dict[str, Any]:
     """This host's facts in the shape of a `device` section: run.json's top-level `host`, and the device
     section of a local device whose runner reports no `machine` (then marked `facts_from: host`)."""
@@ -116,8 +127,10 @@ def reported_device_info(machine: Machine | None, platform_facts: dict[str, Any]
             cpu["model"] = machine.cpu_model
         if machine.cores is not None:
             cpu["cores"] = machine.cores
+        if machine.max_mhz and not cpu.get("max_mhz"):
+            cpu["max_mhz"] = machine.max_mhz
         facts["cpu"] = cpu
-        for key in ("os", "kernel", "ram_mb"):
+        for key in ("os", "kernel", "ram_mb", "soc", "os_build"):
             value = getattr(machine, key)
             if value is not None and not facts.get(key):
                 facts[key] = value

@@ -10,7 +10,9 @@ present times come from.
 * present_interval_ms: between SurfaceFlinger present times of frames that follow each other on the layer.
 * Jank against the refresh period (SurfaceFlinger's, read in the launch, else the device's rate): a frame
   slower than one period is jank, slower than two severe (stats.jank_counts, Android's legacy "janky"
-  count); a present interval over MISSED periods repeated the frame before (one missed refresh or more),
+  count), slower than 16.7 ms and the period slow and than 700 ms frozen (stats.frame_categories, Android vitals' categories),
+  and frame_ms less the period is the frame's overrun (stats.overrun, Macrobenchmark's frameOverrunMs, here
+  against the refresh period rather than Android 12's per-frame deadline); a present interval over MISSED periods repeated the frame before (one missed refresh or more),
   over SEVERE_MISSED periods at least two.
 * Per scene: statistics per launch, then across launches (stats.across_launches), never pooled frames.
 """
@@ -24,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...stats import Distribution, across_launches, distribution, jank_counts
+from ...stats import Distribution, across_launches, distribution, frame_categories, jank_counts, overrun, overrun_dict
 from ..devices.android_frame_parsers import PlatformLaunch
 from .android_frame_timeline_series import TimelineSeries
 
@@ -64,6 +66,9 @@ class PlatformLaunchSummary:
     dump_interval_s: float
     ring_gaps: int
     issues: tuple[str, ...] = field(default_factory=tuple)
+    slow_frames: int = 0
+    frozen_frames: int = 0
+    overrun_ms: Distribution | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +80,8 @@ class PlatformLaunchSummary:
             "jank": self.jank, "severe_jank": self.severe_jank, "jank_share": _share(self.jank_share),
             "present_jank": self.present_jank, "present_severe_jank": self.present_severe_jank,
             "present_jank_share": _share(self.present_jank_share),
+            "slow_frames": self.slow_frames, "frozen_frames": self.frozen_frames,
+            "overrun_ms": overrun_dict(self.overrun_ms.to_dict() if self.overrun_ms else None),
             "layer": self.layer, "layer_source": self.layer_source, "baseline_frames": self.baseline_frames,
             "dumps": self.dumps, "dump_interval_s": round(self.dump_interval_s, 4), "ring_gaps": self.ring_gaps,
             "issues": list(self.issues),
@@ -89,6 +96,7 @@ def summarize_platform_launch(index: int, launch: PlatformLaunch, device_refresh
     period_source: PeriodSource = "surfaceflinger" if launch.refresh_period_ns else "device"
     period_ms = launch.refresh_period_ns / 1e6 if launch.refresh_period_ns else 1000.0 / device_refresh_hz
     jank, severe, share, _ = jank_counts(frame_ms, period_ms)
+    slow, frozen = frame_categories(frame_ms, period_ms)
     missed = int(np.count_nonzero(present_ms > MISSED * period_ms))
     issues = list(launch.issues)
     periods = sorted(launch.sf.periods_ns)
@@ -105,7 +113,7 @@ def summarize_platform_launch(index: int, launch: PlatformLaunch, device_refresh
         present_jank_share=missed / present_ms.size if present_ms.size else None,
         layer=launch.layer, layer_source=launch.layer_source, baseline_frames=launch.baseline_frames,
         dumps=launch.dumps, dump_interval_s=launch.interval_s, ring_gaps=launch.gfx.gaps + launch.sf.gaps,
-        issues=tuple(issues),
+        issues=tuple(issues), slow_frames=slow, frozen_frames=frozen, overrun_ms=overrun(frame_ms, period_ms),
     )
 
 
@@ -188,6 +196,9 @@ class PlatformSeries:
                 "present_jank": present_jank,
                 "present_severe_jank": sum(s.present_severe_jank for s in launches),
                 "present_jank_share": _share(present_jank / n_present if n_present else None),
+                "slow_frames": sum(s.slow_frames for s in launches),
+                "frozen_frames": sum(s.frozen_frames for s in launches),
+                "overrun_ms": overrun_dict(_rounded(across_launches([s.overrun_ms for s in launches]) or {})),
             },
             "per_launch": [s.to_dict() for s in launches],
             "samples_file": samples,

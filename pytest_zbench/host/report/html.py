@@ -27,7 +27,7 @@ from . import charts
 from .corpus import differentials_section, isolation_section
 from .counters import counters_line
 from .overview import anchor as _anchor
-from .overview import overview_table
+from .overview import category_cells, overview_table
 from .overview import rank as _rank
 from .sustained import report_section as sustained_section
 from .why_regressed import why_section
@@ -390,9 +390,9 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     metrics = section.get("metrics") or {}
     frame, present = metrics.get("frame_ms") or {}, metrics.get("present_interval_ms") or {}
 
-    def row(label: str, dist: dict[str, Any], jank: Any, n: Any) -> str:
+    def row(label: str, dist: dict[str, Any], jank: Any, n: Any, categories: str = "<td></td><td></td>") -> str:
         cells = "".join(f"<td>{_ms(dist.get(k))}</td>" for k in ("p50", "p95", "p99", "max"))
-        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td></tr>"
+        return f"<tr><td>{html.escape(label)}</td><td>{n}</td>{cells}<td>{jank}</td>{categories}</tr>"
 
     layers = ", ".join(section.get("layers") or []) or "none found"
     package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
@@ -409,8 +409,10 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
             f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
             f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
-            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
-            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
+            "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th>"
+            "<th>slow/frozen</th><th>overrun p95 ms</th></tr>"
+            + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"),
+                  category_cells(metrics))
             + presents + latency + "</table>" + stuffing)
 
 

@@ -25,6 +25,7 @@ COLUMNS: tuple[tuple[str, str, str], ...] = (
     ("device", "device", "text"), ("scene", "scene", "text"), ("runs", "runs", "number"),
     ("frame_p50", "frame p50 ms", "number"), ("frame_p95", "p95", "number"), ("frame_p99", "p99", "number"),
     ("cpu_p50", "cpu p50 ms", "number"), ("gpu_p50", "gpu p50 ms", "number"), ("jank", "jank", "number"),
+    ("slow_frames", "slow/frozen", "number"), ("overrun_p95", "overrun p95 ms", "number"),
     ("verdict", "verdict", "rank"), ("effect", "effect [interval]", "number"), ("golden", "golden", "rank"),
     ("result", "result", "rank"),
 )
@@ -146,7 +147,8 @@ def _row(s: Mapping[str, Any], words: tuple[str, str, str]) -> str:
         "device": s["device"], "scene": s["id"], "runs": s.get("complete_runs", s["runs"]),
         "frame_p50": frame.get("p50"), "frame_p95": frame.get("p95"), "frame_p99": frame.get("p99"),
         "cpu_p50": cpu.get("p50"), "gpu_p50": None if s.get("gpu_valid") is False else gpu.get("p50"),
-        "jank": metrics.get("jank"), "verdict": verdict, "effect": effect if _number(effect) else None,
+        "jank": metrics.get("jank"), "slow_frames": metrics.get("slow_frames"),
+        "overrun_p95": (metrics.get("overrun_ms") or {}).get("p95"), "verdict": verdict, "effect": effect if _number(effect) else None,
         "golden": golden, "result": result,
     }
     data = " ".join(f"data-{_data_name(k)}='{html.escape(str(v))}'" for k, v in values.items() if v is not None)
@@ -154,19 +156,25 @@ def _row(s: Mapping[str, Any], words: tuple[str, str, str]) -> str:
              f"</td><td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>")
     adaptive = s.get("adaptive")
     if adaptive is not None:  # its per-frame statistics mix the complexities of its plan: its score instead
-        middle = f"<td colspan=6 style='text-align:left'>score {_score(adaptive)}</td>"
+        middle = f"<td colspan=8 style='text-align:left'>score {_score(adaptive)}</td>"
     else:
         gpu_cell = ("<td title='the GPU time source failed the timer check'>untrusted</td>"
                     if s.get("gpu_valid") is False else f"<td>{_ms(gpu.get('p50'))}</td>")
         middle = ("".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                         cpu.get("p50")))
-                  + gpu_cell + f"<td>{metrics.get('jank', '')}</td>")
+                  + gpu_cell + f"<td>{metrics.get('jank', '')}</td>" + category_cells(metrics))
     title = html.escape(str((judged or {}).get("message") or (s.get("regression") or {}).get("message") or ""))
     last = (f"<td class='{html.escape(verdict)}'>{html.escape(verdict.replace('_', ' '))}</td>"
             f"<td class='effect {html.escape(verdict)}' title='{title}'>{html.escape(effect_text(judged))}</td>"
             + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>" for w in (golden, result))
             + "</tr>")
     return first + middle + last
+
+
+def category_cells(metrics: Mapping[str, Any]) -> str:
+    """The slow/frozen and overrun p95 cells of a series (stats.frame_categories, stats.overrun)."""
+    counts = f"{metrics['slow_frames']}/{metrics.get('frozen_frames', 0)}" if "slow_frames" in metrics else ""
+    return f"<td>{counts}</td><td>{_ms((metrics.get('overrun_ms') or {}).get('p95'))}</td>"
 
 
 def _score(a: Mapping[str, Any]) -> str:

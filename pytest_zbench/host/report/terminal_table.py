@@ -48,6 +48,8 @@ COLUMNS: tuple[Column, ...] = (
     Column("frame_p95", "frame ms", "p95", drop_rank=1),
     Column("frame_p99", "frame ms", "p99", drop_rank=5),
     Column("jank", "", "jank"),
+    # Android vitals' slow and frozen frames (stats.frame_categories): "slow/frozen" counts, summed over launches.
+    Column("slow", "", "slow/frz", drop_rank=1),
     Column("verdict", "", "verdict", numeric=False),
     Column("result", "", "result", numeric=False),
 )
@@ -159,6 +161,7 @@ def _cells(entry: dict[str, Any]) -> list[Cell]:
         Cell("untrusted", "yellow") if untrusted else _value(gpu, "p50"),
         _value(frame, "p50"), _value(frame, "p95"), _value(frame, "p99"),
         _jank(metrics),
+        _slow_frozen(metrics),
         _verdict(entry.get("regression"), "cpu_ms.p50" if adaptive is None else "adaptive.score"),
         _result(entry),
     ]
@@ -206,6 +209,15 @@ def _jank(metrics: dict[str, Any]) -> Cell:
     if not count:
         return Cell("0")
     return Cell(f"{count} {share:.0%}", "yellow" if share >= 0.05 else "")
+
+
+def _slow_frozen(metrics: dict[str, Any]) -> Cell:
+    """12/0: slow and frozen frames; yellow when any frame froze. "-" when no frame time is known (an
+    adaptive scene, a launch without frames), as for jank."""
+    if metrics.get("jank_share") is None or "slow_frames" not in metrics:
+        return Cell("-")
+    frozen = metrics.get("frozen_frames", 0)
+    return Cell(f"{metrics['slow_frames']}/{frozen}", "yellow" if frozen else "")
 
 
 def _verdict(section: dict[str, Any] | None, metric: str = "cpu_ms.p50") -> Cell:
