@@ -505,3 +505,22 @@ def test_each_op_that_takes_complexity_makes_its_scene_adaptive_and_bounds_its_m
     assert case.adaptive and case.ops[0][key] == "complexity"
     assert case.complexity is not None and case.complexity.max == cap  # the default max is what the op can draw
     assert case.job_scene(64, 48)["ops"][0][key] == "complexity"  # the job carries the key as the scene wrote it
+
+
+def test_the_fling_decelerates_by_friction_and_comes_back(corpus):
+    """scroll.list.fling's offsets, as the runner receives them: each fling's steps shrink frame by frame by
+    the friction factor e^(-1/22) (docs/scenes.md), it stops at -400vh and the way back mirrors the way down."""
+    import math
+
+    dy = corpus["scroll.list.fling"].job_scene(800, 480)["ops"][0]["dy"]
+    assert dy["anim"] == "step" and dy["every"] == 1
+    offsets = [v / 480 * 100 for v in dy["values"]]  # in vh
+    down, up = offsets[:90], offsets[90:]
+    assert down[0] == 0 and up[0] == pytest.approx(-400)
+    steps = [b - a for a, b in zip(down, down[1:])]
+    assert all(s < 0 for s in steps)
+    # Rounded to 0.1vh, so compare the decay over 10 frames where the rounding is small against the steps.
+    for k in (0, 10, 20, 30):
+        ratio = (down[k + 11] - down[k + 10]) / (down[k + 1] - down[k])
+        assert ratio == pytest.approx(math.exp(-10 / 22), abs=0.03)
+    assert [-400 - u for u in up] == pytest.approx(down, abs=0.11)
