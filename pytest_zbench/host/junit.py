@@ -5,6 +5,7 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 
 from __future__ import annotations
 
+from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
 from .verdicts.golden_test import GoldenOutcome
 
@@ -28,6 +29,10 @@ def perf_properties(m: SceneMeasurement, gpu_valid: bool | None = None) -> list[
         if values:
             props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
     props += [("jank", s.jank), ("severe_jank", s.severe_jank)]
+    # The idle scene's own metric (docs/methodology.md, "Idle: wake-ups and CPU time per second").
+    activity = summarize_activity([read_activity(launch.result.extra.get("activity")) for launch in m.launches])
+    if activity is not None:
+        props += [("wakeups_per_s", activity["wakeups_per_s"]), ("cpu_ms_per_s", activity["cpu_ms_per_s"])]
     if s.jank_share is not None:
         props.append(("jank_share", round(s.jank_share, 6)))
     if s.gpu_source:

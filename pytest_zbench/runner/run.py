@@ -26,7 +26,7 @@ from pytest_zbench.protocol import (
     write_result_json,
 )
 from pytest_zbench.protocol.limits import MAX_SURFACE_SIDE
-from pytest_zbench.runner import RUNNER_NAME, STARTED, runner_version
+from pytest_zbench.runner import RUNNER_NAME, STARTED, activity, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
@@ -148,6 +148,7 @@ class _Run:
     frames_rendered: int = 0
     cpu_burn_per_draw_us: float = 0.0
     ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
+    activity: dict[str, Any] | None = None  # CPU time and wake-ups over the measured frames (runner/activity.py)
 
     def complexity_at(self, frame: int) -> float | None:
         values = self.job.complexity
@@ -166,6 +167,7 @@ class _Run:
         # A sustained job stops its measured frames at its duration, counted from the first one's start.
         duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
         measure_start: int | None = None
+        measured_from: activity.ActivitySample | None = None
         last_progress = 0.0
         # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
         # until their timing is complete and are written in frame order (docs/gpu-timing.md).
@@ -181,6 +183,8 @@ class _Run:
                         if self.stop.signum is not None:
                             break
                         complexity = self.complexity_at(f)
+                        if f == warmup:
+                            measured_from = activity.sample()
                         t_start = pacer.begin()
                         if duration_ns is not None and f >= warmup:
                             measure_start = t_start if measure_start is None else measure_start
@@ -213,6 +217,8 @@ class _Run:
                             last_progress = now
                             print(progress_line(f + 1, total), file=self.out, flush=True)
                 finally:
+                    if measured_from is not None:
+                        self.activity = activity.activity_between(measured_from, activity.sample())
                     # After the last frame, on SIGTERM and after a frame that raised: wait for the timings
                     # still outstanding, so that every rendered frame's row is written before anything else.
                     try:
@@ -248,11 +254,12 @@ class _Run:
 
     def write_result(self) -> None:
         write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms,
-                     self.cpu_burn_per_draw_us)
+                     self.cpu_burn_per_draw_us, self.activity)
 
 
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
-                 cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0) -> None:
+                 cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0,
+                 measured_activity: dict[str, Any] | None = None) -> None:
     info = backend.probe_info()
     started_ns, started_from = process_start()
     write_result_json(
@@ -270,6 +277,7 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         process_start_ns=started_ns,
         process_start_source=started_from,
         peak_rss_kb=peak_rss_kb(),
+        activity=measured_activity,
     )
 
 
