@@ -25,6 +25,7 @@ REQUIRED_KEYS = {
     "backdrop_blur": {"x", "y", "w", "h", "blur"},
     "text": {"x", "y", "size", "color", "text"},
     "image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
+    "etc2_image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
     "path": {"points", "closed", "color"},
     "clip": {"shape", "ops"},
     "layer": {"opacity", "ops"},

@@ -129,6 +129,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
+        # Skipped because the backend does not support what the scene measures (a compressed texture format).
+        "unsupported": m.unsupported,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
         # An adaptive scene's score, plans and fits (host/measure/adaptive_launches.py); fixed-load scenes have no such key.

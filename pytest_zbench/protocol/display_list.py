@@ -42,6 +42,10 @@ OPS: Mapping[str, OpSpec] = {
     "text": OpSpec(("x", "y", "size", "color", "text"), ("max_width", "line_height", "font")),
     "image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"), ("alpha",),
                     defaults={"seed": 0, "upload": "once", "filter": "linear"}),
+    # The image op's texture uploaded ETC2-compressed (ETC1-compatible RGB8 blocks), opaque: a backend draws it
+    # wherever its runner can; measuring it needs the format in the backend's probe (COMPRESSED_FORMATS).
+    "etc2_image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"),
+                         defaults={"seed": 0, "upload": "once", "filter": "linear"}),
     "mesh": OpSpec(("x", "y", "w", "h", "columns", "rows", "color", "alt_color")),
     "rect_batch": OpSpec(("count", "columns", "dx", "dy", "x", "y", "w", "h", "color")),
     "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches"), ("reads",)),
@@ -104,6 +108,11 @@ COMPLEXITY_COUNT = "complexity"
 # key may: a size or a colour that changed with the complexity would not be "more of the same work".
 COMPLEXITY_OP_KEYS: Mapping[str, str] = {"repeat": "count", "rect_batch": "count", "mesh": "rows", "shader": "loops"}
 
+# Ops whose texture a backend must upload in a compressed format, and the format's name in a probe's
+# `compressed_formats` (docs/runner-protocol.md): a backend without it does not support the scene (its runner
+# may still draw the op, decoded on the CPU, as the reference runner's raster backend does for references).
+COMPRESSED_FORMATS: Mapping[str, str] = {"etc2_image": "etc2_rgb8"}
+
 # anim -> (keys holding values of the animated number, key holding a frame count)
 ANIMATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
     "linear": (("from", "to"), "period"),
@@ -131,6 +140,11 @@ def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
 def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
     return frozenset(op["op"] for op in walk_ops(ops))
+
+
+def compressed_formats(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The compressed texture formats a display list uploads (COMPRESSED_FORMATS)."""
+    return frozenset(COMPRESSED_FORMATS[op["op"]] for op in walk_ops(ops) if op["op"] in COMPRESSED_FORMATS)
 
 
 def takes_complexity(op: str, key: str) -> bool:

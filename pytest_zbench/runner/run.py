@@ -327,7 +327,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
         return skipped(missing)
     try:
         program = compile_scene(job.scene["ops"], complexity=job.complexity,
-                                upload_image=backend.upload_image)
+                                upload_image=backend.upload_image, upload_compressed=backend.upload_compressed)
     except DisplayListError as exc:
         print(f"run: bad job {job_path}: scene.{exc}", file=err)
         return EXIT_USAGE

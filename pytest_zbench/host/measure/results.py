@@ -49,6 +49,10 @@ class SceneMeasurement:
     summarized: list[LaunchOutcome] = field(default_factory=list)  # each summary's launch, paired in add_launch
     summary: SceneSummary | None = None
     skipped: str | None = None  # the reason when the device cannot run the scene
+    # True when it is skipped because the backend does not support what the scene measures (a compressed
+    # texture format, launches.unsupported_by_backend): a declared property of the backend, not a lost feature,
+    # so it skips under CI too.
+    unsupported: bool = False
     samples_file: Path | None = None
     wall_s: float = 0.0
     budget_ms: float = 0.0
