@@ -26,6 +26,7 @@ REQUIRED_KEYS = {
     "text": {"x", "y", "size", "color", "text"},
     "image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
     "etc2_image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
+    "tap_target": {"x", "y", "w", "h", "color", "active_color", "tap_every"},
     "path": {"points", "closed", "color"},
     "clip": {"shape", "ops"},
     "layer": {"opacity", "ops"},
@@ -64,11 +65,12 @@ def test_corpus_has_every_family_and_the_expected_ids(corpus):
     families = {case.family for case in corpus.values()}
     assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
                         "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll", "geometry",
-                        "shader", "textcjk", "blending", "largeimage"}
+                        "shader", "textcjk", "blending", "largeimage", "input"}
     for layers in (1, 2, 4, 8):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
-            "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
+            "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse",
+            "drawcalls.rects.n10000", "scroll.list.fling", "texture.etc2.every_frame.s1024", "input.tap"} <= set(corpus)
     assert 60 <= sum(not case.adaptive for case in corpus.values()) <= 80  # and the adaptive variants
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
     assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
 from .devices.device import LaunchOutcome
+from .measure.input_latency import summarize_input_latency
 from .measure.launch_flags import flagged_launches
 from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
@@ -126,6 +127,8 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         # Wake-ups and CPU time per second over the measured frames: the idle scene's own metric
         # (host/measure/process_activity.py); every scene has it where the runner reports it.
         "activity": summarize_activity([read_activity(l.result.extra.get("activity")) for l in m.launches]),
+        # The input-to-photon proxy of a scene with a tap_target (host/measure/input_latency.py); else null.
+        "input_to_photon": summarize_input_latency([l.result.extra.get("input_to_photon") for l in m.launches]),
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,

@@ -47,6 +47,9 @@ OPS: Mapping[str, OpSpec] = {
     "etc2_image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"),
                          defaults={"seed": 0, "upload": "once", "filter": "linear"}),
     "mesh": OpSpec(("x", "y", "w", "h", "columns", "rows", "color", "alt_color")),
+    # A rect in `color` that turns `active_color` in the frame that reflects a synthetic tap (the runner makes
+    # one every `tap_every` frames): the input-to-photon proxy's scene (docs/display-list.md, "Input").
+    "tap_target": OpSpec(("x", "y", "w", "h", "color", "active_color", "tap_every")),
     "rect_batch": OpSpec(("count", "columns", "dx", "dy", "x", "y", "w", "h", "color")),
     "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches"), ("reads",)),
     "video": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "seed")),
@@ -64,7 +67,7 @@ KEY_KINDS: Mapping[str, ValueKind] = {
     **{key: "y" for key in ("y", "h", "dy", "y0", "y1", "cy")},
     **{key: "length" for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
     "color": "color", "stops": "stops", "points": "points", "text": "text", "opacity": "opacity",
-    "alt_color": "color", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
+    "alt_color": "color", "active_color": "color", "tap_every": "integer", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
     "tex_h": "integer", "seed": "integer", "loops": "integer", "fetches": "integer",
     "pattern": "choice", "upload": "choice", "filter": "choice", "alpha": "choice", "blend": "choice",
     "font": "choice", "reads": "choice", "closed": "boolean", "shape": "shape",
@@ -81,9 +84,12 @@ MAX_MESH_CELLS = 65_536
 # A shader op's loop and fetch counts are unrolled into the shader's source (constant loop bounds).
 MAX_SHADER_LOOPS = 1024
 MAX_SHADER_FETCHES = 64
+# Frames between a tap_target's synthetic taps, at most (a tap in every frame leaves no frame without one).
+MAX_TAP_EVERY = 10_000
 INTEGER_RANGES: Mapping[str, tuple[int, int]] = {
     "columns": (1, MAX_COUNT), "rows": (1, MAX_MESH_CELLS), "tex_w": (1, MAX_TEXTURE), "tex_h": (1, MAX_TEXTURE),
     "seed": (0, 2**31 - 1), "loops": (0, MAX_SHADER_LOOPS), "fetches": (0, MAX_SHADER_FETCHES),
+    "tap_every": (2, MAX_TAP_EVERY),
 }
 CHOICES: Mapping[str, tuple[str, ...]] = {
     "pattern": ("checker", "noise"),

@@ -88,6 +88,7 @@ class FrameState:
     i: int = 0  # index of the innermost enclosing repeat
     draw_calls: int = 0
     upload_bytes: int = 0
+    tapped: bool = False  # this frame is the first to start after a synthetic tap (runner/input_proxy.py)
 
 
 Node = Callable[[skia.Canvas, FrameState], None]
@@ -697,6 +698,7 @@ class _Compiler:
         self.counts = counts  # the counts the job's complexity list holds, rounded; None without a list
         self.upload_image = upload_image
         self.upload_compressed = upload_compressed
+        self.tap_every: int | None = None  # a tap_target's tap_every: the runner's synthetic taps
         self.features: set[str] = set()
         self.issues: list[Issue] = []
         self._typeface: skia.Typeface | None = None
@@ -1007,6 +1009,24 @@ class _Compiler:
 
         return _leaf(build, values, _rect_footprint)
 
+    def _op_tap_target(self, o: _OpReader) -> Node:
+        """A rect that shows the frame's input state: `active_color` when the frame reflects a tap."""
+        values = o.nums("x", "y", "w", "h")
+        idle, active = _fill(o.color("color")), _fill(o.color("active_color"))
+        every = _positive_int(o.get("tap_every"), o.where("tap_every"))
+        if every < 2:
+            raise DisplayListError(f"{o.where('tap_every')}: a tap every frame leaves no frame without one: 2 or more")
+        if self.tap_every not in (None, every):
+            raise DisplayListError(f"{o.where('tap_every')}: {every}, but another tap_target of the scene has "
+                                   f"{self.tap_every}: the runner makes one series of taps")
+        self.tap_every = every
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            return lambda canvas, st: canvas.drawRect(rect, active if st.tapped else idle)
+
+        return _leaf(build, values, _rect_footprint)
+
     def _op_mesh(self, o: _OpReader) -> Node:
         values: dict[str, Any] = o.nums("x", "y", "w", "h")
         columns = _positive_int(o.get("columns"), o.where("columns"))
@@ -1308,12 +1328,17 @@ class Program:
     # False when every frame draws the same thing (no animation, no complexity, no {frame} text): its
     # counts are taken once.
     dynamic: bool = True
+    # Frames between synthetic taps when the scene has a tap_target (runner/input_proxy.py), else None.
+    tap_every: int | None = None
     _state: FrameState = field(default_factory=FrameState)
     _static_counts: dict[str, int] | None = None
 
-    def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None) -> FrameState:
+    def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None,
+               tapped: bool = False) -> FrameState:
+        """`tapped`: the frame is the first to start after a synthetic tap, and reflects it."""
         st = self._state
         st.frame, st.complexity, st.i, st.draw_calls, st.upload_bytes = frame, complexity, 0, 0, 0
+        st.tapped = tapped
         canvas.clear(WHITE)
         for node in self.nodes:
             node(canvas, st)
@@ -1364,4 +1389,5 @@ def compile_scene(ops: Any, *, complexity: Iterable[float] | None = None,
     counts = None if complexity is None else frozenset(complexity_round(c) for c in complexity)
     compiler = _Compiler(counts, upload_image, upload_compressed)
     nodes = compiler.ops(ops, "ops")
-    return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops))
+    return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops),
+                   tap_every=compiler.tap_every)

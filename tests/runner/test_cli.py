@@ -76,7 +76,7 @@ def test_probe_lists_software_with_every_documented_op(start_runner):
     probe = parse_probe_output(stdout)
     assert probe.runner_name == "zbench-reference" and probe.runner_version
     software = probe.backends["software"]
-    assert len(_doc_ops()) == 19
+    assert len(_doc_ops()) == 20
     assert software.features == _doc_ops()
     assert software.timer_sources == ("none",)
     assert software.info["gl_renderer"] == "Skia raster" and software.info["max_texture_size"] == 0
