@@ -14,6 +14,7 @@ device's runner, run a device lab's CI.
     zbench goldens accept|reject RESULTS [--scene ID] [--frame N] [--device NAME] [--all] [--reason TEXT]
                                                         triage a session's captures (golden/review.py)
     zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
+    zbench publish [--history PATH|URL] [--out DIR] [--results DIR]   a static site of the history (publish/)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
 project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the
@@ -154,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
     from .run_archive import add_commands as add_runs_command
 
     add_runs_command(commands)  # runs: sets `run`
+    from .publish.command import add_commands as add_publish_command
+
+    add_publish_command(commands, history_default=default, history_help=history_help, metric=_metric)  # publish
     return parser
 
 

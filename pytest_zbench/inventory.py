@@ -38,8 +38,9 @@ COMMON_KEYS = {"transport", "backend", "runner", "platform", "device_class", "di
 TRANSPORT_KEYS: dict[str, set[str]] = {
     "local": set(),
     "ssh": {"host", "port", "user", "identity_file", "known_hosts", "connect_timeout_s", "keepalive_s"},
-    # package: the app whose frames Android times (gfxinfo); layer: its SurfaceFlinger layer (docs/platform-frames.md)
-    "adb": {"serial", "adb_host", "adb_port", "package", "layer"},
+    # package: the app whose frames Android times (gfxinfo); layer: its SurfaceFlinger layer; frame_timeline:
+    # a Perfetto trace of Android 12+'s FrameTimeline around each launch (docs/platform-frames.md)
+    "adb": {"serial", "adb_host", "adb_port", "package", "layer", "frame_timeline"},
     # Host-side scripts for devices reachable by neither ssh nor adb (docs/command-transport.md).
     "command": {"push", "pull", "exec", "kill"},
 }
@@ -244,6 +245,13 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         raise fail("layer", "a layer is read for the app named by 'package': set package too")
     if "layer" in options and any(c in options["layer"] for c in "\r\n\0"):
         raise fail("layer", "a SurfaceFlinger layer name is one line")
+    timeline = options.get("frame_timeline")
+    if timeline is not None and not isinstance(timeline, bool) and not (
+            isinstance(timeline, str) and timeline.startswith("/") and not any(c in timeline for c in "\r\n\0")):
+        raise fail("frame_timeline", "expected true, false or the device folder perfetto writes its trace to "
+                                     f"(an absolute path), got {timeline!r}")
+    if options.get("frame_timeline") and "package" not in options:
+        raise fail("frame_timeline", "the frame timeline is read for the app named by 'package': set package too")
     for key in ("port", "adb_port"):
         if key in options and (not _is_int(options[key]) or not 0 < options[key] < 65536):
             raise fail(key, f"expected a TCP port number, got {options[key]!r}")

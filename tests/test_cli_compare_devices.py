@@ -4,6 +4,7 @@ runners (one of them broken)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,10 +13,10 @@ from pytest_zbench.cli import main
 from pytest_zbench.regression.compare_runs import FailOn, clip_ratio, compare_runs, lines
 
 
-def run_doc(run_id: str, levels: dict[str, float], seed: int, n: int = 6) -> dict:
+def run_doc(run_id: str, levels: dict[str, float], seed: int, n: int = 6, noise: float = 0.01) -> dict:
     scenes = []
     for i, (scene, level) in enumerate(levels.items()):
-        values = level * np.exp(np.random.default_rng(seed + i).normal(0, 0.01, n))
+        values = level * np.exp(np.random.default_rng(seed + i).normal(0, noise, n))
         per_run = [{"cpu_ms": {"p50": float(v), "p95": float(v) * 1.2}, "gpu_ms": None, "gpu_source": None,
                     "jank_share": 0.0, "partial": False} for v in values]
         scenes.append({"id": scene, "device": "pi", "backend": "gles2", "mode": "paced", "params": {},
@@ -105,6 +106,20 @@ def test_fail_on_fails_a_slower_b_on_a_fixed_threshold_with_its_interval(tmp_pat
     assert check.ratio == pytest.approx(6.5 / 5.0, rel=0.03)  # the noise is 1 % a launch
     assert check.ci is not None and check.ci[0] <= check.ratio <= check.ci[1] and check.failed
     assert fill.verdict == "inconclusive" and result.regressed
+
+
+def test_fail_on_does_not_fail_a_ratio_past_the_limit_that_the_launches_do_not_show():
+    """The same build on a noisy machine: medians 20 % apart by chance, launches spread 30 % each. The ratio of
+    medians is past the limit, but the launch interval spans no change, so the rule passes and says why."""
+    a = run_doc("aaaa", {"fill.x1": 5.0}, seed=3, n=5, noise=0.3)
+    b = run_doc("bbbb", {"fill.x1": 5.0}, seed=3, n=5, noise=0.3)
+    for launch in b["scenes"][0]["per_run"]:  # the same launches, 20 % slower, plus one that was fast
+        launch["cpu_ms"]["p50"] *= 1.2
+    b["scenes"][0]["per_run"][0]["cpu_ms"]["p50"] /= 1.6
+    (check,) = compare_runs(a, Path("a.json"), b, fail_on=(FailOn.parse("cpu_ms.p50:10%"),)).scenes[0].thresholds
+    assert check.ratio > 1.1 and check.ci[0] < 1.0 < check.ci[1]
+    assert check.past_limit and not check.shown_worse and not check.failed
+    assert "ok (past the limit, but the launches do not show B worse" in check.describe()
 
 
 def test_ratios_are_clipped_for_display():

@@ -44,7 +44,10 @@ def test_accept_from_the_results_folder_passes_the_next_session_and_reject_fails
     assert frame["accept"] == (f"zbench goldens accept {project.results} --device local --scene round.one "
                                "--frame 0")
     report = (project.results / "report.html").read_text()
-    assert "untriaged: accept this image with <code>zbench goldens accept" in report
+    # The exact commands, as run.json records them (html-escaped: the reject command's reason is quoted)
+    assert frame["reject"] == frame["accept"].replace("accept", "reject", 1) + " --reason 'WHAT IS WRONG'"
+    assert f"accept this image: <code>{frame['accept']}</code>" in report
+    assert "reject it (say why in --reason): <code>zbench goldens reject " in report
     artifact = tmp_path / "ci-artifact"  # the session's folder as CI would upload it
     shutil.copytree(project.results, artifact)
 

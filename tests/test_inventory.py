@@ -170,6 +170,8 @@ def test_android_app_keys(tmp_path):
     assert spec.option("package") == "com.zinc.bench"
     assert spec.option("layer") == "SurfaceView[com.zinc.bench/com.zinc.bench.Main](BLAST)#0"
     assert load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench"}).option("layer") is None
+    assert load_one(tmp_path, {**ADB, "platform": "android", "package": "com.zinc.bench",
+                               "frame_timeline": True}).option("frame_timeline") is True
 
 
 def test_a_display_without_refresh_hz_leaves_the_rate_to_the_device(tmp_path):
@@ -299,6 +301,9 @@ def test_inventory_is_plain_data():
     ({**ADB, "platform": "android", "package": "com.zinc bench"}, "package"),
     ({**ADB, "platform": "android", "package": "com.zinc.bench; rm -rf /"}, "package"),
     ({**ADB, "platform": "android", "package": 7}, "package"),
+    ({**ADB, "platform": "android", "frame_timeline": True}, "frame_timeline"),  # needs package
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "frame_timeline": "yes"}, "frame_timeline"),
+    ({**ADB, "platform": "android", "package": "com.zinc.bench", "frame_timeline": "traces"}, "frame_timeline"),
     ({**ADB, "package": "com.zinc.bench"}, "package"),  # platform linux: there is no gfxinfo
     ({**SSH, "platform": "android", "package": "com.zinc.bench"}, "package"),
     ({**ADB, "platform": "android", "layer": "SurfaceView[com.zinc.bench/.Main](BLAST)#0"}, "layer"),

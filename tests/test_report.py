@@ -5,6 +5,7 @@ for a person to look at; plus the report's rules on plain values."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 
 from browser import load, screenshot
@@ -14,6 +15,7 @@ from trace_format import problems
 from pytest_zbench.cli import main
 from pytest_zbench.host.report import charts
 from pytest_zbench.host.report.html import _issues, _regression, overall, write_report
+from pytest_zbench.host.run_record import validate_run
 
 # Run in the report's folder next to it: reads the rendered report's DOM and layout, writes what it found.
 PROBE = """<!doctype html><meta charset=utf-8><iframe id=r src="report.html" width=1300 height=900></iframe>
@@ -63,7 +65,17 @@ def test_the_report_of_a_real_session_in_a_real_browser(project, tmp_path, recor
 
     report = project.results / "report.html"
     text = report.read_text()
-    assert "src='http" not in text and "<script" not in text and "<link" not in text  # offline, one file
+    # Offline, one file: the overview's script is inline; links only to the images beside the page.
+    assert "src='http" not in text and "<script src" not in text and "<link" not in text
+    assert validate_run(document) == []
+    hrefs = set(re.findall(r"<a href='([^'#]+)' target=_blank", text))
+    assert len(hrefs) >= 4 + 1 and all((project.results / h).is_file() for h in hrefs)  # triage, review
+    assert re.search(r"href='local/round.one/golden/frame-0-actual.png'[^>]*><img src='data:[^']*' "
+                     r"alt='actual of frame 0'", text)
+    assert "reject it (say why in --reason): <code>zbench goldens reject " in text
+    # The overview row's verdict with its effect and interval; B's quantiles in the CDF beside A's frames.
+    assert re.search(r"<td class='effect [a-z_]+' title='[^']*'>[0-9.]+x \[[0-9.]+x, [0-9.]+x\] cpu_ms", text)
+    assert text.count("<g class=reference>") == 3 and "B (candidate) cpu_ms, median of its 2 launches" in text
     (project.results / "probe.html").write_text(PROBE)
     loaded = load(project.results / "probe.html", tmp_path / "profile")
     assert loaded.console == []

@@ -23,6 +23,7 @@ from pytest_zbench.protocol import (
     Job,
     read_frames_csv,
 )
+from pytest_zbench.protocol.vocabulary import POWER_SOURCES
 from pytest_zbench.schema import cell_value, frame_rules, violations
 
 REPO = Path(__file__).resolve().parent.parent
@@ -52,6 +53,8 @@ EXPECTED_ENUMS = {
     ("result", ("properties", "protocol")): [protocol.PROTOCOL_VERSION],
     ("result", ("properties", "timer_source")): list(GPU_SOURCES),
     ("result", ("properties", "issues", "items", "properties", "kind")): list(RUNNER_ISSUE_KINDS),
+    **{("result", ("properties", "conditions", "properties", side, "properties", "power")): list(POWER_SOURCES)
+       for side in ("start", "end")},
     ("frames", ("properties", "phase")): list(PHASES),
     ("frames", ("properties", "gpu_source")): [*GPU_SOURCES, None],
     ("frames", ("properties", "disjoint")): [0, 1, True, False, None],

@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <dirent.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -669,8 +670,67 @@ static long peak_rss_kb(void) {
     return -1;
 }
 
+/* A whole-number file (a /sys reading); 0 when it is not one. */
+static int read_long(const char *path, long *value) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[64];
+    char *end = NULL;
+    int ok = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    if (!ok) return 0;
+    *value = strtol(line, &end, 10);
+    return end != line;
+}
+
+void zk_conditions(zk_buf *m) {
+    char path[512];
+    long value;
+    double hottest = -1000.0;
+    int zones = 0;
+    DIR *dir = opendir("/sys/class/thermal");
+    zk_buf readings = {0};
+    for (struct dirent *d; dir && (d = readdir(dir)) != NULL;) {
+        if (strncmp(d->d_name, "thermal_zone", 12) != 0) continue;
+        snprintf(path, sizeof path, "/sys/class/thermal/%s/temp", d->d_name);
+        if (!read_long(path, &value)) continue;
+        double c = (value >= 1000 || value <= -1000) ? value / 1000.0 : (double)value; /* old kernels: degrees */
+        if (c < -40.0 || c > 150.0) continue;
+        zk_buf_add(&readings, "%s\"%s\": %.1f", zones++ ? ", " : "", d->d_name, c);
+        if (c > hottest) hottest = c;
+    }
+    if (dir) closedir(dir);
+    if (zones) zk_buf_add(m, "%s\"temp_c\": %.1f, \"thermal_zones_c\": {%s}", m->len ? ", " : "", hottest, readings.data);
+    zk_buf_free(&readings);
+    int cpus = 0;
+    for (int cpu = 0; cpu < 1024; cpu++) {
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
+        if (!read_long(path, &value)) {
+            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d", cpu);
+            struct stat st;
+            if (stat(path, &st) != 0) break; /* past the last CPU */
+            continue;                       /* an offline CPU has no cpufreq */
+        }
+        zk_buf_add(m, "%s\"cpu%d\": %ld", cpus++ ? ", " : (m->len ? ", \"cpu_freq_khz\": {" : "\"cpu_freq_khz\": {"),
+                   cpu, value);
+    }
+    if (cpus) zk_buf_add(m, "}");
+}
+
+/* One side's sample: the kit's readings, then the engine's own members. */
+static void sample_conditions(zk_engine *e, zk_buf *out) {
+    zk_conditions(out);
+    if (e->conditions) {
+        zk_buf own = {0};
+        e->conditions(e->self, &own);
+        if (own.len) zk_buf_add(out, "%s%s", out->len ? ", " : "", own.data);
+        zk_buf_free(&own);
+    }
+}
+
 typedef struct {
     zk_engine *e;
+    zk_buf conditions_start;
     zk_job job;
     const char *outdir;
     zk_gpu *gpu;
@@ -742,6 +802,11 @@ static void write_result(run_state *s) {
     zk_buf_add(&b, ", \"activity\": ");
     activity_json(&b, s);
     if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
+    zk_buf end = {0};
+    sample_conditions(e, &end);
+    zk_buf_add(&b, ", \"conditions\": {\"start\": {%s}, \"end\": {%s}}",
+               s->conditions_start.len ? s->conditions_start.data : "", end.len ? end.data : "");
+    zk_buf_free(&end);
     zk_buf_add(&b, "}\n");
     char path[4096];
     out_path(path, sizeof path, s->outdir, "result.json");
@@ -956,6 +1021,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
         job_free(&s.job);
         return ZK_EXIT_FAILED;
     }
+    sample_conditions(e, &s.conditions_start); /* before the first frame */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: a pacing sleep returns at once */
@@ -998,6 +1064,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     if (e->close) e->close(e->self);
     for (size_t i = 0; i < s.issues.n; i++) free(s.issues.items[i].detail);
     free(s.issues.items);
+    zk_buf_free(&s.conditions_start);
     job_free(&s.job);
     return code;
 }

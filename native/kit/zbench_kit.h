@@ -119,6 +119,11 @@ typedef struct zk_engine {
     /* The last frame drawn, width*height*4 bytes, 8-bit RGBA unpremultiplied, top row first. */
     int (*read_rgba)(void *self, unsigned char *rgba, char *err, size_t errlen);
     void (*close)(void *self);
+    /* Optional (NULL: none). The device's conditions only the engine can read, as JSON members
+     * ("\"thermal_state\": \"serious\", \"low_power_mode\": true"), called before the first frame and after
+     * the last; they join the kit's own /sys readings in result.json `conditions.start` / `.end`
+     * (docs/runner-protocol.md, "Conditions a runner samples"). */
+    void (*conditions)(void *self, zk_buf *members);
 } zk_engine;
 
 /* The build identity in one line: compile with -DZK_BUILD_ID=\"<commit>\" -DZK_BUILD_DIRTY=0|1
@@ -144,6 +149,10 @@ zk_gpu *zk_no_timer(void);
 
 /* The runner's main: `probe` or `run JOB OUTDIR`; returns the exit status. */
 int zk_main(int argc, char **argv, zk_engine *engine);
+
+/* The conditions the kit reads itself, as JSON members: `temp_c` and `thermal_zones_c` (readable
+ * /sys/class/thermal zones), `cpu_freq_khz` (each CPU's scaling_cur_freq); nothing where /sys has none. */
+void zk_conditions(zk_buf *members);
 
 /* Clocks, in nanoseconds. */
 int64_t zk_now_ns(void);        /* CLOCK_MONOTONIC: t_start_ns's clock */

@@ -26,6 +26,7 @@ from ..transports import make_transport
 from .devices.device import PROBE_TIMEOUT_S, Device
 from .devices.environment import (
     app_info,
+    background_load_note,
     environment,
     fingerprint,
     host_conditions,
@@ -256,6 +257,10 @@ class HostSession:
         }
         conditions = host_conditions() if local else {**sample["conditions"], "power": sample["conditions"].get(
             "power", "unknown")}
+        if not local:  # the device's own load, as its platform probe read it, on the cores the device reports
+            cores = (section_device.get("cpu") or {}).get("cores")
+            conditions["background_load_note"] = background_load_note(conditions.get("load_avg_1m"), cores,
+                                                                       f"device {spec.name}")
         conditions["deterministic"] = spec.backend == "software"
         conditions["probes_unavailable"] = sample["unavailable"]
         if sample.get("note"):

@@ -316,6 +316,7 @@ def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Pat
     fails the session with the violations listed. Each file is written on its own: one that fails (a value
     the report cannot draw, a full disk) is listed in `failures` and never stops the other."""
     from .report.chrome_trace import write_traces
+    from .report.diff_trace import write_diff_traces
     from .report.html import write_report
 
     artifacts = RunArtifacts()
@@ -338,6 +339,7 @@ def write_run(record: RunRecord, device_order: tuple[str, ...], results_dir: Pat
     run_path = results_dir / ("run.invalid.json" if artifacts.schema_errors else "run.json")
     for path, write in ((run_path, lambda: write_json_atomic(run_path, document)),
                         (results_dir / "<scene>.trace.json", lambda: write_traces(document, results_dir)),
+                        (results_dir / "<scene>.diff.trace.json", lambda: write_diff_traces(document, results_dir)),
                         (results_dir / "report.html",
                          lambda: write_report(document, results_dir, results_dir / "report.html"))):
         try:

@@ -49,12 +49,7 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
     from ..host.run_record import corpus_sections
 
     document = plugin.run_document or corpus_sections(host.record.scenes)
-    from ..host.verdicts.isolation import terminal_lines
-    for line in terminal_lines(document.get("isolation", [])):
-        terminalreporter.write_line(line, yellow=True)
-    from ..host.verdicts.differentials import terminal_lines as differential_lines
-    for line in differential_lines(document.get("differentials", [])):
-        terminalreporter.write_line(line)
+    _write_analysis(terminalreporter, document)
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:
         terminalreporter.write_line(f"not written: {failure}", red=True)
@@ -67,6 +62,23 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
         terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
         terminalreporter.write_line("goldens only: no perf test, nothing recorded in the history"
                                     if plugin.settings.goldens_only else f"history: {plugin.settings.history}")
+
+
+def _write_analysis(terminalreporter: Any, document: dict[str, Any]) -> None:
+    """The corpus analyses: one summary line (host/report/terminal_table.py analysis_line); with -v each
+    sweep's and pair's own line as well."""
+    from ..host.report.terminal_table import analysis_line
+    from ..host.verdicts.differentials import terminal_lines as differential_lines
+    from ..host.verdicts.isolation import terminal_lines as isolation_lines
+
+    isolation, differentials = document.get("isolation", []), document.get("differentials", [])
+    line = analysis_line(isolation, differentials)
+    if line is None:
+        return
+    terminalreporter.write_line(line, yellow=any(i.get("verdict") == "not_scaling" for i in isolation))
+    if terminalreporter.config.option.verbose > 0:
+        for detail in isolation_lines(isolation) + differential_lines(differentials):
+            terminalreporter.write_line(f"  {detail}")
 
 
 def _write_goldens(terminalreporter: Any, plugin: ActiveZbench) -> None:

@@ -45,10 +45,13 @@ IssueKind = Literal[RunnerIssueKind, HostIssueKind]
 # CPU architecture families: one rasteriser path each for the software backend, so one software golden set
 # each (docs/goldens.md); protocol.arch_family maps the names a runner reports onto them.
 ArchFamily = Literal["x86_64", "x86", "aarch64", "arm", "riscv64", "ppc64le", "s390x"]
+# A device's power source, in result.json's conditions a runner samples and in run.json's conditions.
+PowerSource = Literal["plugged", "battery", "unknown"]
 
 MODES: tuple[Mode, ...] = get_args(Mode)
 PHASES: tuple[Phase, ...] = get_args(Phase)
 GPU_SOURCES: tuple[GpuSource, ...] = get_args(GpuSource)
+POWER_SOURCES: tuple[PowerSource, ...] = get_args(PowerSource)
 # gpu_ms from these is a measurement of the GPU; `none` is not.
 MEASURED_GPU_SOURCES: tuple[GpuSource, ...] = tuple(s for s in GPU_SOURCES if s != "none")
 RUNNER_ISSUE_KINDS: tuple[RunnerIssueKind, ...] = get_args(RunnerIssueKind)

@@ -232,6 +232,23 @@ def judge_against_run_file(document: Mapping[str, Any], path: Path, scene_id: st
     return FileVerdict(verdict, description, launches=tuple(launches), build=build)
 
 
+def run_file_frames(document: Mapping[str, Any], path: Path, scene_id: str, device: str) -> Path | None:
+    """The frames CSV of the scene's entry in an earlier run.json, inside that file's folder (its results
+    folder); None when the entry names none, the file is missing, or its path leads outside the folder (a
+    run.json is input: its paths are never followed out of where it lives). For the diff trace
+    (docs/regression.md, "Why it regressed")."""
+    entry = next((s for s in document.get("scenes", []) if s.get("id") == scene_id and s.get("device") == device),
+                 None)
+    samples = entry.get("samples_file") if entry else None
+    if not isinstance(samples, str) or not samples:
+        return None
+    folder = path.parent.resolve()
+    frames = (folder / samples).resolve()
+    if not frames.is_relative_to(folder) or not frames.is_file():
+        return None
+    return frames
+
+
 def _launch_conditions(entry: Mapping[str, Any]) -> dict[int, Any]:
     """Per launch index, the conditions run.json recorded around it (launches[].conditions)."""
     out: dict[int, Any] = {}
@@ -244,5 +261,5 @@ def _launch_conditions(entry: Mapping[str, Any]) -> dict[int, Any]:
 __all__ = [
     "BaselineFileError", "DEFAULT_SPREAD_WINDOW", "DEFAULT_WINDOW", "DeviceSessions", "FileVerdict",
     "HistoryVerdict", "calibration_sessions", "device_scene_keys", "judge_against_history",
-    "judge_against_run_file", "read_device_sessions", "read_run_file", "session_of",
+    "judge_against_run_file", "read_device_sessions", "read_run_file", "session_of", "run_file_frames",
 ]

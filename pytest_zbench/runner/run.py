@@ -26,7 +26,7 @@ from pytest_zbench.protocol import (
     write_result_json,
 )
 from pytest_zbench.protocol.limits import MAX_SURFACE_SIDE
-from pytest_zbench.runner import RUNNER_NAME, STARTED, activity, runner_version
+from pytest_zbench.runner import RUNNER_NAME, STARTED, activity, conditions, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.input_proxy import SyntheticTaps
 from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
@@ -151,6 +151,7 @@ class _Run:
     ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
     activity: dict[str, Any] | None = None  # CPU time and wake-ups over the measured frames (runner/activity.py)
     taps: SyntheticTaps | None = None  # the input-to-photon proxy's taps, for a scene with a tap_target
+    conditions_at_start: dict[str, Any] = field(default_factory=dict)  # result.json conditions.start
 
     def complexity_at(self, frame: int) -> float | None:
         values = self.job.complexity
@@ -265,14 +266,17 @@ class _Run:
     def write_result(self) -> None:
         write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms,
                      self.cpu_burn_per_draw_us, self.activity,
-                     self.taps.result() if self.taps is not None else None)
+                     self.taps.result() if self.taps is not None else None,
+                     conditions_at_start=self.conditions_at_start)
 
 
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
                  cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0,
                  measured_activity: dict[str, Any] | None = None,
-                 input_to_photon: dict[str, Any] | None = None) -> None:
+                 input_to_photon: dict[str, Any] | None = None, *,
+                 conditions_at_start: dict[str, Any]) -> None:
     info = backend.probe_info()
+
     started_ns, started_from = process_start()
     write_result_json(
         outdir / "result.json",
@@ -291,7 +295,10 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         peak_rss_kb=peak_rss_kb(),
         activity=measured_activity,
         **({"input_to_photon": input_to_photon} if input_to_photon is not None else {}),
+        # the start sample was taken before the first frame (run), the end one now, after the last
+        conditions={"start": conditions_at_start, "end": conditions.sample()},
     )
+
 
 
 def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0, cpu_burn_per_draw_us: float = 0.0,
@@ -315,10 +322,12 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0, cpu_burn_p
         print(f"run: backend {job.backend!r} cannot start: {exc}", file=err)
         return EXIT_FAILED
 
+    at_start = conditions.sample()
     stop = _Stop()
     previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return _run_with(job, job_path, declared, outdir, backend, cpu_burn_ms, out, err, stop, cpu_burn_per_draw_us)
+        return _run_with(job, job_path, declared, outdir, backend, cpu_burn_ms, out, err, stop, cpu_burn_per_draw_us,
+                         conditions_at_start=at_start)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
@@ -326,13 +335,15 @@ def run(job_path: str, outdir_path: str, *, cpu_burn_ms: float = 0.0, cpu_burn_p
 
 
 def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backend: Backend,
-              cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop, cpu_burn_per_draw_us: float = 0.0) -> int:
+              cpu_burn_ms: float, out: TextIO, err: TextIO, stop: _Stop, cpu_burn_per_draw_us: float = 0.0, *,
+              conditions_at_start: dict[str, Any]) -> int:
     supported = backend.features
 
     def skipped(features: frozenset[str]) -> int:
         detail = f"backend {backend.name!r} lacks feature(s) {', '.join(sorted(features))}"
         print(f"run: skipped: {detail}", file=err)
-        write_result(outdir, job, backend, [Issue("feature_skipped", detail)], 0, cpu_burn_ms)
+        write_result(outdir, job, backend, [Issue("feature_skipped", detail)], 0, cpu_burn_ms,
+                     conditions_at_start=conditions_at_start)
         return EXIT_SKIPPED
 
     # Declared features first: a scene naming a feature this runner has never heard of is skipped, not failed.
@@ -346,13 +357,14 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
         return EXIT_USAGE
     except MissingFont as exc:  # the device lacks what the scene draws with: a failure, never a fallback
         print(f"run: {exc}", file=err)
-        write_result(outdir, job, backend, [Issue("error", str(exc))], 0, cpu_burn_ms)
+        write_result(outdir, job, backend, [Issue("error", str(exc))], 0, cpu_burn_ms,
+                     conditions_at_start=conditions_at_start)
         return EXIT_FAILED
     if missing := program.features - supported:
         return skipped(missing)
 
     state = _Run(job, outdir, backend, program, cpu_burn_ms, out, stop, issues=list(program.issues),
-                 cpu_burn_per_draw_us=cpu_burn_per_draw_us)
+                 cpu_burn_per_draw_us=cpu_burn_per_draw_us, conditions_at_start=conditions_at_start)
     code = EXIT_OK
     try:
         state.frames()

@@ -125,6 +125,15 @@ def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_pa
     result = read_result_json(out / "result.json")
     assert result.timer_source == "finish_bracket" and result.issues == []
     assert (out / "capture-1.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # the kit's own conditions (zk_conditions): this machine's /sys, as the reference runner reads it
+    from pytest_zbench.runner.conditions import sample
+
+    reference = sample()
+    for side in ("start", "end"):
+        reported = result.extra["conditions"][side]
+        assert set(reported) == set(reference) - {"governor"}, (side, reported, reference)
+        assert set(reported.get("cpu_freq_khz", {})) == set(reference.get("cpu_freq_khz", {}))
+        assert set(reported.get("thermal_zones_c", {})) == set(reference.get("thermal_zones_c", {}))
 
 
 BAD_JOBS = {

@@ -21,6 +21,11 @@ its frames are printed again as recorded); `SurfaceFlinger --latency <layer>` pr
 latency sequence for a layer that `--list` names, only the refresh period for any other;
 `SurfaceFlinger --latency` alone prints sf-refresh.txt; `SurfaceFlinger --list` prints sf-list.txt. Every
 call, and which file it printed, is logged (`dumpsys_calls`).
+The `perfetto` stand-in emulates `perfetto --background -c - -o OUT` of Android 12+: it keeps the config it
+read on stdin (perfetto/config.txt) and whether the launch variable reached it, starts a process in a session
+of its own, prints its pid, and on SIGTERM that process writes the trace a test served (`serve_trace`) to
+OUT, as perfetto writes its buffer out when stopped; no trace served, no file written. Calls are logged
+(`perfetto_calls`).
 When the host closes a shell stream the process is left running, as a device whose adb stream died would
 leave it: killing it is the transport's job, which the tests check.
 
@@ -135,6 +140,21 @@ case "$1" in
 esac
 """
 
+PERFETTO = """\
+#!/bin/sh
+P='{perfetto}'
+out=""; cfg=""; bg=0
+while [ $# -gt 0 ]; do
+  case "$1" in -o) out=$2; shift ;; -c) cfg=$2; shift ;; --background) bg=1 ;; esac
+  shift
+done
+[ "$cfg" = "-" ] && cat > "$P/config.txt"
+printf 'start background=%s out=%s launch_variable=%s\\n' "$bg" "$out" "${{ZBENCH_LAUNCH:+set}}" >> "$P/calls.log"
+setsid sh -c 'trap "[ -f \\"$1\\" ] && cp \\"$1\\" \\"$2\\"; echo stopped >> \\"$3\\"; exit 0" TERM; while :; do sleep 0.1; done' \\
+  perfetto-trace "$P/trace.pftrace" "$out" "$P/calls.log" </dev/null >/dev/null 2>&1 &
+echo $!
+"""
+
 
 def serve_dumps(sandbox: Path, gfxinfo: list[str] | None = None, sf_latency: list[str] | None = None,
                 sf_list: str | None = None, sf_refresh: str | None = None) -> None:
@@ -187,7 +207,9 @@ sed -n "s/^\\[$1\\]: \\[\\(.*\\)\\]$/\\1/p" '{sandbox}/getprop.txt'
 """,
         "dumpsys": DUMPSYS.format(dumps=sandbox / "dumpsys", sandbox=sandbox),
         "vcgencmd": VCGENCMD,
+        "perfetto": PERFETTO.format(perfetto=sandbox / "perfetto"),
     }
+    (sandbox / "perfetto").mkdir(exist_ok=True)
     for name, text in scripts.items():
         path = bin_dir / name
         path.write_text(text)
@@ -341,6 +363,22 @@ class FakeAdbd:
 
     def dumpsys_calls(self) -> list[tuple[str, list[str]]]:
         return dumpsys_calls(self.sandbox)
+
+    def serve_trace(self, trace: bytes | None) -> None:
+        """The trace `perfetto` writes when stopped from now on (None: none), and its log cleared."""
+        folder = self.sandbox / "perfetto"
+        (folder / "trace.pftrace").unlink(missing_ok=True)
+        if trace is not None:
+            (folder / "trace.pftrace").write_bytes(trace)
+        for name in ("calls.log", "config.txt"):
+            (folder / name).unlink(missing_ok=True)
+
+    def perfetto_calls(self) -> list[str]:
+        log = self.sandbox / "perfetto" / "calls.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def perfetto_config(self) -> str:
+        return (self.sandbox / "perfetto" / "config.txt").read_text()
 
     def banner(self) -> bytes:
         features = ["cmd"] + (["shell_v2"] if self.shell_v2 else [])

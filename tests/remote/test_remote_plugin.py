@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pytest_zbench.host.devices.environment import BUSY_LOAD_PER_CORE
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import RunInfo
 from tests.remote.servers import adb_device_entry, runner_env
@@ -128,6 +129,11 @@ def test_remote_device_runs_the_suite_like_local(project, remote):
     run = RunInfo(device=remote.name, backend="software", build_hash="x", environment=device["environment"])
     assert run.fingerprint == device["fingerprint"]
     assert device["conditions"]["launches_sampled"] == 4
+    # the device's own load, as its probe read it, is what the background load note goes by (methodology §8)
+    load, cores = device["conditions"].get("load_avg_1m"), (device["device"].get("cpu") or {}).get("cores")
+    busy = load is not None and bool(cores) and load / cores > BUSY_LOAD_PER_CORE
+    assert bool(device["conditions"]["background_load_note"]) is busy
+    assert not busy or device["conditions"]["background_load_note"].startswith(f"device {remote.name}: load average")
     if remote.kind == "adb":  # the Android probe through the emulated adbd: getprop and dumpsys battery
         assert device["device"]["model"] == "Nexus 7" and device["device"]["soc"] == "tegra3"
         assert device["device"]["os"] == "Android 7.1.2"

@@ -17,6 +17,8 @@ environment:
                           time a job asking for `finish_bracket` with one: the frame's CPU time plus all of it
   RECT_RUNNER_VERSION=V   report version V in the probe (default 0.0.1): a new build of the runner
   RECT_RUNNER_ARCH=NAME   report probe key machine.arch NAME (without it the probe says nothing of the machine)
+  RECT_RUNNER_CONDITIONS=JSON  report result.json `conditions` as JSON ({"start": {...}, "end": {...}}): a
+                          runner that samples its device's conditions itself, as an iOS runner reports thermalState
 """
 
 import csv
@@ -168,6 +170,8 @@ def write_result(outdir, job, issues):
     document = {"protocol": 1, "backend": job["backend"], "timer_source": source_of(job),
                 "present_source": "simulated_vsync" if job["mode"] == "paced" else "frame_delta",
                 "gpu": {}, "issues": issues}
+    if os.environ.get("RECT_RUNNER_CONDITIONS"):
+        document["conditions"] = json.loads(os.environ["RECT_RUNNER_CONDITIONS"])
     with open(os.path.join(outdir, "result.json"), "w") as handle:
         json.dump(document, handle)
 

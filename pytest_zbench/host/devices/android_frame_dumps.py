@@ -37,6 +37,8 @@ from .android_frame_parsers import (
     PlatformLaunch,
     layer_candidates,
 )
+from .android_frame_timeline import TraceError, surface_frames
+from .android_frame_trace import FrameTimelineTrace
 
 if TYPE_CHECKING:
     from .device import Device
@@ -77,11 +79,16 @@ class _Collector:
         self._thread: threading.Thread | None = None
         self._failures = 0
         self._n = 0
+        timeline = spec.option("frame_timeline")
+        self._trace = (FrameTimelineTrace(device.side_channel(), *([timeline] if isinstance(timeline, str) else []))
+                       if timeline else None)
 
     # -- the three moments ---------------------------------------------------------------------------------
 
     def start(self) -> None:
         launch = self.launch
+        if self._trace is not None:
+            self._trace.start()  # before the baseline: the trace covers the whole launch
         out = self._round_trip(reset=True)
         if out is not None:
             gfx, sf = out
@@ -101,6 +108,8 @@ class _Collector:
             self._thread.join(DUMP_TIMEOUT_S + 5)
         self._dump()
         launch = self.launch
+        if self._trace is not None:
+            self._read_timeline(self._trace.stop())
         if launch.layer is None:
             launch.issues.append(f"no SurfaceFlinger layer of {launch.package} in `dumpsys SurfaceFlinger --list`: "
                                  "no present times (set `layer` in the inventory)")
@@ -199,6 +208,29 @@ class _Collector:
             self.launch.issues.append(f"{what}: {exc}")
             return 0
         return value if isinstance(value, int) else len(value)
+
+    def _read_timeline(self, trace: bytes | None) -> None:
+        """The launch's FrameTimeline from the trace's bytes, kept as `frametimeline.pftrace` beside the dumps."""
+        launch = self.launch
+        assert self._trace is not None
+        launch.timeline_issues.extend(self._trace.issues)
+        if trace is None:
+            return
+        if launch.dump_dir is not None:
+            try:
+                launch.dump_dir.mkdir(parents=True, exist_ok=True)
+                (launch.dump_dir / "frametimeline.pftrace").write_bytes(trace)
+            except OSError as exc:
+                launch.timeline_issues.append(f"could not keep the frame timeline trace: {exc}")
+        try:
+            launch.timeline = surface_frames(trace, launch.package)
+        except TraceError as exc:
+            launch.timeline_issues.append(f"the frame timeline trace is not readable: {exc}")
+            return
+        if not launch.timeline:
+            launch.timeline_issues.append(
+                f"the trace holds no FrameTimeline frame of {launch.package} (Android 12+ only; a layer named "
+                f"after the package)")
 
     def _keep(self, kind: str, text: str) -> None:
         """The raw dump, beside the launch's other files: every figure can be recomputed from them."""

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Literal
 
 from ...errors import ZbenchError
+from .android_frame_timeline import SurfaceFrame
 
 PROFILEDATA = "---PROFILEDATA---"
 INT64_MAX = 2**63 - 1
@@ -502,6 +503,9 @@ class PlatformLaunch:
     dumps: int = 0  # round trips during and after the launch
     issues: list[str] = field(default_factory=list)
     dump_dir: Path | None = None
+    # Android 12+ FrameTimeline of the launch (devices.yaml `frame_timeline`), None when not traced
+    timeline: list[SurfaceFrame] | None = None
+    timeline_issues: list[str] = field(default_factory=list)
 
     @property
     def refresh_period_ns(self) -> int | None:

@@ -16,9 +16,12 @@ reason; sampling never raises. The result:
                     "sdk": 25, "cpu": "...", "cores": 4, "ram_mb": 1024},           # what the probe could tell
      "readings":   {...every parsed value: thermal_zones_c, cpu_freq_khz, clocks_hz, throttled_flags, ...},
      "unavailable": {"thermal_zones": "no readable /sys/class/thermal/thermal_zone*/temp", ...},
-     "note": "..."}                                                                 # ios / webos only
+     "note": "..."}                                                                 # ios only
 
-iOS and webOS: nothing is sampled from the host side ({} for conditions); the runner reports them.
+webOS (the TouchPad, over the command transport's novacom script) is Linux underneath: the same /sys thermal
+zones, cpufreq and load as `linux`, the release from /etc/palm-build-info. iOS: nothing can be sampled from
+the host side ({} for conditions); the runner reports its own (result.json `conditions`, thermalState and
+low power mode; host/measure/runner_conditions.py).
 """
 
 from __future__ import annotations
@@ -97,6 +100,10 @@ SCRIPTS = {
         "s battery dumpsys battery\n"
         "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n"
     ),
+    "webos": _HELPERS + _LINUX_FACTS + (
+        "s palm_build cat /etc/palm-build-info\n"
+        "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n"
+    ),
     "macos": _HELPERS + (
         "s pmset_therm pmset -g therm\n"
         "s sysctl sysctl -n machdep.cpu.brand_string hw.ncpu hw.memsize\n"
@@ -132,7 +139,8 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
         result["unavailable"]["probe"] = (f"probe script printed nothing usable (exit {ran.exit_code}): "
                                           f"{(ran.stderr or ran.stdout).strip()[-300:]}")
         return result
-    parse = {"linux": _linux, "raspberrypi": _raspberrypi, "android": _android, "macos": _macos}[platform]
+    parse = {"linux": _linux, "raspberrypi": _raspberrypi, "android": _android, "macos": _macos,
+             "webos": _webos}[platform]
     parse(sections, result)
     _fill_conditions(result)
     return result
@@ -230,6 +238,18 @@ def _sys_common(sections: dict[str, tuple[int | None, str]], result: dict[str, A
 
 def _linux(sections: dict[str, tuple[int | None, str]], result: dict[str, Any]) -> None:
     _linux_facts(sections, result)
+    _sys_common(sections, result)
+
+
+def _webos(sections: dict[str, tuple[int | None, str]], result: dict[str, Any]) -> None:
+    _linux_facts(sections, result)
+    text = _ok(sections, "palm_build", result)
+    if text is not None:  # PRODUCT_VERSION_STRING=HP webOS 3.0.5, BUILDNAME=Nova-...
+        fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        if fields.get("PRODUCT_VERSION_STRING"):
+            result["device"]["os"] = fields["PRODUCT_VERSION_STRING"].strip()
+        if fields.get("BUILDNAME"):
+            result["device"]["os_build"] = fields["BUILDNAME"].strip()
     _sys_common(sections, result)
 
 

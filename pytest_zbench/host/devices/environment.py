@@ -138,9 +138,25 @@ def reported_device_info(machine: Machine | None, platform_facts: dict[str, Any]
     return facts
 
 
+# A 1-minute load average above this many runnable tasks per core means other work competes for the CPU the
+# runner (or, for a remote device, the host collecting its results) needs. An idle machine stays well under it;
+# a runner alone adds about one task, so on 2 cores it stays under it too.
+BUSY_LOAD_PER_CORE = 0.5
+
+
+def background_load_note(load_avg_1m: float | None, cores: int | None, where: str) -> str:
+    """run.json `conditions.background_load_note`: "" when the machine was quiet or its load unknown, else what
+    it saw (methodology §8)."""
+    if load_avg_1m is None or not cores or load_avg_1m / cores <= BUSY_LOAD_PER_CORE:
+        return ""
+    return (f"{where}: load average {load_avg_1m:.2f} on {cores} cores ({load_avg_1m / cores:.2f} per core, over "
+            f"{BUSY_LOAD_PER_CORE}): other processes competed for the CPU; frame times may be longer and noisier")
+
+
 def host_conditions() -> dict[str, Any]:
     """Conditions of this host now; a device's own platform probe replaces these for remote devices."""
     load = os.getloadavg() if hasattr(os, "getloadavg") else None
+    load_1m = round(load[0], 2) if load else None
     return {
         "power": _power(),
         "battery_pct": None,
@@ -149,8 +165,8 @@ def host_conditions() -> dict[str, Any]:
         "temp_c": _temp_c(),
         "thermal_state": "",
         "throttled": None,
-        "load_avg_1m": round(load[0], 2) if load else None,
-        "background_load_note": "",
+        "load_avg_1m": load_1m,
+        "background_load_note": background_load_note(load_1m, os.cpu_count(), "this host"),
         "headless": not os.environ.get("DISPLAY"),
     }
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from ...stats import Distribution, across_launches, distribution, jank_counts
 from ..devices.android_frame_parsers import PlatformLaunch
+from .android_frame_timeline_series import TimelineSeries
 
 PLATFORM_COLUMNS = ("launch", "source", "window", "flags", "intended_vsync_ns", "vsync_ns", "frame_completed_ns",
                     "frame_ms", "gpu_ms", "desired_present_ns", "actual_present_ns", "frame_ready_ns",
@@ -117,6 +118,8 @@ class PlatformSeries:
         self.package = package
         self.summaries: list[PlatformLaunchSummary] = []
         self._started = False
+        name = path.name.removesuffix(".platform.frames.csv")
+        self.timeline = TimelineSeries(path.with_name(f"{name}.frametimeline.csv"))  # fed by traced launches
 
     @classmethod
     def beside(cls, samples_csv: Path, package: str) -> PlatformSeries:
@@ -128,6 +131,8 @@ class PlatformSeries:
         summary = summarize_platform_launch(index, launch, device_refresh_hz)
         self.summaries.append(summary)
         self._write(index, launch)
+        if launch.timeline is not None or launch.timeline_issues:
+            self.timeline.add(index, launch.timeline or [], launch.timeline_issues)
         return summary
 
     def _write(self, index: int, launch: PlatformLaunch) -> None:
@@ -187,6 +192,7 @@ class PlatformSeries:
             "per_launch": [s.to_dict() for s in launches],
             "samples_file": samples,
             "issues": [{"launch": s.launch, "detail": detail} for s in launches for detail in s.issues],
+            "frame_timeline": self.timeline.entry(results_dir) if self.timeline.summaries else None,
         }
 
 

@@ -32,6 +32,7 @@ from .results import (
     DEVICE_FAULT_KINDS,
     SceneMeasurement,
 )
+from .runner_conditions import runner_sample, with_runner_sample
 
 # (scene id, launch index, launches, frame, frames) → None
 ProgressSink = Callable[[str, int, int, int, int], None]
@@ -212,7 +213,9 @@ def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeo
         platform.stop()
     outcome.platform_frames = platform.result
     after = device.sample_conditions()
-    outcome.conditions = {"before": launch_conditions(before), "after": launch_conditions(after)}
+    extra = outcome.result.extra
+    outcome.conditions = {"before": with_runner_sample(launch_conditions(before), runner_sample("start", extra)),
+                          "after": with_runner_sample(launch_conditions(after), runner_sample("end", extra))}
     return outcome
 
 

@@ -21,6 +21,8 @@ BUDGET_COLOUR = "#b22222"
 # Baseline and candidate keep one colour each in every chart that sets them side by side.
 BASELINE_COLOUR, CANDIDATE_COLOUR = COLOURS[0], COLOURS[1]
 CHANGE_COLOUR = COLOURS[4]
+# A reference distribution beside per-launch series (whose colours are COLOURS by launch): none of theirs.
+REFERENCE_COLOUR = "#222222"
 LEGEND_ROW = 14
 
 
@@ -166,13 +168,26 @@ def timeline(series: Sequence[Series], *, budget: float | None, warmup: int, y_l
     return chart.figure(caption + note, "timeline")
 
 
-def cdf(series: Sequence[Series], *, budget: float | None, x_label: str, caption: str) -> str:
-    """Empirical CDF of each series at its full resolution, the budget as a vertical line; the x range is
-    clipped like a timeline's (the share of frames beyond it is in the caption)."""
+@dataclass
+class Quantiles:
+    """A distribution known only at some levels (run.json regression.distributions.frames): drawn in the CDF
+    as points joined by straight lines, beside the series drawn at full resolution."""
+
+    label: str
+    levels: list[float]  # 0..1, increasing
+    values: list[float]
+    colour: str = REFERENCE_COLOUR
+
+
+def cdf(series: Sequence[Series], *, budget: float | None, x_label: str, caption: str,
+        references: Sequence[Quantiles] = ()) -> str:
+    """Empirical CDF of each series at its full resolution, the budget as a vertical line, and each reference
+    distribution (the baseline's) through its known levels; the x range is clipped like a timeline's (the
+    share of frames beyond it is in the caption)."""
     values = [v for s in series for v in s.values if v is not None]
     if not values:
         return ""
-    top = clip_top(values, budget)
+    top = clip_top(values + [v for r in references for v in r.values[:-1]], budget)
     chart = Chart(0, top, 0, 1)
     chart.axes(x_label, "share of frames ≤ x", x_ticks=[(v, _num(v)) for v in nice_ticks(0, top)])
     _budget_line(chart, budget, horizontal=False)
@@ -192,9 +207,25 @@ def cdf(series: Sequence[Series], *, budget: float | None, x_label: str, caption
         dash = " stroke-dasharray='4 3'" if s.dashed else ""
         chart.parts.append(f"<path d='{''.join(path)}' fill='none' stroke='{s.colour}' stroke-width='1.4'{dash}>"
                            f"<title>{html.escape(s.label)}: {n} frames, median {ordered[n // 2]:.2f} ms</title></path>")
-    chart.legend([(s.label, s.colour, s.dashed) for s in series] + _budget_entry(budget, top))
+    for r in references:
+        _quantile_curve(chart, r, top)
+    chart.legend([(s.label, s.colour, s.dashed) for s in series] + [(r.label, r.colour, True) for r in references]
+                 + _budget_entry(budget, top))
     note = f"; {beyond} frame(s) beyond the axis" if beyond else ""
     return chart.figure(caption + note, "cdf")
+
+
+def _quantile_curve(chart: Chart, r: Quantiles, top: float) -> None:
+    """A reference distribution: its known levels as dots joined by a dashed line, clipped at the axis' right end
+    (the longest frame beyond it is in its dot's title)."""
+    points = [(min(v, top), level, v) for level, v in zip(r.levels, r.values)]
+    line = " ".join(f"{chart.x(x):.1f},{chart.y(level):.1f}" for x, level, _ in points)
+    chart.parts.append(f"<g class=reference><polyline fill='none' stroke='{r.colour}' stroke-width='2.2' "
+                       f"stroke-dasharray='6 3' points='{line}'/>"
+                       + "".join(f"<circle cx='{chart.x(x):.1f}' cy='{chart.y(level):.1f}' r='3.5' fill='{r.colour}'>"
+                                 f"<title>{html.escape(r.label)}: {100 * level:g} % of frames ≤ {v:.3f} ms</title>"
+                                 "</circle>" for x, level, v in points)
+                       + "</g>")
 
 
 def bars(labels: Sequence[str], counts: Sequence[int], *, x_label: str, caption: str) -> str:

@@ -3,13 +3,17 @@ attention first (failed, regressed, goldens to review), then per scene: the regr
 baseline (each judged metric's per-launch values, baseline and candidate overlaid; the scene's history with its
 change points), the frame-time distribution at full resolution with the budget, per-launch timelines robust to cold
 frames, the vsync buckets, the golden triage view and the issues grouped by launch. Charts come from
-host/report/charts.py; images are inlined; the only interaction (zoom, blink) is CSS."""
+host/report/charts.py; images are inlined, each linked to its full-size PNG relative to the page (so a
+downloaded artifact keeps its links); the overview table sorts and filters with a few lines of inline script
+(host/report/overview.py), the rest (zoom, blink) is CSS."""
 
 from __future__ import annotations
 
 import base64
 import csv
 import html
+import os
+import urllib.parse
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +26,11 @@ from ...stats import HIST_EDGES_MS
 from . import charts
 from .corpus import differentials_section, isolation_section
 from .counters import counters_line
+from .overview import anchor as _anchor
+from .overview import overview_table
+from .overview import rank as _rank
 from .sustained import report_section as sustained_section
+from .why_regressed import why_section
 
 CSS = """
 body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222;max-width:1400px}
@@ -49,18 +57,13 @@ figure{margin:0}figcaption{font-size:12px;color:#555;max-width:560px}
 code{background:#f4f4f4;padding:0 3px}.note{color:#555;font-size:13px}
 """
 
-# What needs attention first: the summary and the page order (an unknown word sorts last).
-ATTENTION = ("error", "failed", "regressed", "missing", "inconclusive", "written", "passed", "unchanged",
-             "improved", "no_baseline", "skipped")
-
-
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
     scenes = sorted(document["scenes"], key=_attention_key)
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>zbench run "
              f"{html.escape(document['run_id'][:8])}</title>",
              f"<style>{CSS}</style><body>", _header(document), _timer_checks(document), _summary(scenes),
-             _table(scenes), isolation_section(document), differentials_section(document)]
-    parts += [_scene_section(scene, results_dir) for scene in scenes]
+             overview_table(scenes, _words), isolation_section(document), differentials_section(document)]
+    parts += [_scene_section(scene, results_dir, path.parent) for scene in scenes]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
@@ -73,12 +76,13 @@ def overall(scene: dict[str, Any]) -> str:
     return min((w for w in words if w), key=_rank, default="")
 
 
+def _words(scene: Any) -> tuple[str, str, str]:
+    """(verdict, golden, result): the overview table's words of a scene."""
+    return _verdict(scene), _golden_word(scene), overall(scene)
+
+
 def _attention_key(scene: dict[str, Any]) -> tuple[int, int, str, str]:
     return _rank(overall(scene)), _rank(_verdict(scene)), scene["device"], scene["id"]
-
-
-def _rank(word: str) -> int:
-    return ATTENTION.index(word) if word in ATTENTION else len(ATTENTION)
 
 
 def _verdict(scene: dict[str, Any]) -> str:
@@ -139,40 +143,14 @@ def _summary(scenes: Sequence[dict[str, Any]]) -> str:
             "come first.</p>")
 
 
-def _table(scenes: Sequence[dict[str, Any]]) -> str:
-    rows = ["<table id=scenes><tr><th>device</th><th>scene</th><th>runs</th><th>frame p50 ms</th><th>p95</th>"
-            "<th>p99</th><th>cpu p50 ms</th><th>gpu p50 ms</th><th>jank</th><th>verdict</th><th>golden</th>"
-            "<th>result</th></tr>"]
-    for s in scenes:
-        metrics = s.get("metrics") or {}
-        frame, cpu, gpu = (metrics.get(k) or {} for k in ("frame_ms", "cpu_ms", "gpu_ms"))
-        gpu_cell = ("<td title='the GPU time source failed the timer check'>untrusted</td>"
-                    if s.get("gpu_valid") is False else f"<td>{_ms(gpu.get('p50'))}</td>")
-        verdict, golden, result = _verdict(s), _golden_word(s), overall(s)
-        if s.get("adaptive") is not None:
-            rows.append(_adaptive_row(s, (verdict, golden, result)))
-            continue
-        rows.append(
-            f"<tr data-result='{html.escape(result)}'><td>{html.escape(s['device'])}</td>"
-            f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
-            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td>"
-            + "".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
-                                                    cpu.get("p50")))
-            + gpu_cell + f"<td>{metrics.get('jank', '')}</td>"
-            + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>"
-                      for w in (verdict, golden, result))
-            + "</tr>")
-    rows.append("</table>")
-    return "\n".join(rows)
-
-
-def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
+def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -> str:
     result = overall(scene)
     out = [f"<section id='{_anchor(scene)}' data-result='{html.escape(result)}'><h2>{html.escape(scene['id'])} on "
            f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
     out.append(_regression(scene))
+    out.append(why_section(scene, results_dir))  # '' unless regressed or improved
     out.append(_plots(scene, results_dir))
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
@@ -181,7 +159,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path) -> str:
                    "GPU time source failed the timer check, so its values are not trusted (see the top of this "
                    "report).</p>")
     out.append(_platform_frames(scene.get("platform_frames")))
-    out.append(_goldens(scene.get("correctness") or {}, results_dir))
+    out.append(_goldens(scene.get("correctness") or {}, results_dir, report_dir))
     out.append(_issues(scene.get("issues") or []))
     out.append("</section>")
     return "\n".join(part for part in out if part)
@@ -341,10 +319,13 @@ def _plots(scene: dict[str, Any], results_dir: Path) -> str:
             measured += [charts.Series(f"launch {k} gpu_ms", [row["gpu_ms"] for row in frames[k]
                                                               if row["phase"] != "warmup"], _colour(k), dashed=True)
                          for k in launches]
-        plots.append(charts.cdf(measured, budget=budget, x_label="ms per frame",
+        references = _reference_quantiles(scene, gpu_shown)
+        plots.append(charts.cdf(measured, budget=budget, x_label="ms per frame", references=references,
                                 caption="distribution of measured frames' CPU time" + (" and GPU time" if gpu_shown
                                                                                       else "")
-                                + " per launch (every sample, warmup excluded), with the frame budget"))
+                                + " per launch (every sample, warmup excluded), with the frame budget"
+                                + ("; dashed with dots: " + ", ".join(r.label for r in references) if references
+                                   else "; no baseline to draw beside it")))
         plots.append(charts.timeline([charts.Series(f"launch {k}", [row["cpu_ms"] for row in frames[k]], _colour(k))
                                       for k in launches], budget=budget, warmup=warmup, y_label="cpu_ms",
                                      caption="CPU time per frame by launch (warmup shaded)"))
@@ -361,6 +342,26 @@ def _plots(scene: dict[str, Any], results_dir: Path) -> str:
                                  caption="frame time in vsync buckets (all launches): what a viewer sees"))
     plots = [p for p in plots if p]
     return "<div class=plots>" + "".join(plots) + "</div>" if plots else ""
+
+
+def _reference_quantiles(scene: dict[str, Any], gpu_shown: bool) -> list[charts.Quantiles]:
+    """The other side of the regression verdict in the CDF, from run.json regression.distributions.frames: the
+    baseline's distribution (history, run.json baseline), or in A/B, where this scene's frames are A's, B's."""
+    section = scene.get("regression") or {}
+    frames = (section.get("distributions") or {}).get("frames") if isinstance(section, dict) else None
+    if not isinstance(frames, dict):
+        return []
+    side, name = ("candidate", "B (candidate)") if section.get("source") == "ab" else ("baseline", "baseline")
+    out = []
+    for series in ("cpu_ms", "gpu_ms") if gpu_shown else ("cpu_ms",):
+        entry = frames.get(series) or {}
+        levels, values = entry.get("levels"), entry.get(side)
+        if (isinstance(levels, list) and isinstance(values, list) and len(levels) == len(values) >= 2
+                and all(_number(v) for v in levels + values)):
+            out.append(charts.Quantiles(f"{name} {series}, median of its {entry.get(f'n_{side}', '?')} launches' "
+                                        "quantiles", [float(v) for v in levels], [float(v) for v in values],
+                                        charts.REFERENCE_COLOUR if series == "cpu_ms" else "#888888"))
+    return out
 
 
 def _colour(launch: int) -> str:
@@ -382,20 +383,6 @@ def _read_frames(results_dir: Path, samples_file: str | None) -> dict[int, list[
     return out
 
 
-def _adaptive_row(s: dict[str, Any], words: tuple[str, str, str]) -> str:
-    """An adaptive scene's row: its score and interval across the frame-time columns (its per-frame statistics
-    mix the complexities of its plan); verdict, golden and result as every row has them."""
-    a = s["adaptive"]
-    ci = f" (95% CI {a['ci'][0]:.4g}..{a['ci'][1]:.4g})" if a.get("ci") else ""
-    score = "no score" if a.get("score") is None else (
-        f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(a['unit'])}{ci}")
-    return (f"<tr data-result='{html.escape(words[2])}'><td>{html.escape(s['device'])}</td>"
-            f"<td><a href='#{_anchor(s)}'>{html.escape(s['id'])}</a></td>"
-            f"<td>{s.get('complete_runs', s['runs'])}/{s['runs']}</td><td colspan=6 style='text-align:left'>"
-            f"score {score}</td>"
-            + "".join(f"<td class='{html.escape(w)}'>{html.escape(w.replace('_', ' '))}</td>" for w in words)
-            + "</tr>")
-
 def _platform_frames(section: dict[str, Any] | None) -> str:
     """Android's own frame timing of the scene, in one table: a series of its own, beside the runner's."""
     if not section:
@@ -411,12 +398,20 @@ def _platform_frames(section: dict[str, Any] | None) -> str:
     package, samples = (html.escape(str(section.get(k))) for k in ("package", "samples_file"))
     presents = row("SurfaceFlinger present interval", present, metrics.get("present_jank", ""),
                    section.get("n_present")) if section.get("present_source") else ""
+    timeline = section.get("frame_timeline") or {}
+    types = ", ".join(f"{html.escape(name)} {count}" for name, count in (timeline.get("jank_types") or {}).items())
+    latency = (row("FrameTimeline latency_ms (actual - expected end; jank: deadlines missed)",
+                   (timeline.get("metrics") or {}).get("latency_ms") or {}, timeline.get("missed", ""),
+                   timeline.get("n")) if timeline else "")
+    stuffing = (f"<p>FrameTimeline: {timeline.get('buffer_stuffing', 0)} buffer-stuffed frames (latency without a "
+                f"miss, not in the latency row); jank types: {types or 'none'}; samples in "
+                f"<code>{html.escape(str(timeline.get('samples_file')))}</code>.</p>" if timeline else "")
     return (f"<p>Platform frames (Android's own timing of <code>{package}</code>, period "
             f"{_ms(section.get('period_ms'))} ms; {section.get('dropped_flagged', 0)} flagged frames left out; "
             f"layer {html.escape(layers)}; samples in <code>{samples}</code>):</p>"
             "<table><tr><th>series</th><th>n</th><th>p50</th><th>p95</th><th>p99</th><th>max</th><th>jank</th></tr>"
             + row("gfxinfo frame_ms (FrameCompleted - IntendedVsync)", frame, metrics.get("jank", ""), section.get("n"))
-            + presents + "</table>")
+            + presents + latency + "</table>" + stuffing)
 
 
 # What each comparison with the reference software set is, in words (run.json frames[].cross_backend / cross_arch).
@@ -424,14 +419,14 @@ CROSS_KINDS = {"cross_backend": "cross-backend", "cross_arch": "cross-architectu
 IMAGE_KINDS = ("expected", "actual", "diff", "flip")
 
 
-def _goldens(correctness: dict[str, Any], results_dir: Path) -> str:
+def _goldens(correctness: dict[str, Any], results_dir: Path, report_dir: Path) -> str:
     out = [f"<p class=issues>{html.escape(str(text))}</p>" for text in correctness.get("invariants") or []]
     for frame in correctness.get("frames", []):
-        out.append(_golden_frame(frame, results_dir))
+        out.append(_golden_frame(frame, results_dir, report_dir))
     return "<div class=goldens>" + "".join(out) + "</div>" if out else ""
 
 
-def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
+def _golden_frame(frame: dict[str, Any], results_dir: Path, report_dir: Path) -> str:
     """One captured frame: its status against which set, and for a failure the triage view (the four images,
     the failing region zoomed, expected and actual blinking, the metrics against their bounds in words); for a
     missing or newly written golden the capture to review."""
@@ -456,10 +451,7 @@ def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
     out = [f"<div class=golden-frame data-status='{html.escape(status)}'><p>{line}</p>"]
     if frame.get("triage") == "rejected":  # known bad: the reason is the whole story (docs/goldens.md, "Triage")
         out.append(f"<p class=note>{html.escape(str(frame.get('message') or ''))}</p>")
-    if frame.get("accept"):  # an untriaged capture (docs/goldens.md, "Triage")
-        out.append(f"<p class=note>untriaged: accept this image with <code>{html.escape(str(frame['accept']))}"
-                   "</code>, or reject it with <code>zbench goldens reject</code>, the same arguments and "
-                   "<code>--reason TEXT</code></p>")
+    out.append(_triage_commands(frame))
     artifacts = frame.get("artifacts") or {}
     if status in ("missing", "written"):
         capture = _inline_png(results_dir, artifacts.get("actual"))
@@ -467,20 +459,37 @@ def _golden_frame(frame: dict[str, Any], results_dir: Path) -> str:
                  if status == "missing" else f"new golden written to {frame.get('written')}: check it by eye "
                  "before committing it")
         if capture:
-            out.append(f"<div class='imgs review'><figure><img src='{capture}' alt='capture of frame {n}'>"
-                       f"<figcaption>{html.escape(words)}</figcaption></figure></div>")
+            image = _linked(f"<img src='{capture}' alt='capture of frame {n}'>",
+                            full_size(results_dir, artifacts.get("actual"), report_dir))
+            out.append(f"<div class='imgs review'><figure>{image}<figcaption>{html.escape(words)}</figcaption>"
+                       "</figure></div>")
         else:
             out.append(f"<p class=note>{html.escape(words)} (capture not found)</p>")
     elif status == "failed" or any((frame.get(k) or {}).get("status") == "failed" for k in CROSS_KINDS):
         out.append(_bounds_in_words(frame))
-        out.append(_triage(n, artifacts, (frame.get("metrics") or {}).get("bbox"), results_dir))
+        out.append(_triage(n, artifacts, (frame.get("metrics") or {}).get("bbox"), results_dir, report_dir))
         for key, words in CROSS_KINDS.items():
             cross = frame.get(key) or {}
             if cross.get("status") == "failed" and cross.get("artifacts"):
                 out.append(_triage(n, cross["artifacts"], (cross.get("metrics") or {}).get("bbox"), results_dir,
-                                   f"{words} ", f" (reference set {cross.get('reference_set', '')})"))
+                                   report_dir, f"{words} ", f" (reference set {cross.get('reference_set', '')})"))
     out.append("</div>")
     return "".join(out)
+
+
+def _triage_commands(frame: dict[str, Any]) -> str:
+    """An untriaged capture's exact `zbench goldens accept` and `reject` commands, as run.json records them
+    (docs/goldens.md, "Triage"), with the capture's digest; '' for a frame with nothing to triage."""
+    accept, reject = frame.get("accept"), frame.get("reject")
+    if not accept and not reject:
+        return ""
+    digest = str(frame.get("digest") or "")
+    lines = [f"<p class='note triage-state'>triage: <b>{html.escape(str(frame.get('triage') or 'untriaged'))}</b>"
+             + (f", capture digest <code>{html.escape(digest[:12])}</code>" if digest else "") + "</p>"]
+    for word, command in (("accept this image", accept), ("reject it (say why in --reason)", reject)):
+        if command:
+            lines.append(f"<p class='note triage-command'>{word}: <code>{html.escape(str(command))}</code></p>")
+    return "".join(lines)
 
 
 def _bounds_in_words(frame: dict[str, Any]) -> str:
@@ -502,12 +511,15 @@ def _bounds_in_words(frame: dict[str, Any]) -> str:
     return "<p class=words>" + "; ".join(items) + "</p>" if items else ""
 
 
-def _triage(frame: Any, artifacts: dict[str, Any], bbox: Sequence[int] | None, results_dir: Path, prefix: str = "",
-            suffix: str = "") -> str:
+def _triage(frame: Any, artifacts: dict[str, Any], bbox: Sequence[int] | None, results_dir: Path, report_dir: Path,
+            prefix: str = "", suffix: str = "") -> str:
     images = {k: _inline_png(results_dir, artifacts.get(k)) for k in IMAGE_KINDS}
-    figures = [f"<figure><img src='{data}' alt='{html.escape(prefix + kind)} of frame {frame}' class=triage-{kind}>"
-               f"<figcaption>frame {frame}: {html.escape(prefix + kind + suffix)}</figcaption></figure>"
-               for kind, data in images.items() if data]
+    figures = []
+    for kind, data in images.items():
+        if data:
+            image = f"<img src='{data}' alt='{html.escape(prefix + kind)} of frame {frame}' class=triage-{kind}>"
+            figures.append(f"<figure>{_linked(image, full_size(results_dir, artifacts.get(kind), report_dir))}"
+                           f"<figcaption>frame {frame}: {html.escape(prefix + kind + suffix)}</figcaption></figure>")
     expected, actual = images["expected"], images["actual"]
     if expected and actual:
         toggle = f"blink-{zlib.crc32(str(artifacts.get('actual')).encode()):08x}"
@@ -561,6 +573,26 @@ def _inline_png(results_dir: Path, rel: str | None) -> str | None:
         return None
 
 
+def full_size(results_dir: Path, rel: str | None, report_dir: Path) -> str | None:
+    """The link from the report to an image artifact: relative to the report's folder, so that the page and
+    its results folder keep their links wherever they are unpacked (a CI artifact, the run archive); None for
+    an image outside the results folder (an absolute path run.json was given), which a download would not
+    hold either."""
+    if not rel:
+        return None
+    path = (Path(rel) if Path(rel).is_absolute() else results_dir / rel).resolve()
+    if not path.is_relative_to(results_dir.resolve()) or not path.is_file():
+        return None
+    return urllib.parse.quote(Path(os.path.relpath(path, report_dir.resolve())).as_posix())
+
+
+def _linked(image: str, href: str | None) -> str:
+    """An inlined image as a link to its full-size PNG (opens beside the report)."""
+    if href is None:
+        return image
+    return f"<a href='{html.escape(href)}' target=_blank title='open the full-size PNG'>{image}</a>"
+
+
 def _png_size(results_dir: Path, rel: str | None) -> tuple[int, int] | None:
     """Width and height from a PNG's IHDR chunk (bytes 16..24)."""
     if not rel:
@@ -574,10 +606,6 @@ def _png_size(results_dir: Path, rel: str | None) -> tuple[int, int] | None:
     if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n":
         return None
     return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
-
-
-def _anchor(scene: dict[str, Any]) -> str:
-    return html.escape(f"{scene['device']}--{scene['id']}")
 
 
 def _float(text: str | None) -> float | None:

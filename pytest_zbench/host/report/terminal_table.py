@@ -13,7 +13,7 @@ a mapping of key to reason) is shown with a `~` after it, whatever else the entr
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -324,3 +324,26 @@ def _gate_notes(scenes: Sequence[dict[str, Any]], width: int) -> list[str]:
         lines.append(f"{len(undecided)} scene(s) inconclusive with {'/'.join(map(str, runs))} launches; {advice} "
                      "(run.json regression.message has each scene's effect and interval)")
     return lines
+
+
+def analysis_line(isolation: Sequence[Mapping[str, Any]], differentials: Sequence[Mapping[str, Any]]) -> str | None:
+    """The corpus analyses (sweeps that do not scale, differential costs) in ONE line: how many of each verdict
+    and where each one is written; None when there is nothing to say. Their own lines (up to one per sweep and
+    pair, each a few hundred characters) are in report.html and run.json, and `-v` prints them
+    (docs/report.md, "Terminal")."""
+    parts = []
+    not_scaling = [i for i in isolation if i.get("verdict") == "not_scaling"]
+    if not_scaling:
+        names = sorted({str(i.get("family")) for i in not_scaling})
+        parts.append(f"{len(not_scaling)} sweep(s) do not scale ({', '.join(names[:3])}"
+                     f"{', ...' if len(names) > 3 else ''})")
+    if differentials:
+        counts: dict[str, int] = {}
+        for d in differentials:
+            word = str(d.get("verdict")).replace("_", " ")
+            counts[word] = counts.get(word, 0) + 1
+        parts.append(f"{len(differentials)} differential pair(s): "
+                     + ", ".join(f"{n} {word}" for word, n in sorted(counts.items())))
+    if not parts:
+        return None
+    return "analysis: " + "; ".join(parts) + " (report.html and run.json have each; -v lists them)"

@@ -40,6 +40,7 @@ class GoldenOutcome:
     cross: dict[int, dict[str, Any]] = field(default_factory=dict)
     # Per untriaged frame: the `zbench goldens accept` command of its capture (golden/triage.py)
     accept_commands: dict[int, str] = field(default_factory=dict)
+    reject_commands: dict[int, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -79,6 +80,7 @@ class GoldenOutcome:
                 "digest": check.digest,
                 "triage": check.triage,
                 "accept": self.accept_commands.get(check.key.frame),
+                "reject": self.reject_commands.get(check.key.frame),
                 **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures,
@@ -143,9 +145,9 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 check.artifacts = {"actual": str(capture)}
             if check.triage == "untriaged":
                 command = triage_command("accept", results_dir, m.device, m.case.id, frame)
-                outcome.accept_commands[frame] = command
-                check.message += (f"\n  accept this image: {command}"
-                                  f"\n  or reject it: {triage_command('reject', results_dir, m.device, m.case.id, frame)}")
+                rejection = triage_command("reject", results_dir, m.device, m.case.id, frame)
+                outcome.accept_commands[frame], outcome.reject_commands[frame] = command, rejection
+                check.message += f"\n  accept this image: {command}\n  or reject it: {rejection}"
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:

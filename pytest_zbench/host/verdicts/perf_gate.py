@@ -20,8 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
+import numpy as np
+
 from ...errors import ZbenchError
+from ...percentiles import PERCENTILES
 from ...regression import contention
+from ...regression.attribution import Attribution, Rejudge, explain
 from ...regression.baseline import (
     BaselineFileError,
     DeviceSessions,
@@ -30,6 +34,7 @@ from ...regression.baseline import (
     judge_against_run_file,
     read_device_sessions,
     read_run_file,
+    run_file_frames,
     session_of,
 )
 from ...regression.changepoints import change_points
@@ -111,6 +116,8 @@ class GateResult:
     settings: dict[str, Any] | None = None  # the gate settings this scene was judged with, and where from
     distributions: dict[str, Any] | None = None  # the per-launch values judged (run.json, `distributions`)
     history_series: dict[str, Any] | None = None  # the scene's recent sessions (`history_series`)
+    attribution: Attribution | None = None  # why a regressed or improved scene moved (`attribution`)
+    baseline_frames: str | None = None  # a run.json baseline's frames CSV, for the diff trace
 
     @property
     def failed(self) -> bool:
@@ -163,6 +170,8 @@ class GateResult:
             "settings": self.settings,
             "distributions": self.distributions,
             "history_series": self.history_series,
+            "attribution": self.attribution.to_json() if self.attribution else None,
+            "baseline_samples_file": self.baseline_frames,
         }
 
     def junit_properties(self) -> list[tuple[str, object]]:
@@ -174,6 +183,9 @@ class GateResult:
                 props.append((f"regression_effect_{name}", round(v.effect, 4)))
             if v.p is not None and math.isfinite(v.p):
                 props.append((f"regression_p_{name}", round(v.p, 6)))
+        if self.attribution is not None:
+            props.append(("regression_why", self.attribution.line()))
+            props.append(("regression_moved", ",".join(m.name for m in self.attribution.moved)))
         return props
 
 
@@ -389,16 +401,20 @@ class RegressionGate:
             return GateResult("no_baseline", "history", description, f"no baseline: {description}",
                               fingerprint_changes=changes, settings=settings)
         sessions = [session_of(run) for run in reversed(result.window.runs)]  # oldest first, like the series
-        on_cpu = None
-        if twins := contention.twins_to_judge(result.verdict):
-            # The busy-host guard's second look: the same sessions judged on on-CPU time (docs/regression.md).
-            on_cpu = judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=twins),
-                                           exclude_run=run.run_id, environment=run.environment,
-                                           device_sessions=self._device_pool(key, run.run_id)).verdict
+
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            """The same sessions judged on other metrics: the busy-host guard's on-CPU time, the attribution's
+            measurements (docs/regression.md)."""
+            return judge_against_history(self.history, key, candidate, dataclasses.replace(config, metrics=metrics),
+                                         exclude_run=run.run_id, environment=run.environment,
+                                         device_sessions=self._device_pool(key, run.run_id)).verdict or SceneVerdict(())
+
+        twins = contention.twins_to_judge(result.verdict)
+        on_cpu = rejudge(twins) if twins else None
         return _with_context(result.verdict, "history", result.window.describe(), changes, settings,
                              self.run_info(record, m.device, m.backend).build_hash,
                              [r.build_hash for r in result.window.runs],
-                             sessions, candidate, on_cpu)
+                             sessions, candidate, on_cpu, rejudge)
 
     @staticmethod
     def _candidate(m: SceneMeasurement, valid: bool | None) -> list[dict[str, Any]]:
@@ -439,14 +455,20 @@ class RegressionGate:
             return GateResult("no_baseline" if result.comparable else "not_judged", "file", result.description,
                               result.message, settings=settings)
         session = BaselineSession(list(result.launches), str(document.get("run_id") or ""), result.build)
-        on_cpu = None
-        if twins := contention.twins_to_judge(result.verdict):
-            on_cpu = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
-                                            dataclasses.replace(config, metrics=twins),
-                                            pool=self._calibration_pool(record, m)).verdict
-        return _with_context(result.verdict, "file", result.description, (), settings,
-                             record.app.get("build_hash") or "", [result.build] if result.build else [],
-                             [session], candidate, on_cpu)
+
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            """The same baseline judged on other metrics (the busy-host guard's, the attribution's)."""
+            return judge_against_run_file(document, path, m.case.id, m.device, ours, candidate,
+                                          dataclasses.replace(config, metrics=metrics),
+                                          pool=self._calibration_pool(record, m)).verdict or SceneVerdict(())
+
+        twins = contention.twins_to_judge(result.verdict)
+        on_cpu = rejudge(twins) if twins else None
+        judged = _with_context(result.verdict, "file", result.description, (), settings,
+                               record.app.get("build_hash") or "", [result.build] if result.build else [],
+                               [session], candidate, on_cpu, rejudge)
+        frames = run_file_frames(document, path, m.case.id, m.device)
+        return dataclasses.replace(judged, baseline_frames=None if frames is None else str(frames))
 
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
@@ -463,8 +485,13 @@ class RegressionGate:
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
         verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
+
+        def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
+            return judge_ab(a_launches, b_launches, dataclasses.replace(config, metrics=metrics), a_name=a_name,
+                            b_name=b_name, device=m.device)
+
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
-                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches)
+                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge)
 
 
 def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
@@ -488,9 +515,11 @@ def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
                   settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
                   baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any],
-                  on_cpu: SceneVerdict | None = None) -> GateResult:
+                  on_cpu: SceneVerdict | None = None, rejudge: Rejudge | None = None) -> GateResult:
     """The verdict with what else changed named in its message: the same build, conditions that differ between
-    the candidate's launches and the baseline's, launches measured while throttled; and the values judged."""
+    the candidate's launches and the baseline's, launches measured while throttled; and the values judged. A
+    regressed or improved scene's message says first which measurements moved (`rejudge`: the same gate on
+    other metrics; regression/attribution.py)."""
     baseline_launches = [launch for session in baseline_sessions for launch in session.launches]
     conditions = tuple(conditions_changed(baseline_launches, candidate_launches))
     if source != "ab":  # interleaved launches share the host's load; sessions apart do not
@@ -500,10 +529,14 @@ def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tu
     if conditions:
         notes.append("conditions changed between the baseline and the candidate: "
                      + "; ".join(c.describe() for c in conditions))
+    why = (explain(baseline_launches, candidate_launches, rejudge)
+           if rejudge is not None and verdict.verdict in ("regressed", "improved") else None)
+    if why is not None:  # named first, right under the scene's verdict
+        verdict = dataclasses.replace(verdict, notes=(why.line(), *verdict.notes))
     verdict = verdict.with_notes(*notes)
     return GateResult(verdict.verdict, source, baseline, verdict.message(), verdict, changes,
                       conditions_changed=conditions, same_build=bool(same), settings=settings,
-                      distributions=distributions(verdict, baseline_sessions, candidate_launches))
+                      distributions=distributions(verdict, baseline_sessions, candidate_launches), attribution=why)
 
 
 def history_series(runs: Sequence[HistoricRun], metric: str, *, candidate_run: str) -> dict[str, Any]:
@@ -526,7 +559,33 @@ def distributions(verdict: SceneVerdict, baseline: Sequence[BaselineSession],
     draw overlaid. Per-launch values only, rounded: a scene's are a few dozen numbers."""
     return {"sessions": [{"label": s.label or None, "build": s.build or None} for s in baseline],
             "metrics": {v.metric: {"baseline": [_values(s.launches, v.metric) for s in baseline],
-                                   "candidate": _values(candidate, v.metric)} for v in verdict.verdicts}}
+                                   "candidate": _values(candidate, v.metric)} for v in verdict.verdicts},
+            "frames": frame_quantiles([launch for s in baseline for launch in s.launches], candidate)}
+
+
+# The levels of a frame-time series' distribution each launch summary keeps: its least frame, its percentiles
+# (percentiles.py) and its longest frame.
+QUANTILE_LEVELS: tuple[tuple[str, float], ...] = (("min", 0.0), *((name, round(level / 100, 6)) for name, level in PERCENTILES),
+                                                  ("max", 1.0))
+
+
+def frame_quantiles(baseline: Sequence[Any], candidate: Sequence[Any]) -> dict[str, Any]:
+    """run.json's `regression.distributions.frames`: per frame-time series (cpu_ms, gpu_ms), each side's
+    distribution as the median over its launches of each level's value (QUANTILE_LEVELS). The report draws it
+    beside the candidate's frames in the CDF (the baseline's frames themselves are not in this run's folder;
+    a history or a baseline run.json keeps its launch summaries). A series a side lacks is left out."""
+    out: dict[str, Any] = {}
+    for series in ("cpu_ms", "gpu_ms"):
+        sides: dict[str, Any] = {}
+        for side, launches in (("baseline", baseline), ("candidate", candidate)):
+            per_level = [launch_values(launches, f"{series}.{name}") for name, _ in QUANTILE_LEVELS]
+            if any(values.size == 0 for values in per_level):
+                break
+            sides[side] = [_rounded(float(np.median(values))) for values in per_level]
+            sides[f"n_{side}"] = min(values.size for values in per_level)
+        else:
+            out[series] = {"levels": [level for _, level in QUANTILE_LEVELS], **sides}
+    return out
 
 
 def _values(launches: Sequence[Any], metric: str) -> list[float]:
