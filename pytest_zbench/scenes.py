@@ -95,7 +95,15 @@ class ComplexitySpec:
 
     unit: str  # what one unit of complexity draws, in the plural: "rects", "labels"
     capture: int  # the complexity every captured frame renders at, whatever the device and the plan
-    max: int = MAX_COUNT  # the search and the ramps never go past it (nor past what the counting ops can draw)
+    max: int = MAX_COUNT  # the largest complexity the layout keeps on the surface: the planned range
+    # The most the counting ops can draw (their own cap, and MAX_DRAWS_PER_FRAME): a search that finds a device
+    # within budget at `max` goes on up to it (docs/methodology.md §10, "Past max"). None: `max` is the limit.
+    limit: int | None = None
+
+    @property
+    def ceiling(self) -> int:
+        """The largest complexity any launch may draw."""
+        return max(self.max, self.limit) if self.limit is not None else self.max
 
 
 @dataclass(frozen=True)
@@ -450,7 +458,17 @@ def _complexity(raw: Any, ops: tuple[Mapping[str, Any], ...], settings: _Setting
             f"max {high} is more than the {capping['op']} op can draw ({cap} for its "
             f"{COMPLEXITY_OP_KEYS[capping['op']]}, docs/display-list.md); lower max to {cap} or less")
     capture = cast(int, _integer(0, high)(spec["capture"], where.at("complexity").at("capture")))
-    return ComplexitySpec(unit=unit.strip(), capture=capture, max=high)
+    return ComplexitySpec(unit=unit.strip(), capture=capture, max=high, limit=_complexity_limit(ops, cap, high))
+
+
+def _complexity_limit(ops: tuple[Mapping[str, Any], ...], cap: int, high: int) -> int:
+    """The largest complexity the counting ops can draw: `cap`, and no more than MAX_DRAWS_PER_FRAME draws a
+    frame (a frame's draws grow linearly with the complexity: a + b x complexity)."""
+    one, two = _draws_per_frame(ops, 1), _draws_per_frame(ops, 2)
+    per_unit, fixed = two - one, 2 * one - two
+    if per_unit > 0:
+        cap = min(cap, (MAX_DRAWS_PER_FRAME - fixed) // per_unit)
+    return max(high, cap)
 
 
 def _combinations(sweep: Any, where: _Where) -> list[dict[str, Any]]:

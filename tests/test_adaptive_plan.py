@@ -8,6 +8,7 @@ import pytest
 
 from pytest_zbench.adaptive_score import SETTLE_FRAMES, LaunchPoints, StepPoint
 from pytest_zbench.host.measure.adaptive_launches import (
+    EXTENSION_TIME_LIMIT_S,
     FIRST_SEARCH_TOP,
     MIN_HOLD,
     RAMP_BOTTOM,
@@ -130,3 +131,76 @@ def test_a_search_step_whose_median_is_exactly_the_budget_ends_the_search():
     under.observe(LaunchPoints(tuple(StepPoint(v, BUDGET - 1e-9 if v == levels[-1] else BUDGET / 2, 4)
                                      for v in dict.fromkeys(levels)), 0))
     assert under.next_search() is not None
+
+
+# --- past the scene's max (docs/methodology.md §10, "Past max") -----------------------------------------------
+
+
+class Clock:
+    """A clock the test moves: the controller's time limit without waiting for it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def search_until_done(c, cost_per_element, clock=None, seconds_per_launch=0.0):
+    plans = []
+    while (plan := c.next_search()) is not None:
+        plans.append(plan)
+        if clock is not None:
+            clock.now += seconds_per_launch
+        c.observe(measured(plan, cost_per_element))
+    return plans
+
+
+def test_a_device_within_budget_at_max_is_searched_past_it_until_the_budget_is_crossed():
+    # 0.5 + 1e-3 ms per element crosses 16 ms at 15,500: past the scene's max of 10,000.
+    c = controller(spec=ComplexitySpec("rects", 100, 10_000, limit=100_000))
+    plans = search_until_done(c, 1e-3)
+    tops = [p.steps()[-1][0] for p in plans]
+    assert 10_000 in tops and max(tops) > 10_000
+    assert c.extension is not None and c.extension.stopped == "budget"
+    assert (c.extension.max_complexity, c.extension.limit) == (10_000, 100_000)
+    assert c.extension.reached == max(tops)
+    ramp = c.ramp()
+    assert max(ramp.complexity) == pytest.approx((RAMP_TOP * BUDGET - 0.5) / 1e-3, rel=1e-6)  # past max
+    assert min(ramp.complexity) < 15_500 < max(ramp.complexity)
+
+
+def test_the_search_past_max_stops_at_the_ops_limit_and_keeps_the_lower_bound():
+    c = controller(spec=ComplexitySpec("rects", 100, 10_000, limit=40_000))
+    search_until_done(c, 1e-6)
+    assert c.extension is not None and c.extension.stopped == "limit" and c.extension.reached == 40_000
+    assert max(c.ramp().complexity) == 40_000
+
+
+def test_the_search_past_max_stops_at_its_time_limit():
+    clock = Clock()
+    c = controller(spec=ComplexitySpec("rects", 100, 10_000, limit=100_000))
+    c = Controller(c.spec, BUDGET, 600, 60, (0,), clock=clock)
+    search_until_done(c, 1e-6, clock, seconds_per_launch=EXTENSION_TIME_LIMIT_S / 2)
+    assert c.extension is not None and c.extension.stopped == "time"
+    assert c.extension.reached < 100_000
+
+
+def test_a_scene_whose_op_can_draw_no_more_than_max_is_not_extended():
+    c = controller(spec=ComplexitySpec("rects", 10, 500, limit=500))
+    search_until_done(c, 1e-6)
+    assert c.extension is None and max(c.ramp().complexity) == 500
+
+
+def test_the_corpus_limits_are_the_ops_own_caps_and_the_frame_draw_cap():
+    from pathlib import Path
+
+    from pytest_zbench.protocol.display_list import MAX_COUNT
+    from pytest_zbench.scenes import load_corpus
+
+    cases, errors = load_corpus(Path(__file__).resolve().parent.parent / "scenes")
+    assert not errors
+    spec = {c.id: c.complexity for c in cases if c.complexity is not None}
+    assert spec["drawcalls.rects.adaptive"].limit == MAX_COUNT  # a repeat of one rect: its count's cap
+    assert spec["shader.loops.adaptive"].limit == spec["shader.loops.adaptive"].max == 1024
+    assert all(s.limit is not None and s.limit >= s.max for s in spec.values())

@@ -25,6 +25,8 @@ REQUIRED_KEYS = {
     "backdrop_blur": {"x", "y", "w", "h", "blur"},
     "text": {"x", "y", "size", "color", "text"},
     "image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
+    "etc2_image": {"x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"},
+    "tap_target": {"x", "y", "w", "h", "color", "active_color", "tap_every"},
     "path": {"points", "closed", "color"},
     "clip": {"shape", "ops"},
     "layer": {"opacity", "ops"},
@@ -63,11 +65,12 @@ def test_corpus_has_every_family_and_the_expected_ids(corpus):
     families = {case.family for case in corpus.values()}
     assert families == {"fill", "gradients", "rrect", "border", "shadow", "text", "clip", "layer", "drawcalls",
                         "texture", "image", "scroll", "idle", "backdrop", "dirtyrect", "textscroll", "geometry",
-                        "shader", "textcjk", "blending", "largeimage"}
+                        "shader", "textcjk", "blending", "largeimage", "input"}
     for layers in (1, 2, 4, 8):
         assert f"fill.opaque.x{layers}" in corpus and f"fill.alpha.x{layers}" in corpus
     assert {"shadow.blur2", "shadow.blur8", "shadow.blur32", "text.changing", "clip.nested", "layer.group",
-            "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse"} <= set(corpus)
+            "texture.every_frame.s1024", "texture.once.s1024", "scroll.list.steady", "idle.pulse",
+            "drawcalls.rects.n10000", "scroll.list.fling", "texture.etc2.every_frame.s1024", "input.tap"} <= set(corpus)
     assert 60 <= sum(not case.adaptive for case in corpus.values()) <= 80  # and the adaptive variants
     assert corpus["fill.alpha.x4"].params == {"layers": 4}
     assert corpus["fill.alpha.x4"].sweep == "fill.alpha.x{layers}"  # what the isolation check groups by
@@ -505,3 +508,22 @@ def test_each_op_that_takes_complexity_makes_its_scene_adaptive_and_bounds_its_m
     assert case.adaptive and case.ops[0][key] == "complexity"
     assert case.complexity is not None and case.complexity.max == cap  # the default max is what the op can draw
     assert case.job_scene(64, 48)["ops"][0][key] == "complexity"  # the job carries the key as the scene wrote it
+
+
+def test_the_fling_decelerates_by_friction_and_comes_back(corpus):
+    """scroll.list.fling's offsets, as the runner receives them: each fling's steps shrink frame by frame by
+    the friction factor e^(-1/22) (docs/scenes.md), it stops at -400vh and the way back mirrors the way down."""
+    import math
+
+    dy = corpus["scroll.list.fling"].job_scene(800, 480)["ops"][0]["dy"]
+    assert dy["anim"] == "step" and dy["every"] == 1
+    offsets = [v / 480 * 100 for v in dy["values"]]  # in vh
+    down, up = offsets[:90], offsets[90:]
+    assert down[0] == 0 and up[0] == pytest.approx(-400)
+    steps = [b - a for a, b in zip(down, down[1:])]
+    assert all(s < 0 for s in steps)
+    # Rounded to 0.1vh, so compare the decay over 10 frames where the rounding is small against the steps.
+    for k in (0, 10, 20, 30):
+        ratio = (down[k + 11] - down[k + 10]) / (down[k + 1] - down[k])
+        assert ratio == pytest.approx(math.exp(-10 / 22), abs=0.03)
+    assert [-400 - u for u in up] == pytest.approx(down, abs=0.11)

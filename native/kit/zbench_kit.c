@@ -747,7 +747,27 @@ typedef struct {
     issues issues;
     int frames_rendered;
     int ended_at_duration;
+    /* result.json `activity`: getrusage and the clock at the start of the first measured frame and after the
+     * last (docs/runner-protocol.md; the idle scene's wake-ups and CPU time per second). */
+    int activity_state; /* 0 none, 1 started, 2 complete */
+    struct rusage activity_start, activity_end;
+    int64_t activity_t0, activity_t1;
 } run_state;
+
+static double rusage_cpu_ms(const struct rusage *ru) {
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
+static void activity_json(zk_buf *b, const run_state *s) {
+    if (s->activity_state != 2 || s->activity_t1 <= s->activity_t0) { zk_buf_add(b, "null"); return; }
+    double cpu = rusage_cpu_ms(&s->activity_end) - rusage_cpu_ms(&s->activity_start);
+    long vol = s->activity_end.ru_nvcsw - s->activity_start.ru_nvcsw;
+    long invol = s->activity_end.ru_nivcsw - s->activity_start.ru_nivcsw;
+    zk_buf_add(b, "{\"source\": \"getrusage\", \"wall_ms\": %.3f, \"cpu_ms\": %.3f, \"voluntary_switches\": %ld, "
+                  "\"involuntary_switches\": %ld}", (double)(s->activity_t1 - s->activity_t0) / 1e6,
+               cpu > 0 ? cpu : 0.0, vol > 0 ? vol : 0L, invol > 0 ? invol : 0L);
+}
 
 static void out_path(char *buf, size_t n, const char *outdir, const char *name) { snprintf(buf, n, "%s/%s", outdir, name); }
 
@@ -789,6 +809,8 @@ static void write_result(run_state *s) {
                (double)(zk_now_ns() - g_main_ns) / 1e6, s->frames_rendered, (long long)started, start_source);
     if (rss >= 0) zk_buf_add(&b, "%ld", rss);
     else zk_buf_add(&b, "null");
+    zk_buf_add(&b, ", \"activity\": ");
+    activity_json(&b, s);
     if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
     zk_buf end = {0};
     sample_conditions(e, &end);
@@ -855,6 +877,11 @@ static int frame_loop(run_state *s) {
         /* Outside the frame's clocks: a pacing sleep is a voluntary switch, not a preemption, and touches no page. */
         struct rusage before, after;
         int have_usage = getrusage(RUSAGE_SELF, &before) == 0;
+        if (f == job->warmup_frames && have_usage) {
+            s->activity_start = before;
+            s->activity_t0 = zk_now_ns();
+            s->activity_state = 1;
+        }
         int64_t t_start = pacer_begin(&p);
         if (g_stop) break;
         if (duration_ns && f >= job->warmup_frames) {
@@ -921,6 +948,10 @@ static int frame_loop(run_state *s) {
             printf("{\"frame\": %d, \"of\": %d}\n", f + 1, job->total_frames);
             fflush(stdout);
         }
+    }
+    if (s->activity_state == 1 && getrusage(RUSAGE_SELF, &s->activity_end) == 0) {
+        s->activity_t1 = zk_now_ns();
+        s->activity_state = 2;
     }
     /* After the last frame, on SIGTERM and after a frame that failed: wait for the timings still outstanding,
      * so that every rendered frame's row is written (docs/gpu-timing.md). */

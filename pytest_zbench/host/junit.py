@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
 from .run_record import results_relative
 from .verdicts.golden_test import GoldenOutcome
@@ -32,6 +33,10 @@ def perf_properties(m: SceneMeasurement, results_dir: Path, gpu_valid: bool | No
         if values:
             props += [(f"{metric}_{q}", round(values[q], 4)) for q in ("p50", "p95", "p99") if values.get(q) is not None]
     props += [("jank", s.jank), ("severe_jank", s.severe_jank)]
+    # The idle scene's own metric (docs/methodology.md, "Idle: wake-ups and CPU time per second").
+    activity = summarize_activity([read_activity(launch.result.extra.get("activity")) for launch in m.launches])
+    if activity is not None:
+        props += [("wakeups_per_s", activity["wakeups_per_s"]), ("cpu_ms_per_s", activity["cpu_ms_per_s"])]
     if s.jank_share is not None:
         props.append(("jank_share", round(s.jank_share, 6)))
     if s.gpu_source:

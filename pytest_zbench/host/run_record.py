@@ -16,7 +16,9 @@ from ..gpu_timing import MixedGpuSources, run_source
 from ..protocol import Toolchain
 from .devices.device import LaunchOutcome
 from .devices.environment import runner_toolchain
+from .measure.input_latency import summarize_input_latency
 from .measure.launch_flags import flagged_launches
+from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
 from .verdicts.differentials import differential_costs
 from .verdicts.isolation import check_isolation
@@ -125,9 +127,16 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
         # The runner's peak resident memory: the largest of any launch (each launch's is in launches[])
         "peak_rss_kb": max((l.runner_peak_rss_kb for l in m.launches if l.runner_peak_rss_kb is not None),
                            default=None),
+        # Wake-ups and CPU time per second over the measured frames: the idle scene's own metric
+        # (host/measure/process_activity.py); every scene has it where the runner reports it.
+        "activity": summarize_activity([read_activity(l.result.extra.get("activity")) for l in m.launches]),
+        # The input-to-photon proxy of a scene with a tap_target (host/measure/input_latency.py); else null.
+        "input_to_photon": summarize_input_latency([l.result.extra.get("input_to_photon") for l in m.launches]),
         "launches": [launch_record(l) for l in m.launches],
         "outcome": outcome,
         "skipped": m.skipped,
+        # Skipped because the backend does not support what the scene measures (a compressed texture format).
+        "unsupported": m.unsupported,
         "correctness": None,
         "issues": [dict(i.to_dict(), launch=n) for n, launch in enumerate(m.launches) for i in launch.issues],
         # An adaptive scene's score, plans and fits (host/measure/adaptive_launches.py); fixed-load scenes have no such key.
@@ -149,6 +158,7 @@ class LaunchRecord(TypedDict):
     conditions: dict[str, Any]
     retried: dict[str, Any] | None
     peak_rss_kb: int | None
+    activity: dict[str, Any] | None
 
 
 def launch_record(launch: LaunchOutcome) -> LaunchRecord:
@@ -164,7 +174,9 @@ def launch_record(launch: LaunchOutcome) -> LaunchRecord:
         status = "failed"
     return {"launch": launch.index, "started_utc": launch.started_utc, "ended_utc": launch.ended_utc,
             "status": status, "exit_code": launch.exit_code, "conditions": launch.conditions,
-            "retried": launch.retried, "peak_rss_kb": launch.runner_peak_rss_kb}
+            "retried": launch.retried, "peak_rss_kb": launch.runner_peak_rss_kb,
+            "activity": None if (activity := read_activity(launch.result.extra.get("activity"))) is None
+            else activity.to_json()}
 
 
 @dataclass

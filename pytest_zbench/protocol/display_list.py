@@ -42,7 +42,14 @@ OPS: Mapping[str, OpSpec] = {
     "text": OpSpec(("x", "y", "size", "color", "text"), ("max_width", "line_height", "font")),
     "image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"), ("alpha",),
                     defaults={"seed": 0, "upload": "once", "filter": "linear"}),
+    # The image op's texture uploaded ETC2-compressed (ETC1-compatible RGB8 blocks), opaque: a backend draws it
+    # wherever its runner can; measuring it needs the format in the backend's probe (COMPRESSED_FORMATS).
+    "etc2_image": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "pattern", "seed", "upload", "filter"),
+                         defaults={"seed": 0, "upload": "once", "filter": "linear"}),
     "mesh": OpSpec(("x", "y", "w", "h", "columns", "rows", "color", "alt_color")),
+    # A rect in `color` that turns `active_color` in the frame that reflects a synthetic tap (the runner makes
+    # one every `tap_every` frames): the input-to-photon proxy's scene (docs/display-list.md, "Input").
+    "tap_target": OpSpec(("x", "y", "w", "h", "color", "active_color", "tap_every")),
     "rect_batch": OpSpec(("count", "columns", "dx", "dy", "x", "y", "w", "h", "color")),
     "shader": OpSpec(("x", "y", "w", "h", "loops", "fetches"), ("reads",)),
     "video": OpSpec(("x", "y", "w", "h", "tex_w", "tex_h", "seed")),
@@ -60,7 +67,7 @@ KEY_KINDS: Mapping[str, ValueKind] = {
     **{key: "y" for key in ("y", "h", "dy", "y0", "y1", "cy")},
     **{key: "length" for key in ("radius", "width", "blur", "size", "r", "line_height", "stroke_width")},
     "color": "color", "stops": "stops", "points": "points", "text": "text", "opacity": "opacity",
-    "alt_color": "color", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
+    "alt_color": "color", "active_color": "color", "tap_every": "integer", "count": "count", "columns": "integer", "rows": "integer", "tex_w": "integer",
     "tex_h": "integer", "seed": "integer", "loops": "integer", "fetches": "integer",
     "pattern": "choice", "upload": "choice", "filter": "choice", "alpha": "choice", "blend": "choice",
     "font": "choice", "reads": "choice", "closed": "boolean", "shape": "shape",
@@ -77,9 +84,12 @@ MAX_MESH_CELLS = 65_536
 # A shader op's loop and fetch counts are unrolled into the shader's source (constant loop bounds).
 MAX_SHADER_LOOPS = 1024
 MAX_SHADER_FETCHES = 64
+# Frames between a tap_target's synthetic taps, at most (a tap in every frame leaves no frame without one).
+MAX_TAP_EVERY = 10_000
 INTEGER_RANGES: Mapping[str, tuple[int, int]] = {
     "columns": (1, MAX_COUNT), "rows": (1, MAX_MESH_CELLS), "tex_w": (1, MAX_TEXTURE), "tex_h": (1, MAX_TEXTURE),
     "seed": (0, 2**31 - 1), "loops": (0, MAX_SHADER_LOOPS), "fetches": (0, MAX_SHADER_FETCHES),
+    "tap_every": (2, MAX_TAP_EVERY),
 }
 CHOICES: Mapping[str, tuple[str, ...]] = {
     "pattern": ("checker", "noise"),
@@ -103,6 +113,11 @@ COMPLEXITY_COUNT = "complexity"
 # in one batch, rows of a mesh's grid (2 x columns triangles each) and ALU loop iterations of a shader. No other
 # key may: a size or a colour that changed with the complexity would not be "more of the same work".
 COMPLEXITY_OP_KEYS: Mapping[str, str] = {"repeat": "count", "rect_batch": "count", "mesh": "rows", "shader": "loops"}
+
+# Ops whose texture a backend must upload in a compressed format, and the format's name in a probe's
+# `compressed_formats` (docs/runner-protocol.md): a backend without it does not support the scene (its runner
+# may still draw the op, decoded on the CPU, as the reference runner's raster backend does for references).
+COMPRESSED_FORMATS: Mapping[str, str] = {"etc2_image": "etc2_rgb8"}
 
 # anim -> (keys holding values of the animated number, key holding a frame count)
 ANIMATIONS: Mapping[str, tuple[tuple[str, ...], str]] = {
@@ -131,6 +146,11 @@ def walk_ops(ops: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
 def ops_features(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
     """A job's `features`: every op name used anywhere in the display list (docs/display-list.md)."""
     return frozenset(op["op"] for op in walk_ops(ops))
+
+
+def compressed_formats(ops: Iterable[Mapping[str, Any]]) -> frozenset[str]:
+    """The compressed texture formats a display list uploads (COMPRESSED_FORMATS)."""
+    return frozenset(COMPRESSED_FORMATS[op["op"]] for op in walk_ops(ops) if op["op"] in COMPRESSED_FORMATS)
 
 
 def takes_complexity(op: str, key: str) -> bool:

@@ -45,6 +45,7 @@ from pytest_zbench.protocol.display_list import (
     counts_complexity,
     takes_complexity,
 )
+from pytest_zbench.runner import etc1
 
 # DejaVu Sans makes text captures identical across devices that have it; the usual places on Linux.
 FONT_PATHS = (
@@ -87,10 +88,13 @@ class FrameState:
     i: int = 0  # index of the innermost enclosing repeat
     draw_calls: int = 0
     upload_bytes: int = 0
+    tapped: bool = False  # this frame is the first to start after a synthetic tap (runner/input_proxy.py)
 
 
 Node = Callable[[skia.Canvas, FrameState], None]
 Draw = Callable[[skia.Canvas, FrameState], None]
+# (ETC2 RGB8 data, width, height) -> the image a backend draws it as (an etc2_image op's texture).
+CompressedUpload = Callable[[bytes, int, int], skia.Image]
 Bounds = tuple[float, float, float, float]  # x0, y0, x1, y1 (x0 <= x1, y0 <= y1) in an op's own coordinates
 
 
@@ -689,9 +693,12 @@ class _Texture:
 
 
 class _Compiler:
-    def __init__(self, counts: frozenset[int] | None, upload_image: Callable[[skia.Image], skia.Image]) -> None:
+    def __init__(self, counts: frozenset[int] | None, upload_image: Callable[[skia.Image], skia.Image],
+                 upload_compressed: CompressedUpload) -> None:
         self.counts = counts  # the counts the job's complexity list holds, rounded; None without a list
         self.upload_image = upload_image
+        self.upload_compressed = upload_compressed
+        self.tap_every: int | None = None  # a tap_target's tap_every: the runner's synthetic taps
         self.features: set[str] = set()
         self.issues: list[Issue] = []
         self._typeface: skia.Typeface | None = None
@@ -955,6 +962,70 @@ class _Compiler:
         # An every_frame or decoded image is a fresh copy of its pixels in every draw.
         copied = 0 if upload == "once" else tex.nbytes
         return _leaf(build, values, lambda p, cs: _Footprint(_rect_box(p), alloc_bytes=copied))
+
+    def _op_etc2_image(self, o: _OpReader) -> Node:
+        """The image op's texture as ETC2 RGB8 data (runner/etc1.py), uploaded compressed by the backend
+        (`upload_compressed`) once before frame 0 or again in every frame; what is drawn is the decoded texels."""
+        values = o.nums("x", "y", "w", "h")
+        tex_w = _positive_int(o.get("tex_w"), o.where("tex_w"))
+        tex_h = _positive_int(o.get("tex_h"), o.where("tex_h"))
+        if tex_w % 4 or tex_h % 4:
+            raise DisplayListError(f"{o.where('tex_w')}: an etc2_image's texture is whole 4x4 blocks: tex_w and "
+                                   f"tex_h must be multiples of 4, got {tex_w}x{tex_h}")
+        pattern = o.choice("pattern")
+        seed = o.get("seed")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise DisplayListError(f"{o.where('seed')}: {seed!r} is not an integer")
+        upload = o.choice("upload")
+        if upload == "decode":
+            raise DisplayListError(f"{o.where('upload')}: an etc2_image is uploaded once or every_frame, not decoded")
+        filter_name = o.choice("filter")
+        if filter_name == "mipmap":
+            raise DisplayListError(f"{o.where('filter')}: an etc2_image has no mip levels: nearest or linear")
+        pixels = checker_pixels(tex_w, tex_h) if pattern == "checker" else noise_pixels(tex_w, tex_h, seed)
+        data, _ = etc1.encode(np.ascontiguousarray(pixels[:, :, :3]))
+        nbytes = len(data)
+        sampling = SAMPLINGS[filter_name]
+        uploaded = self.upload_compressed(data, tex_w, tex_h) if upload == "once" else None
+        counted = [False]
+
+        def build(p: dict[str, Any]) -> Draw:
+            dst = _rect(p)
+            if uploaded is not None:
+                def draw_once(canvas: skia.Canvas, st: FrameState) -> None:
+                    if not counted[0]:
+                        counted[0] = True
+                        st.upload_bytes += nbytes
+                    canvas.drawImageRect(uploaded, dst, sampling)
+
+                return draw_once
+
+            def draw_every_frame(canvas: skia.Canvas, st: FrameState) -> None:
+                # A new texture from the compressed data in every frame: the upload is the frame's work.
+                st.upload_bytes += nbytes
+                canvas.drawImageRect(self.upload_compressed(data, tex_w, tex_h), dst, sampling)
+
+            return draw_every_frame
+
+        return _leaf(build, values, _rect_footprint)
+
+    def _op_tap_target(self, o: _OpReader) -> Node:
+        """A rect that shows the frame's input state: `active_color` when the frame reflects a tap."""
+        values = o.nums("x", "y", "w", "h")
+        idle, active = _fill(o.color("color")), _fill(o.color("active_color"))
+        every = _positive_int(o.get("tap_every"), o.where("tap_every"))
+        if every < 2:
+            raise DisplayListError(f"{o.where('tap_every')}: a tap every frame leaves no frame without one: 2 or more")
+        if self.tap_every not in (None, every):
+            raise DisplayListError(f"{o.where('tap_every')}: {every}, but another tap_target of the scene has "
+                                   f"{self.tap_every}: the runner makes one series of taps")
+        self.tap_every = every
+
+        def build(p: dict[str, Any]) -> Draw:
+            rect = _rect(p)
+            return lambda canvas, st: canvas.drawRect(rect, active if st.tapped else idle)
+
+        return _leaf(build, values, _rect_footprint)
 
     def _op_mesh(self, o: _OpReader) -> Node:
         values: dict[str, Any] = o.nums("x", "y", "w", "h")
@@ -1257,12 +1328,17 @@ class Program:
     # False when every frame draws the same thing (no animation, no complexity, no {frame} text): its
     # counts are taken once.
     dynamic: bool = True
+    # Frames between synthetic taps when the scene has a tap_target (runner/input_proxy.py), else None.
+    tap_every: int | None = None
     _state: FrameState = field(default_factory=FrameState)
     _static_counts: dict[str, int] | None = None
 
-    def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None) -> FrameState:
+    def render(self, canvas: skia.Canvas, frame: int, complexity: float | None = None,
+               tapped: bool = False) -> FrameState:
+        """`tapped`: the frame is the first to start after a synthetic tap, and reflects it."""
         st = self._state
         st.frame, st.complexity, st.i, st.draw_calls, st.upload_bytes = frame, complexity, 0, 0, 0
+        st.tapped = tapped
         canvas.clear(WHITE)
         for node in self.nodes:
             node(canvas, st)
@@ -1294,12 +1370,24 @@ def _changes_per_frame(ops: Any) -> bool:
     return isinstance(ops, str) and "{frame}" in ops
 
 
+def decode_compressed(data: bytes, width: int, height: int) -> skia.Image:
+    """ETC2 RGB8 data as a raster image, decoded by Skia on the CPU: how a backend without compressed textures
+    draws an etc2_image (the raster backend, for references; it does not list the format in its probe)."""
+    image = skia.Image.MakeRasterFromCompressed(skia.Data.MakeWithCopy(data), width, height,
+                                                skia.Image.CompressionType.kETC2_RGB8_UNORM)
+    if image is None:
+        raise DisplayListError(f"Skia could not decode {width}x{height} ETC2 RGB8 data of {len(data)} bytes")
+    return image
+
+
 def compile_scene(ops: Any, *, complexity: Iterable[float] | None = None,
-                  upload_image: Callable[[skia.Image], skia.Image] = lambda image: image) -> Program:
+                  upload_image: Callable[[skia.Image], skia.Image] = lambda image: image,
+                  upload_compressed: CompressedUpload = decode_compressed) -> Program:
     """Validate `ops` (a scene's display list) and precompute it; raise DisplayListError naming the op path.
     `complexity` is the job's per-frame complexity list (None: the job has none): an op counting it is built
     for each count it holds."""
     counts = None if complexity is None else frozenset(complexity_round(c) for c in complexity)
-    compiler = _Compiler(counts, upload_image)
+    compiler = _Compiler(counts, upload_image, upload_compressed)
     nodes = compiler.ops(ops, "ops")
-    return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops))
+    return Program(nodes, frozenset(compiler.features), compiler.issues, dynamic=_changes_per_frame(ops),
+                   tap_every=compiler.tap_every)

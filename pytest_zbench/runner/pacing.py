@@ -26,6 +26,14 @@ class Pacer:
     def end(self) -> float:
         raise NotImplementedError
 
+    def next_start_ns(self) -> int:
+        """The earliest time the next frame may start (a paced frame waits for its vsync)."""
+        raise NotImplementedError
+
+    def present_ns(self) -> int:
+        """When the frame that last ended is presented: its vsync (paced), its end (uncapped)."""
+        raise NotImplementedError
+
     def exclude(self, ns: int) -> None:
         """Leave `ns` of work done between frames (the runner's counting walk) out of the schedule, as if
         that time had not passed: it never lengthens an interval nor makes a frame miss its vsync."""
@@ -65,6 +73,14 @@ class PacedVsync(Pacer):
         self._last_present = self._next = present
         return interval
 
+    def next_start_ns(self) -> int:
+        if not self._started:
+            return self._clock()
+        return self._t0 + math.ceil(self._next * self.period_ns)
+
+    def present_ns(self) -> int:
+        return self._t0 + math.ceil(self._last_present * self.period_ns)
+
     def exclude(self, ns: int) -> None:
         self._t0 += ns  # the vsync grid moves with it
 
@@ -85,6 +101,13 @@ class Uncapped(Pacer):
         interval = (now - self._last_end) / 1e6  # type: ignore[operator]
         self._last_end = now
         return interval
+
+    def next_start_ns(self) -> int:
+        return self._clock()
+
+    def present_ns(self) -> int:
+        assert self._last_end is not None
+        return self._last_end
 
     def exclude(self, ns: int) -> None:
         if self._last_end is not None:

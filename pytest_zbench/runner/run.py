@@ -26,8 +26,9 @@ from pytest_zbench.protocol import (
     write_result_json,
 )
 from pytest_zbench.protocol.limits import MAX_SURFACE_SIDE
-from pytest_zbench.runner import RUNNER_NAME, STARTED, conditions, runner_version
+from pytest_zbench.runner import RUNNER_NAME, STARTED, activity, conditions, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
+from pytest_zbench.runner.input_proxy import SyntheticTaps
 from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
 from pytest_zbench.runner.machine import machine_facts
 from pytest_zbench.runner.memory import peak_rss_kb
@@ -158,6 +159,8 @@ class _Run:
     frames_rendered: int = 0
     cpu_burn_per_draw_us: float = 0.0
     ended_at_duration: bool = False  # a sustained job's measured frames reached its duration_s
+    activity: dict[str, Any] | None = None  # CPU time and wake-ups over the measured frames (runner/activity.py)
+    taps: SyntheticTaps | None = None  # the input-to-photon proxy's taps, for a scene with a tap_target
     conditions_at_start: dict[str, Any] = field(default_factory=dict)  # result.json conditions.start
 
     def complexity_at(self, frame: int) -> float | None:
@@ -177,6 +180,8 @@ class _Run:
         # A sustained job stops its measured frames at its duration, counted from the first one's start.
         duration_ns = None if job.duration_s is None else round(job.duration_s * 1e9)
         measure_start: int | None = None
+        measured_from: activity.ActivitySample | None = None
+        taps = self.taps = (SyntheticTaps(program.tap_every, job.seed) if program.tap_every is not None else None)
         last_progress = 0.0
         # A GPU clock that reports frames late (a ring of timer queries) need not stall: rows wait in `rows`
         # until their timing is complete and are written in frame order (docs/gpu-timing.md).
@@ -192,6 +197,11 @@ class _Run:
                         if self.stop.signum is not None:
                             break
                         complexity = self.complexity_at(f)
+                        if f == warmup:
+                            measured_from = activity.sample()
+                        tapped = taps is not None and taps.reflects_tap(f)
+                        if taps is not None and tapped:
+                            taps.tap(pacer.next_start_ns())
                         t_start = pacer.begin()
                         if duration_ns is not None and f >= warmup:
                             measure_start = t_start if measure_start is None else measure_start
@@ -200,11 +210,13 @@ class _Run:
                                 break
                         before = usage()
                         backend.begin_frame()
-                        counters = program.render(canvas, f, complexity)
+                        counters = program.render(canvas, f, complexity, tapped)
                         if burn_s or burn_per_draw_s:
                             _burn(burn_s + burn_per_draw_s * counters.draw_calls)
                         timing = backend.end_frame()
                         interval = pacer.end()
+                        if taps is not None and tapped:  # read before the counting walk moves the schedule
+                            taps.presented(f, pacer.present_ns(), measured=f >= warmup)
                         after = usage()
                         # Outside the frame's clocks and the pacer's schedule: the counting walk (once for a
                         # scene whose frames are alike).
@@ -224,6 +236,8 @@ class _Run:
                             last_progress = now
                             print(progress_line(f + 1, total), file=self.out, flush=True)
                 finally:
+                    if measured_from is not None:
+                        self.activity = activity.activity_between(measured_from, activity.sample())
                     # After the last frame, on SIGTERM and after a frame that raised: wait for the timings
                     # still outstanding, so that every rendered frame's row is written before anything else.
                     try:
@@ -250,7 +264,9 @@ class _Run:
             if self.stop.signum is not None:
                 return
             self.backend.begin_frame()
-            self.program.render(canvas, frame, self.complexity_at(frame))
+            # The same frame as measured: the tap schedule is fixed by frame index.
+            tapped = self.program.tap_every is not None and frame >= 1 and (frame - 1) % self.program.tap_every == 0
+            self.program.render(canvas, frame, self.complexity_at(frame), tapped)
             self.backend.end_frame()
             pixels = self.backend.read_rgba(surface)
             image = skia.Image.fromarray(pixels, colorType=skia.kRGBA_8888_ColorType,
@@ -259,11 +275,15 @@ class _Run:
 
     def write_result(self) -> None:
         write_result(self.outdir, self.job, self.backend, self.issues, self.frames_rendered, self.cpu_burn_ms,
-                     self.cpu_burn_per_draw_us, conditions_at_start=self.conditions_at_start)
+                     self.cpu_burn_per_draw_us, self.activity,
+                     self.taps.result() if self.taps is not None else None,
+                     conditions_at_start=self.conditions_at_start)
 
 
 def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], frames_rendered: int,
-                 cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0, *,
+                 cpu_burn_ms: float, cpu_burn_per_draw_us: float = 0.0,
+                 measured_activity: dict[str, Any] | None = None,
+                 input_to_photon: dict[str, Any] | None = None, *,
                  conditions_at_start: dict[str, Any]) -> None:
     info = backend.probe_info()
 
@@ -283,6 +303,8 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         process_start_ns=started_ns,
         process_start_source=started_from,
         peak_rss_kb=peak_rss_kb(),
+        activity=measured_activity,
+        **({"input_to_photon": input_to_photon} if input_to_photon is not None else {}),
         # the start sample was taken before the first frame (run), the end one now, after the last
         conditions={"start": conditions_at_start, "end": conditions.sample()},
     )
@@ -339,7 +361,7 @@ def _run_with(job: Job, job_path: str, declared: list[str], outdir: Path, backen
         return skipped(missing)
     try:
         program = compile_scene(job.scene["ops"], complexity=job.complexity,
-                                upload_image=backend.upload_image)
+                                upload_image=backend.upload_image, upload_compressed=backend.upload_compressed)
     except DisplayListError as exc:
         print(f"run: bad job {job_path}: scene.{exc}", file=err)
         return EXIT_USAGE

@@ -235,7 +235,9 @@ def test_the_golden_tests_of_its_scenes_pass_on_local_native(runner, tmp_path):
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
     tail = "\n".join(done.stdout.splitlines()[-30:])
     assert done.returncode == 0, tail + done.stderr[-2000:]
-    assert "41 passed" in tail and "failed" not in tail and "skipped" not in tail
+    # The two skipped are texture.etc2.every_frame.s256/s1024: not supported (zbench-gles2 lists no
+    # compressed_formats; docs/scenes.md, "Not supported"), which skip under CI too.
+    assert "42 passed, 2 skipped" in tail and "failed" not in tail
 
 
 ARM = {"armhf": "local-armhf-native", "arm64": "local-arm64-native"}

@@ -7,6 +7,8 @@ same every time, and the host decides before each launch what it will draw (docs
   as a ramp's steps, at least MIN_HOLD frames) until a step's frame cost reaches the budget. The first covers 1..FIRST_SEARCH_TOP; each further
   one continues from there, no further than SEARCH_GROWTH times its last complexity and the complexity the
   steps so far predict to cost SEARCH_REACH budgets, so that no search launch draws for long past the budget;
+  a device still within budget at the scene's max is searched past it, up to what the op can draw, within
+  EXTENSION_TIME_LIMIT_S (adaptive_extension.py);
 * the ramps: settings.runs launches of one plan, from the complexity the search says costs RAMP_TOP budgets
   down to the one that costs RAMP_BOTTOM, in equal steps held `hold` frames each. Only ramps are scored
   (pytest_zbench.adaptive_score).
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -37,6 +39,7 @@ from ...settings import Settings
 from ...stats import summarize_scene
 from ..devices.device import Device, LaunchOutcome, safe_component
 from ..devices.health import DeviceHealth
+from .adaptive_extension import EXTENSION_TIME_LIMIT_S, Extension, ExtensionStop
 from .launches import ProgressSink, SamplesCsv, add_launch, guarded_launch, new_measurement
 from .results import (
     MODE,
@@ -114,8 +117,19 @@ class Controller:
     capture: tuple[int, ...]
     search_points: list[StepPoint] = field(default_factory=list)
     searches: int = 0
+    clock: Callable[[], float] = time.monotonic
+    extension: Extension | None = None  # set when the search went past spec.max
     _top: int = 0  # the largest complexity searched so far
     _done: bool = False
+    _started: float | None = None
+
+    def __post_init__(self) -> None:
+        self._started = self.clock()
+
+    @property
+    def ceiling(self) -> int:
+        """The largest complexity a launch may draw now: the scene's max, or past it the op's own limit."""
+        return self.spec.ceiling if self.extension is not None else self.spec.max
 
     @property
     def hold(self) -> int:
@@ -128,15 +142,19 @@ class Controller:
 
     def next_search(self) -> LaunchPlan | None:
         """The next search launch, or None when the search has found the budget (or the scene's max)."""
-        if self._done or self.searches >= MAX_SEARCH_LAUNCHES:
+        if self._done:
             return None
+        if self.searches >= MAX_SEARCH_LAUNCHES:
+            self._stop_extension("launches")
+            return None
+        ceiling = self.ceiling
         if self.searches == 0:
-            low, high = 1, min(FIRST_SEARCH_TOP, self.spec.max)
+            low, high = 1, min(FIRST_SEARCH_TOP, ceiling)
         else:
-            low = min(self._top * SEARCH_FACTOR, self.spec.max)
+            low = min(self._top * SEARCH_FACTOR, ceiling)
             reach = complexity_at(self.search_points, SEARCH_REACH * self.budget_ms)
-            high = min(self.spec.max, self._top * SEARCH_GROWTH, max(low, math.ceil(reach)) if math.isfinite(reach)
-                       else self.spec.max)
+            high = min(ceiling, self._top * SEARCH_GROWTH, max(low, math.ceil(reach)) if math.isfinite(reach)
+                       else ceiling)
         steps = [float(c) for c in geometric_steps(low, max(low, high)) for _ in range(self.search_hold)]
         self._top = int(steps[-1])
         self.searches += 1
@@ -146,13 +164,38 @@ class Controller:
     def observe(self, points: LaunchPoints) -> None:
         """A search launch's steps; the search ends when one reaches the budget or the scene's max is reached."""
         self.search_points.extend(points.points)
-        if any(p.frame_ms >= self.budget_ms for p in points.points) or self._top >= self.spec.max:
+        if self.extension is not None:
+            self.extension = replace(self.extension, reached=self._top)
+        if any(p.frame_ms >= self.budget_ms for p in points.points):
             self._done = True
+            self._stop_extension("budget")
+        elif self._top >= self.ceiling:
+            # Within budget at the scene's max: go on past it while the op can draw more and time remains.
+            can_go_on = self._top < self.spec.ceiling
+            if can_go_on and self._in_time():
+                self.extension = Extension(self.spec.max, self.spec.ceiling, self._top, None)
+            else:
+                self._done = True
+                if can_go_on and self.extension is None:
+                    self.extension = Extension(self.spec.max, self.spec.ceiling, self._top, None)
+                self._stop_extension("time" if can_go_on else "limit")
+        elif self.extension is not None and not self._in_time():
+            self._done = True
+            self._stop_extension("time")
+
+    def _in_time(self) -> bool:
+        assert self._started is not None
+        return self.clock() - self._started < EXTENSION_TIME_LIMIT_S
+
+    def _stop_extension(self, why: ExtensionStop) -> None:
+        if self.extension is not None and self.extension.stopped is None:
+            self.extension = replace(self.extension, stopped=why)
 
     def ramp(self) -> LaunchPlan:
         """The ramp every scored launch runs: from RAMP_TOP budgets down to RAMP_BOTTOM, in equal steps."""
-        top = complexity_at(self.search_points, RAMP_TOP * self.budget_ms) if self.search_points else self.spec.max
-        high = max(2, min(self.spec.max, round(top) if math.isfinite(top) else self.spec.max))
+        ceiling = self.ceiling
+        top = complexity_at(self.search_points, RAMP_TOP * self.budget_ms) if self.search_points else ceiling
+        high = max(2, min(ceiling, round(top) if math.isfinite(top) else ceiling))
         bottom = complexity_at(self.search_points, RAMP_BOTTOM * self.budget_ms) if self.search_points else 1
         low = max(1, min(round(bottom) if math.isfinite(bottom) else 1, high // 2))
         hold = self.hold
@@ -237,6 +280,9 @@ def measure_adaptive(device: Device, case: SceneCase, settings: Settings, result
                 searched = False
                 m.adaptive.note = "the search did not complete: no ramp was planned"
                 break
+        for side in sides.values():
+            assert side.adaptive is not None
+            side.adaptive.extension = controller.extension
         if searched:
             ramp = controller.ramp()
             total = slot + len(order)

@@ -19,6 +19,7 @@ import numpy as np
 from ...errors import DeviceError
 from ...gpu_timing import MixedGpuSources, run_source
 from ...protocol import FRAME_COLUMNS, FrameTable, Issue, Job, RunResult, format_cell
+from ...protocol.display_list import compressed_formats
 from ...scenes import SceneCase
 from ...settings import Settings
 from ...stats import LaunchSamples, summarize_launch, summarize_scene
@@ -50,6 +51,25 @@ def missing_features(device: Device, case: SceneCase) -> str | None:
     return None
 
 
+def unsupported_by_backend(device: Device, case: SceneCase) -> str | None:
+    """Why the device's backend does not support what the scene measures, or None: a compressed texture
+    format its probe does not list (`compressed_formats`, docs/runner-protocol.md). Its runner may draw the op
+    anyway, decoded on the CPU, which would measure an RGBA upload under a compressed upload's name."""
+    probe = device.probe()
+    backend = probe.backends.get(device.spec.backend)
+    needed = compressed_formats(case.ops)
+    if backend is None or not needed:
+        return None
+    listed = backend.info.get("compressed_formats")
+    have = {f for f in listed if isinstance(f, str)} if isinstance(listed, list) else set()
+    missing = sorted(needed - have)
+    if not missing:
+        return None
+    return (f"not supported: scene {case.id} measures {', '.join(missing)} compressed texture upload, which backend "
+            f"{device.spec.backend!r} of runner {probe.runner_name!r} on device {device.name} does not do (its "
+            f"probe's compressed_formats: {', '.join(sorted(have)) or 'none'}; docs/scenes.md, \"Not supported\")")
+
+
 def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
     display = device.display()
     job = Job(
@@ -74,7 +94,11 @@ def build_job(device: Device, case: SceneCase, settings: Settings) -> Job:
 def new_measurement(device: Device, case: SceneCase, settings: Settings) -> SceneMeasurement:
     """A scene's measurement before its launches: skipped with the reason, or with its job and budget."""
     measurement = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=None)
-    measurement.skipped = missing_features(device, case)
+    # Unsupported first: a backend without the compressed format does not support the scene, whether or not
+    # its runner lists the op that draws it.
+    unsupported = unsupported_by_backend(device, case)
+    measurement.skipped = unsupported or missing_features(device, case)
+    measurement.unsupported = unsupported is not None
     if not measurement.skipped:
         measurement.job = build_job(device, case, settings)
         measurement.budget_ms = case.budget_ms or 1000.0 / measurement.job.refresh_hz

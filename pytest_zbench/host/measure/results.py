@@ -26,6 +26,7 @@ from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, Pattern
 from ...scenes import ComplexitySpec, SceneCase
 from ...stats import LaunchSummary, SceneSummary
 from ..devices.device import LaunchOutcome
+from .adaptive_extension import EXTENSION_TIME_LIMIT_S, Extension
 from .android_frame_series import PlatformSeries
 
 # Issues after which a scene's samples are not a measurement of the build's speed: the perf test fails (the
@@ -48,6 +49,10 @@ class SceneMeasurement:
     summarized: list[LaunchOutcome] = field(default_factory=list)  # each summary's launch, paired in add_launch
     summary: SceneSummary | None = None
     skipped: str | None = None  # the reason when the device cannot run the scene
+    # True when it is skipped because the backend does not support what the scene measures (a compressed
+    # texture format, launches.unsupported_by_backend): a declared property of the backend, not a lost feature,
+    # so it skips under CI too.
+    unsupported: bool = False
     samples_file: Path | None = None
     wall_s: float = 0.0
     budget_ms: float = 0.0
@@ -149,6 +154,7 @@ class AdaptiveResult:
     excluded: dict[int, int] = field(default_factory=dict)  # launch index -> measured frames left out of the fit
     scores: ScoreSummary | None = None
     note: str | None = None  # why there is no score, or what limits it
+    extension: Extension | None = None  # the search past the scene's max, when it went there
 
     def launch_info(self, launch: int) -> dict[str, Any]:
         """What a launch summary carries: its role and, for a scored launch, the score the gate judges."""
@@ -166,10 +172,19 @@ class AdaptiveResult:
             self.note = "no complete ramp launch: no score"
         censored = sorted({fit.censored for fit in self.fits.values() if fit.censored})
         if "above" in censored:
-            self.note = (f"a ramp stayed within budget up to its largest complexity (scene max {self.spec.max}): "
+            self.note = (f"a ramp stayed within budget up to its largest complexity ({self._range_text()}): "
                          "the score is a lower bound")
         elif "below" in censored:
             self.note = "a ramp was over budget at every step: its change point is extrapolated below the ramp"
+
+    def _range_text(self) -> str:
+        e = self.extension
+        if e is None:
+            return f"scene max {self.spec.max}"
+        why = {"limit": "the op can draw no more", "time": f"the search past max ran out of its "
+               f"{EXTENSION_TIME_LIMIT_S:g} s", "launches": "the search ran out of launches"}.get(e.stopped or "", "")
+        return f"searched past the scene max {self.spec.max} up to {e.reached} of the op's {e.limit}" + (
+            f"; {why}" if why else "")
 
     @property
     def censored(self) -> str | None:
@@ -193,6 +208,7 @@ class AdaptiveResult:
             "plan": {
                 "mode": MODE, "frame_cost": FRAME_COST, "settle_frames": SETTLE_FRAMES,
                 "capture_complexity": self.spec.capture, "max_complexity": self.spec.max,
+                "extension": None if self.extension is None else self.extension.to_json(),
                 "launches": [self.plans[k].to_dict(k) for k in sorted(self.plans)],
             },
             "fit": {

@@ -87,6 +87,19 @@ class Backend(ABC):
         image). Called before frame 0 for images uploaded `once`; never inside the timed section."""
         return image
 
+    def compressed_formats(self) -> list[str]:
+        """The compressed texture formats this backend uploads as such (the probe's `compressed_formats`,
+        protocol.display_list.COMPRESSED_FORMATS); none by default."""
+        return []
+
+    def upload_compressed(self, data: bytes, width: int, height: int) -> skia.Image:
+        """ETC2 RGB8 data as an image to draw. Without the format (compressed_formats) the data is decoded on
+        the CPU, so the op still draws (references, the conformance kit), but nothing compressed is uploaded:
+        the host does not measure such a scene on this backend."""
+        from pytest_zbench.runner.interpreter import decode_compressed
+
+        return decode_compressed(data, width, height)
+
     @abstractmethod
     def begin_frame(self) -> None:
         """Start this frame's clocks (and GPU queries)."""

@@ -192,6 +192,7 @@ class Gles2Backend(Backend):
     def probe_info(self) -> dict[str, Any]:
         info = {
             "features": sorted(FEATURES),
+            "compressed_formats": self.compressed_formats(),
             # A forced source is the only one this runner offers: a host sees a runner without a timer query.
             "timer_sources": [self.timer_source] if self._forced else list(self._available),
             "timer_source": self.timer_source,
@@ -230,6 +231,24 @@ class Gles2Backend(Backend):
                                        read_pixel=self._read_pixel)
         self._gl.drain_errors()  # errors from setup belong to no frame
         return surface
+
+    def compressed_formats(self) -> list[str]:
+        """etc2_rgb8 when Ganesh has a GL format for it on this context (GL_COMPRESSED_RGB8_ETC2 on GLES 3 or
+        ARB_ES3_compatibility, GL_ETC1_RGB8_OES with OES_compressed_ETC1_RGB8_texture); without one Skia would
+        decode the data on the CPU and upload RGBA, which is no compressed upload."""
+        assert self._ctx is not None
+        etc2 = self._ctx.compressedBackendFormat(skia.Image.CompressionType.kETC2_RGB8_UNORM)
+        return ["etc2_rgb8"] if etc2.isValid() else []
+
+    def upload_compressed(self, data: bytes, width: int, height: int) -> skia.Image:
+        assert self._ctx is not None
+        if not self.compressed_formats():
+            return super().upload_compressed(data, width, height)
+        image = skia.Image.MakeTextureFromCompressed(self._ctx, skia.Data.MakeWithCopy(data), width, height,
+                                                     skia.Image.CompressionType.kETC2_RGB8_UNORM)
+        if image is None:
+            raise RuntimeError(f"gles2: Skia could not make a {width}x{height} ETC2 texture")
+        return image
 
     def upload_image(self, image: skia.Image) -> skia.Image:
         assert self._ctx is not None

@@ -26,6 +26,8 @@ class SoftwareBackend(Backend):
     def probe_info(self) -> dict[str, Any]:
         return {
             "features": sorted(FEATURES),
+            # Skia's raster backend has no compressed textures: an etc2_image is decoded on the CPU.
+            "compressed_formats": self.compressed_formats(),
             "timer_sources": ["none"],
             "gl_vendor": "",
             "gl_renderer": "Skia raster",
