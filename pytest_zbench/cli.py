@@ -14,6 +14,7 @@ device's runner, run a device lab's CI.
     zbench goldens accept|reject RESULTS [--scene ID] [--frame N] [--device NAME] [--all] [--reason TEXT]
                                                         triage a session's captures (golden/review.py)
     zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
+    zbench deploy --device NAME BUILD [--keep N] ...    a built runner onto a device by content hash (engine/)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
 project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the
@@ -154,6 +155,9 @@ def _parser() -> argparse.ArgumentParser:
     from .run_archive import add_commands as add_runs_command
 
     add_runs_command(commands)  # runs: sets `run`
+    from .engine.commands import add_commands as add_engine_commands
+
+    add_engine_commands(commands)  # deploy: sets `run`
     return parser
 
 
