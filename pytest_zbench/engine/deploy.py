@@ -159,13 +159,14 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
     root = resolve_root(spec, root)
     on_device = DeviceFiles(spec.name, transport)
     folder = build_folder(root, build.content_hash)
-    on_device.run(["mkdir", "-p", root], "create the deploy folder")
-    reused = on_device.exists(folder) and on_device.verify(folder, build) == []
+    wrong = on_device.verify(folder, build)
+    reused = not wrong
     if reused:
         progress(f"{build.content_hash} is already on {spec.name} and its files check: reusing it")
         on_device.run(["touch", folder], "mark the build as used now")
     else:
-        on_device.run(["rm", "-rf", folder], "remove a damaged copy of the build")
+        if len(wrong) < len(build.files):  # some of it is there, damaged or half of it
+            on_device.run(["rm", "-rf", folder], "remove a damaged copy of the build")
         _push(on_device, transport, build, root, folder, progress)
     runner = [posixpath.join(folder, build.entry)]
     try:
@@ -189,6 +190,7 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
 def _push(on_device: DeviceFiles, transport: Transport, build: LocalBuild, root: str, folder: str,
           progress: Progress) -> None:
     incoming = posixpath.join(root, f".incoming-{build.content_hash}-{secrets.token_hex(4)}")
+    moved = False
     try:
         folders = sorted({posixpath.dirname(f.path) for f in build.files} - {""})
         on_device.run(["mkdir", "-p", incoming, *(posixpath.join(incoming, d) for d in folders)],
@@ -204,9 +206,11 @@ def _push(on_device: DeviceFiles, transport: Transport, build: LocalBuild, root:
             raise DeployError(f"device {on_device.device}: after the push, {len(wrong)} file(s) of build "
                               f"{build.content_hash} hash differently on the device: {', '.join(wrong[:5])}")
         on_device.run(["mv", incoming, folder], "move the checked build into place")
+        moved = True
         progress(f"pushed {len(build.files)} file(s) to {folder}; SHA-256 checked on the device")
     finally:
-        on_device.run(["rm", "-rf", incoming], "remove the incoming folder", check=False)
+        if not moved:
+            on_device.run(["rm", "-rf", incoming], "remove the incoming folder", check=False)
 
 
 def _probe(spec: DeviceSpec, transport: Transport, runner: list[str], expect_build: str | None) -> Probe:

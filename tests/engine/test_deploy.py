@@ -35,7 +35,7 @@ def test_content_hash_follows_the_files_their_names_and_executable_bits(tmp_path
     again = hash_build(make_runner_build(tmp_path / "again", "v1"))
     assert a.content_hash == again.content_hash and len(a.content_hash) == 16
     assert a.entry == ENTRY
-    assert {f.path for f in a.files} == {ENTRY, "BUILD_ID", "share/data.txt"}
+    assert {f.path for f in a.files} == {ENTRY, "BUILD_ID", "probe.json", "share/data.txt"}
     other = hash_build(make_runner_build(tmp_path / "b", "v1", data="another byte"))
     assert other.content_hash != a.content_hash
     (tmp_path / "again" / "BUILD_ID").chmod(0o755)  # same bytes, now executable: another build
