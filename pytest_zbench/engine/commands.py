@@ -2,6 +2,8 @@
 
     zbench deploy --device NAME BUILD [--entry FILE] [--keep N] [--expect-build ID] [--root DIR] [--json FILE]
     zbench deploy --device NAME --list | --remove HASH
+    zbench bisect GOOD BAD --device NAME --build CMD --artifact PATH [--repo DIR] [--project DIR] [--pixels]
+                  [--speed] [--scene ID ...] [--keep-builds] [--report DIR] [--pytest-args ARGS]
 """
 
 from __future__ import annotations
@@ -41,6 +43,38 @@ def add_commands(commands: Any) -> None:
     deploy.add_argument("--list", action="store_true", help="list the builds on the device, newest first")
     deploy.add_argument("--remove", metavar="HASH", help="remove this build from the device")
     deploy.set_defaults(run=_deploy)
+
+    bisect = commands.add_parser(
+        "bisect", help="find the engine commit that slowed a scene (interleaved A/B) or changed its pixels",
+        description="Check out each step of GOOD..BAD of the engine repository in a temporary worktree, build it "
+                    "with --build, deploy it to the device, and judge it by interleaved A/B against the ends "
+                    "(speed) or by its capture digests (pixels). Prints each scene's culprit commit with its "
+                    "effect, or the range still open; writes bisect.json and bisect.md (docs/engine-ci.md).")
+    bisect.add_argument("good", metavar="GOOD", help="a commit without the change")
+    bisect.add_argument("bad", metavar="BAD", help="a later commit with it")
+    bisect.add_argument("--device", required=True, metavar="NAME", help="the device in the inventory")
+    bisect.add_argument("--devices", default="devices.yaml", metavar="PATH", help="the inventory (default: devices.yaml)")
+    bisect.add_argument("--repo", default=".", metavar="DIR", help="the engine repository (default: .)")
+    bisect.add_argument("--build", required=True, metavar="CMD",
+                        help="the build command, run in each commit's checkout; split like a shell command line "
+                             "but run without a shell (wrap it in `sh -c '...'` for pipes)")
+    bisect.add_argument("--artifact", required=True, metavar="PATH",
+                        help="what the build makes, relative to the checkout: the runner or its folder")
+    bisect.add_argument("--entry", metavar="FILE", help="the runner's executable inside an --artifact folder")
+    bisect.add_argument("--project", default=".", metavar="DIR",
+                        help="the folder pytest runs the suite in (its scenes, conftest, ini) (default: .)")
+    bisect.add_argument("--speed", action="store_true", help="bisect slowdowns only (default: both)")
+    bisect.add_argument("--pixels", action="store_true", help="bisect pixel changes only (default: both)")
+    bisect.add_argument("--scene", action="append", default=[], metavar="ID",
+                        help="only this scene, repeatable (default: every scene that changed between the ends)")
+    bisect.add_argument("--keep-builds", action="store_true",
+                        help="leave the bisect's builds on the device (default: they are removed at the end)")
+    bisect.add_argument("--report", default="zbench-bisect", metavar="DIR",
+                        help="folder for bisect.json and bisect.md (default: zbench-bisect)")
+    bisect.add_argument("--pytest-args", default="", metavar="ARGS",
+                        help="arguments for each pytest session, one string split like a shell command line, such "
+                             "as '-k blur --zbench-runs=6' (default: none)")
+    bisect.set_defaults(run=_bisect)
 
 
 def _deploy(args: argparse.Namespace) -> int:
@@ -86,3 +120,74 @@ def _deploy(args: argparse.Namespace) -> int:
             json.dump(done.to_dict(), f, indent=1)
             f.write("\n")
     return EXIT_OK
+
+
+def _bisect(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    from ..inventory import load_inventory
+    from ..transports import make_transport
+    from .bisect import Bisector, clean_scratch, write_report
+    from .steps import Builds, Suite, commits_between, make_scratch
+
+    def progress(line: str) -> None:
+        print(f"zbench bisect: {line}", flush=True)
+
+    try:
+        pytest_args = shlex.split(args.pytest_args)
+        build_argv = shlex.split(args.build)
+        if not build_argv:
+            raise ValueError("empty")
+    except ValueError as exc:
+        print(f"zbench bisect: --build or --pytest-args is not a command line ({exc})", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        spec = load_inventory(args.devices).get(args.device)
+        repo = Path(args.repo).resolve()
+        commits = commits_between(repo, args.good, args.bad)
+    except ZbenchError as exc:
+        print(f"zbench bisect: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    progress(f"{len(commits)} commits from {commits[0].short} to {commits[-1].short} on {spec.name}")
+    scratch = make_scratch()
+    transport = make_transport(spec)
+    removed: list[str] = []
+    try:
+        transport.open()
+        builds = Builds(repo, build_argv, args.artifact, args.entry, spec, transport, scratch, progress)
+        try:
+            bisector = Bisector(commits, builds, Suite(Path(args.project).resolve(), tuple(pytest_args)), spec.name,
+                                scratch, progress)
+            for end in (commits[0], commits[-1]):
+                if not bisector.usable(end):
+                    print(f"zbench bisect: {end.short} ({end.subject}) could not be built, and an end cannot be "
+                          f"skipped: {bisector.built(end).failure}", file=sys.stderr)
+                    return EXIT_FAILED
+            both = not args.speed and not args.pixels
+            findings = []
+            if args.speed or both:
+                findings += bisector.speed(args.scene)
+            if args.pixels or both:
+                findings += bisector.pixels(args.scene)
+        finally:
+            removed = builds.remove_all(args.keep_builds)
+    except ZbenchError as exc:
+        print(f"zbench bisect: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        transport.close()
+        clean_scratch(scratch)
+        import subprocess
+
+        subprocess.run(["git", "-C", str(repo), "worktree", "prune"], capture_output=True, check=False)
+    skipped = [b for b in builds.built.values() if b.deployed is None]
+    for b in skipped:
+        print(f"skipped {b.commit.short} {b.commit.subject}: {(b.failure or '').splitlines()[0][:200]}")
+    for finding in findings:
+        print(finding.line())
+    if not findings:
+        print("no scene regressed or changed its pixels between the two ends")
+    json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report))
+    print(f"report: {json_path}, {md_path}")
+    return EXIT_OK if all(f.status == "culprit" for f in findings) else EXIT_FAILED

@@ -151,10 +151,12 @@ def resolve_root(spec: DeviceSpec, root: str | None) -> str:
 
 
 def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: str | None = None,
-           keep: int = DEFAULT_KEEP, expect_build: str | None = None,
+           keep: int | None = DEFAULT_KEEP, expect_build: str | None = None, make_current: bool = True,
            progress: Progress = lambda line: None) -> Deployed:
-    """Deploy `build` to the device of `spec` through an open `transport` (see the module's steps)."""
-    if keep < 1:
+    """Deploy `build` to the device of `spec` through an open `transport` (see the module's steps). With
+    `keep=None` nothing is pruned, and with `make_current=False` `current` is left where it was (a bisect's
+    builds are its own, removed when it ends)."""
+    if keep is not None and keep < 1:
         raise UsageError(f"--keep {keep}: keep at least the build just deployed (1)")
     root = resolve_root(spec, root)
     on_device = DeviceFiles(spec.name, transport)
@@ -178,8 +180,9 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
     described = probe.build.id if probe.build else "no build identity in its probe"
     progress(f"probed {folder}: runner {probe.runner_name} {probe.runner_version}, build {described}")
     _write_manifest(transport, folder, build, probe)
-    on_device.run(["ln", "-sfn", build.content_hash, build_folder(root)], "point `current` at the build")
-    pruned, kept = prune(on_device, root, keep, protect=build.content_hash)
+    if make_current:
+        on_device.run(["ln", "-sfn", build.content_hash, build_folder(root)], "point `current` at the build")
+    pruned, kept = prune(on_device, root, keep, protect=build.content_hash) if keep is not None else ([], [])
     for name in pruned:
         progress(f"pruned {name} (older than the {keep} kept)")
     return Deployed(spec.name, build.content_hash, folder, runner, reused,
