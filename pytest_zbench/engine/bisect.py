@@ -74,7 +74,7 @@ class Bisector:
         self.builds, self.suite, self.device, self.scratch = builds, suite, spec_name, scratch
         self.progress = progress
         self.speed_args = list(speed_args)
-        self._ab: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+        self._ab: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
         self._digests: dict[str, dict[str, list[str]]] = {}
 
     # -- measurements (each once) ---------------------------------------------------------------------
@@ -82,19 +82,23 @@ class Bisector:
     def built(self, commit: Commit) -> BuiltCommit:
         return self.builds.get(commit)
 
-    def ab(self, a: Commit, b: Commit) -> dict[str, dict[str, Any]]:
-        """scene id -> run.json `regression` of B against A, interleaved on the device."""
-        key = (a.sha, b.sha)
-        if key not in self._ab:
-            runner_a, runner_b = self.built(a).runner, self.built(b).runner
-            from ..lab.pull_request_ab import ab_option
+    def ab(self, a: Commit, b: Commit, scene: str | None = None) -> dict[str, dict[str, Any]]:
+        """scene id -> run.json `regression` of B against A, interleaved on the device: every scene of the
+        selection, or only `scene` (a step's session measures only the scene being bisected)."""
+        for key in ((a.sha, b.sha, ""), (a.sha, b.sha, scene or "")):
+            if key in self._ab and (scene is None or scene in self._ab[key]):
+                return self._ab[key]
+        runner_a, runner_b = self.built(a).runner, self.built(b).runner
+        from ..lab.pull_request_ab import ab_option
 
-            self.progress(f"A/B {a.short} (A) against {b.short} (B) on {self.device}")
-            document = self.suite.session(self.builds.spec, runner_a, self.scratch / f"ab-{a.short}-{b.short}",
-                                          [ab_option(tuple(runner_b)), "-m", "zbench_perf", *self.speed_args])
-            self._ab[key] = {s["id"]: s.get("regression") or {} for s in document.get("scenes", [])
-                             if s.get("device") == self.device}
-        return self._ab[key]
+        self.progress(f"A/B {a.short} (A) against {b.short} (B) on {self.device}{f' for {scene}' if scene else ''}")
+        folder = self.scratch / f"ab-{a.short}-{b.short}-{len(self._ab)}"
+        document = self.suite.session(self.builds.spec, runner_a, folder,
+                                      [ab_option(tuple(runner_b)), "-m", "zbench_perf", *self.speed_args],
+                                      after=["-k", scene] if scene else [])
+        self._ab[(a.sha, b.sha, scene or "")] = {s["id"]: s.get("regression") or {} for s in document.get("scenes", [])
+                                                if s.get("device") == self.device}
+        return self._ab[(a.sha, b.sha, scene or "")]
 
     def digests(self, commit: Commit) -> dict[str, list[str]]:
         """scene id -> the digests of its captures, in frame order, from a goldens-only session."""
@@ -139,7 +143,7 @@ class Bisector:
                 skipped.add(mid)
                 evidence.append({"commit": commit.sha, "skipped": built.failure})
                 continue
-            before, after = self.ab(good, commit).get(scene, {}), self.ab(commit, bad).get(scene, {})
+            before, after = self.ab(good, commit, scene).get(scene, {}), self.ab(commit, bad, scene).get(scene, {})
             evidence += [{"a": good.sha, "b": commit.sha, **_summary(before)},
                          {"a": commit.sha, "b": bad.sha, **_summary(after)}]
             has_it = before.get("verdict") == "regressed" and after.get("verdict") in ("same", "improved")
@@ -151,13 +155,13 @@ class Bisector:
             else:
                 return Finding(scene, SPEED, "ambiguous", self.commits[lo], self.commits[hi],
                                [self.commits[i] for i in sorted(skipped) if lo < i < hi],
-                               _deciding(self.ab(good, self.commits[hi])[scene]), evidence,
+                               _deciding(self.ab(good, self.commits[hi], scene)[scene]), evidence,
                                f"at {commit.short}, {good.short}->{commit.short} was {before.get('verdict')} and "
                                f"{commit.short}->{bad.short} {after.get('verdict')}: the slowdown may have come in "
                                "parts, or is too small to place at this step (more launches may tell)")
         between = [self.commits[i] for i in sorted(skipped) if lo < i < hi]
         first_bad = self.commits[hi]
-        effect = _deciding(self.ab(good, first_bad)[scene])
+        effect = _deciding(self.ab(good, first_bad, scene)[scene])
         if between:
             return Finding(scene, SPEED, "ambiguous", self.commits[lo], first_bad, between, effect, evidence,
                            f"{len(between)} commit(s) in the range could not be built: "

@@ -141,14 +141,16 @@ class Suite:
     project: Path
     pytest_args: tuple[str, ...]
 
-    def session(self, spec: DeviceSpec, runner: Sequence[str], folder: Path, extra: Sequence[str]) -> dict[str, Any]:
-        """One pytest session on the device with `runner` as its runner; run.json's document."""
+    def session(self, spec: DeviceSpec, runner: Sequence[str], folder: Path, extra: Sequence[str],
+                after: Sequence[str] = ()) -> dict[str, Any]:
+        """One pytest session on the device with `runner` as its runner; run.json's document. `after` comes
+        after the user's arguments (a step's `-k SCENE` narrows the user's own -k)."""
         folder.mkdir(parents=True, exist_ok=True)
         inventory = write_ab_inventory(spec, tuple(runner), folder / "devices.yaml")
         results = folder / "results"
         argv = [sys.executable, "-m", "pytest", f"--zbench-devices={inventory}", f"--zbench-device={spec.name}",
                 f"--zbench-results={results}", f"--zbench-history={folder / 'unused-history.sqlite'}",
-                "-p", "no:cacheprovider", "-q", "--zbench-keep-runs=0", *extra, *self.pytest_args]
+                "-p", "no:cacheprovider", "-q", "--zbench-keep-runs=0", *extra, *self.pytest_args, *after]
         result = subprocess.run(argv, cwd=self.project, capture_output=True, text=True, check=False)
         run_json = results / "run.json"
         if not run_json.is_file():

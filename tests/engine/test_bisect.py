@@ -27,7 +27,7 @@ scenes:
     ops:
       - op: repeat
         count: 40
-        dx: 1
+        dx: 0
         ops:
           - {op: rrect, x: 2, y: 2, w: 90, h: 70, radius: 9, color: "#3366CC"}
   - id: engine.flat
@@ -38,13 +38,13 @@ scenes:
 STEPS = [
     ("start the engine", {}),
     ("tidy the build", {"tidy": 1}),
-    ("batch the rounded rects", {"tidy": 1, "extra_passes": {"engine.busy": 1}}),
-    ("rename a shader", {"tidy": 2, "extra_passes": {"engine.busy": 1}}),
-    ("break the build for a commit", {"tidy": 2, "extra_passes": {"engine.busy": 1}, "broken": True}),
-    ("fix the build", {"tidy": 3, "extra_passes": {"engine.busy": 1}}),
-    ("gamma-correct the flat fill", {"tidy": 3, "extra_passes": {"engine.busy": 1},
+    ("batch the rounded rects", {"tidy": 1, "grow": {"engine.busy": 1.25}}),
+    ("rename a shader", {"tidy": 2, "grow": {"engine.busy": 1.25}}),
+    ("break the build for a commit", {"tidy": 2, "grow": {"engine.busy": 1.25}, "broken": True}),
+    ("fix the build", {"tidy": 3, "grow": {"engine.busy": 1.25}}),
+    ("gamma-correct the flat fill", {"tidy": 3, "grow": {"engine.busy": 1.25},
                                      "recolor": {"engine.flat": "#CC3367"}}),
-    ("update the changelog", {"tidy": 4, "extra_passes": {"engine.busy": 1}, "recolor": {"engine.flat": "#CC3367"}}),
+    ("update the changelog", {"tidy": 4, "grow": {"engine.busy": 1.25}, "recolor": {"engine.flat": "#CC3367"}}),
 ]
 
 
@@ -64,7 +64,7 @@ def test_bisect_names_the_slow_commit_and_the_pixel_commit(tmp_path, capsys, mon
     status = main(["bisect", shas[0], shas[-1], "--device", "box", "--devices", str(devices),
                    "--repo", str(tmp_path / "engine"), "--build", f"{sys.executable} build.py", "--artifact", "out",
                    "--project", str(project), "--report", str(report),
-                   "--pytest-args", "--zbench-runs=4 --zbench-frames=20 --zbench-warmup=3"])
+                   "--pytest-args", "--zbench-runs=5 --zbench-frames=20 --zbench-warmup=3"])
     captured = capsys.readouterr()
     out = captured.out
     print(out, captured.err)
