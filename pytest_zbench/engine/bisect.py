@@ -123,6 +123,9 @@ class Bisector:
         for scene, regression in sorted(ends.items()):
             if scenes and scene not in scenes:
                 continue
+            deciding = _deciding(regression)
+            self.progress(f"{scene}: {bad.short} against {good.short} {regression.get('verdict')}"
+                          + (f", {format_effect(deciding)}" if deciding else ""))
             if regression.get("verdict") != "regressed":
                 continue
             findings.append(self._bisect_speed(scene, good, bad))

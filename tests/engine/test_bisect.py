@@ -29,7 +29,7 @@ scenes:
         count: 40
         dx: 0
         ops:
-          - {op: rrect, x: 2, y: 2, w: 90, h: 70, radius: 9, color: "#3366CC"}
+          - {op: rect, x: 2, y: 2, w: 90, h: 70, color: "#3366CC"}
   - id: engine.flat
     ops:
       - {op: rect, x: 4, y: 4, w: 40, h: 20, color: "#CC3366"}
@@ -38,7 +38,7 @@ scenes:
 STEPS = [
     ("start the engine", {}),
     ("tidy the build", {"tidy": 1}),
-    ("batch the rounded rects", {"tidy": 1, "grow": {"engine.busy": 1.25}}),
+    ("batch the rects", {"tidy": 1, "grow": {"engine.busy": 1.25}}),
     ("rename a shader", {"tidy": 2, "grow": {"engine.busy": 1.25}}),
     ("break the build for a commit", {"tidy": 2, "grow": {"engine.busy": 1.25}, "broken": True}),
     ("fix the build", {"tidy": 3, "grow": {"engine.busy": 1.25}}),
@@ -76,7 +76,7 @@ def test_bisect_names_the_slow_commit_and_the_pixel_commit(tmp_path, capsys, mon
     assert speed["effect"]["verdict"] == "regressed" and speed["effect"]["effect"] > 1
     pixels = findings[("pixels", "engine.flat")]
     assert (pixels["status"], pixels["first_bad"]["sha"], pixels["last_good"]["sha"]) == ("culprit", shas[6], shas[5])
-    assert f"{shas[2][:12]} 'batch the rounded rects'" in out and f"{shas[6][:12]} 'gamma-correct" in out
+    assert f"{shas[2][:12]} 'batch the rects'" in out and f"{shas[6][:12]} 'gamma-correct" in out
     assert status == 0
     assert (report / "bisect.md").read_text().count("culprit") == 2
     # Nothing deployed is left behind, and the user's checkout and worktree list are as they were.
