@@ -179,7 +179,8 @@ class Bisector:
             if (scenes and scene not in scenes) or first[scene] == last.get(scene):
                 continue
             lo, hi, skipped = 0, len(self.commits) - 1, set()
-            evidence = [{"commit": good.sha, "digests": first[scene]}, {"commit": bad.sha, "digests": last.get(scene)}]
+            evidence: list[dict[str, Any]] = [{"commit": good.sha, "digests": first[scene]},
+                                              {"commit": bad.sha, "digests": last.get(scene)}]
             while candidates := [i for i in range(lo + 1, hi) if i not in skipped]:
                 mid = candidates[len(candidates) // 2]
                 if not self.usable(self.commits[mid]):

@@ -156,7 +156,8 @@ class Suite:
         if not run_json.is_file():
             raise ZbenchError(f"the suite wrote no run.json (pytest exit {result.returncode}): "
                               f"{(result.stdout + result.stderr)[-800:]}")
-        return json.loads(run_json.read_text(encoding="utf-8"))
+        document: dict[str, Any] = json.loads(run_json.read_text(encoding="utf-8"))
+        return document
 
 
 def make_scratch() -> Path:
