@@ -1,6 +1,6 @@
 """A scratch engine repository for the bisect tests: eight commits of a runner, the reference runner behind
 a small script whose job is changed by the engine's engine.json as a real engine's code would change what it
-draws. One commit makes a scene slower (its repeated op drawn `grow` times as often), a later one changes a pixel
+draws. One commit makes a scene slower (its repeated op drawn `grow` times as often, over the same pixels), a later one changes a pixel
 of another scene (a rect's colour). Plain Python, no pytest."""
 
 from __future__ import annotations
@@ -30,10 +30,9 @@ if len(sys.argv) == 4 and sys.argv[1] == "run":
     with open(sys.argv[2], encoding="utf-8") as f:
         job = json.load(f)
     scene = job["scene"]
-    ops = scene["ops"]
     grow = engine.get("grow", {{}}).get(scene["id"])
-    if grow:  # more of the scene's repeated op drawn: a slowdown proportional to the frame's drawing
-        ops[0] = dict(ops[0], count=round(ops[0]["count"] * grow))
+    if grow:  # the scene's repeated op drawn `grow` times as often: real drawing work, so on-CPU time grows
+        scene["ops"][0] = dict(scene["ops"][0], count=round(scene["ops"][0]["count"] * grow))
     colour = engine.get("recolor", {{}}).get(scene["id"])
     if colour:
         scene["ops"] = [dict(op, color=colour) if i == 0 else op for i, op in enumerate(scene["ops"])]
