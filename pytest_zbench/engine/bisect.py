@@ -76,6 +76,7 @@ class Bisector:
         self.speed_args = list(speed_args)
         self._ab: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {}
         self._digests: dict[str, dict[str, list[str]]] = {}
+        self.undecided: list[str] = []  # scenes whose ends' A/B was inconclusive: not bisected, said so
 
     # -- measurements (each once) ---------------------------------------------------------------------
 
@@ -126,6 +127,8 @@ class Bisector:
             deciding = _deciding(regression)
             self.progress(f"{scene}: {bad.short} against {good.short} {regression.get('verdict')}"
                           + (f", {format_effect(deciding)}" if deciding else ""))
+            if regression.get("verdict") == "inconclusive":
+                self.undecided.append(scene)
             if regression.get("verdict") != "regressed":
                 continue
             findings.append(self._bisect_speed(scene, good, bad))

@@ -186,8 +186,11 @@ def _bisect(args: argparse.Namespace) -> int:
         print(f"skipped {b.commit.short} {b.commit.subject}: {(b.failure or '').splitlines()[0][:200]}")
     for finding in findings:
         print(finding.line())
-    if not findings:
+    if bisector.undecided:
+        print(f"not bisected, inconclusive between the ends: {', '.join(bisector.undecided)}; more launches "
+              "(--pytest-args --zbench-runs=N) may decide them")
+    elif not findings:
         print("no scene regressed or changed its pixels between the two ends")
     json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report))
     print(f"report: {json_path}, {md_path}")
-    return EXIT_OK if all(f.status == "culprit" for f in findings) else EXIT_FAILED
+    return EXIT_OK if all(f.status == "culprit" for f in findings) and not bisector.undecided else EXIT_FAILED
