@@ -15,6 +15,8 @@ device's runner, run a device lab's CI.
                                                         triage a session's captures (golden/review.py)
     zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
     zbench deploy --device NAME BUILD [--keep N] ...    a built runner onto a device by content hash (engine/)
+    zbench bisect GOOD BAD --device NAME --build CMD --artifact PATH ...   the engine commit behind a slowdown or a
+                                                        pixel change (engine/)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
 project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the

@@ -105,8 +105,11 @@ class Bisector:
         """scene id -> the digests of its captures, in frame order, from a goldens-only session."""
         if commit.sha not in self._digests:
             self.progress(f"captures of {commit.short} on {self.device}")
+            # One launch of one frame is enough (the captures come after the measured frames), whatever launches
+            # the user's arguments ask of the speed sessions.
             document = self.suite.session(self.builds.spec, self.built(commit).runner,
-                                          self.scratch / f"pixels-{commit.short}", ["--zbench-goldens-only"])
+                                          self.scratch / f"pixels-{commit.short}", ["--zbench-goldens-only"],
+                                          after=["--zbench-runs=1", "--zbench-frames=1", "--zbench-warmup=0"])
             self._digests[commit.sha] = {
                 s["id"]: [str(f.get("digest")) for f in (s.get("correctness") or {}).get("frames", [])]
                 for s in document.get("scenes", []) if s.get("device") == self.device}
