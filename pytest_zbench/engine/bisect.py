@@ -141,6 +141,7 @@ class Bisector:
         lo, hi = 0, len(self.commits) - 1  # commits[lo] known good, commits[hi] known bad
         evidence = [{"a": good.sha, "b": bad.sha, **_summary(self.ab(good, bad)[scene])}]
         skipped: set[int] = set()
+        leaned: list[str] = []  # steps placed with the other side inconclusive
         while True:
             candidates = [i for i in range(lo + 1, hi) if i not in skipped]
             if not candidates:
@@ -155,8 +156,12 @@ class Bisector:
             before, after = self.ab(good, commit, scene).get(scene, {}), self.ab(commit, bad, scene).get(scene, {})
             evidence += [{"a": good.sha, "b": commit.sha, **_summary(before)},
                          {"a": commit.sha, "b": bad.sha, **_summary(after)}]
-            has_it = before.get("verdict") == "regressed" and after.get("verdict") in ("same", "improved")
-            lacks_it = before.get("verdict") in ("same", "improved") and after.get("verdict") == "regressed"
+            # One side regressed and the other not: the step is placed. An inconclusive other side (an A/A-like
+            # pair the gate cannot call the same) still places it, and the finding says it leaned on one.
+            has_it = before.get("verdict") == "regressed" and after.get("verdict") != "regressed"
+            lacks_it = before.get("verdict") != "regressed" and after.get("verdict") == "regressed"
+            if "inconclusive" in (before.get("verdict"), after.get("verdict")) and (has_it or lacks_it):
+                leaned.append(commit.short)
             if has_it:
                 hi = mid
             elif lacks_it:
@@ -175,7 +180,9 @@ class Bisector:
             return Finding(scene, SPEED, "ambiguous", self.commits[lo], first_bad, between, effect, evidence,
                            f"{len(between)} commit(s) in the range could not be built: "
                            + ", ".join(c.short for c in between))
-        return Finding(scene, SPEED, "culprit", self.commits[lo], first_bad, [], effect, evidence)
+        reason = (f"placed with one side inconclusive at {', '.join(leaned)} (see the evidence)" if leaned else
+                  "each step regressed against GOOD or BAD and not against the other")
+        return Finding(scene, SPEED, "culprit", self.commits[lo], first_bad, [], effect, evidence, reason)
 
     def pixels(self, scenes: Sequence[str] | None = None) -> list[Finding]:
         good, bad = self.commits[0], self.commits[-1]

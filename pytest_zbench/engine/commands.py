@@ -193,4 +193,6 @@ def _bisect(args: argparse.Namespace) -> int:
         print("no scene regressed or changed its pixels between the two ends")
     json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report))
     print(f"report: {json_path}, {md_path}")
-    return EXIT_OK if all(f.status == "culprit" for f in findings) and not bisector.undecided else EXIT_FAILED
+    # Found: every finding a culprit. A scene left undecided at the ends is said above; alone it is no finding.
+    found = bool(findings) and all(f.status == "culprit" for f in findings)
+    return EXIT_OK if found or (not findings and not bisector.undecided) else EXIT_FAILED
