@@ -15,6 +15,9 @@ device's runner, run a device lab's CI.
                                                         triage a session's captures (golden/review.py)
     zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
     zbench publish [--history PATH|URL] [--out DIR] [--results DIR]   a static site of the history (publish/)
+    zbench deploy --device NAME BUILD [--keep N] ...    a built runner onto a device by content hash (engine/)
+    zbench bisect GOOD BAD --device NAME --build CMD --artifact PATH ...   the engine commit behind a slowdown or a
+                                                        pixel change (engine/)
 
 The history is a SQLite file or a postgresql:// URL; without --history, $ZBENCH_HISTORY_URL, else the
 project's .zbench/history.sqlite: the nearest one in the current folder or a folder above it, where the
@@ -158,6 +161,10 @@ def _parser() -> argparse.ArgumentParser:
     from .publish.command import add_commands as add_publish_command
 
     add_publish_command(commands, history_default=default, history_help=history_help, metric=_metric)  # publish
+
+    from .engine.commands import add_commands as add_engine_commands
+
+    add_engine_commands(commands)  # deploy: sets `run`
     return parser
 
 

@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeGuard, get_args
 
 import yaml
 
+from .engine.deployed_runner import DeployedRunnerError, expand_deployed
 from .errors import InventoryError
 from .protocol.limits import MAX_SURFACE_SIDE
 from .yaml_loader import DuplicateKeyError, load_yaml
@@ -214,6 +215,10 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
         isinstance(a, (str, int, float)) for a in runner
     ):
         raise fail("runner", "expected an argv list such as [python, -m, pytest_zbench.runner]")
+    try:  # `{deployed}`: the build `zbench deploy` put on the device last (docs/engine-ci.md)
+        runner = list(expand_deployed(tuple(str(a) for a in runner), string("workdir")))
+    except DeployedRunnerError as exc:
+        raise fail("runner", str(exc)) from None
     platform_name = string("platform", "linux")
     if not _is_platform(platform_name):
         raise fail("platform", f"{platform_name!r} is not one of {', '.join(PLATFORMS)}")

@@ -7,9 +7,14 @@ The event decides what a slowdown is measured against:
   folder); the merge base's runner (A) and the head's (B) are launched interleaved (`--zbench-ab`), and B
   regressed fails. The history is neither read nor written (a throwaway one in the temporary folder).
 * anything else (`push` to the default branch, `schedule`, `workflow_dispatch`): the history gate, against
-  the history kept on the runner's machine between jobs, outside the workspace: $ZBENCH_HISTORY (a path, or
-  a database URL, which is handed to pytest through the environment and never put on a command line), else
-  $ZBENCH_HISTORY_DIR/history.sqlite, else history.sqlite in ~/.local/share/zbench.
+  the history kept on the runner's machine between jobs, outside the workspace: $ZBENCH_HISTORY_URL (a path,
+  or a database URL, which is handed to pytest through the environment and never put on a command line; the
+  plugin's and `zbench history`'s variable too), else $ZBENCH_HISTORY_DIR/history.sqlite, else history.sqlite
+  in ~/.local/share/zbench.
+
+An engine's pull request (docs/engine-ci.md) has its two builds deployed before the leg: the device's runner
+(`{deployed}`) is the merge base's, and $ZBENCH_AB_RUNNER the head's runner argv (one string, split like a
+shell command line), which the leg launches as B without a `ci.ab_runner`.
 
 Results go to zbench-results/<device>/ in the workspace (emptied first: a self-hosted runner keeps its
 workspace, and an earlier run's files must never pass for this one's), with junit.xml, run.json, report.html
@@ -34,11 +39,13 @@ from pathlib import Path
 from ..errors import UsageError, ZbenchError
 from ..host.report.markdown_summary import Link, outcome_counts, render_summary
 from ..inventory import DeviceSpec, load_inventory
+from ..regression.location import HISTORY_ENV
 from .github import append_step_summary, write_outputs
 from .matrix import ARTIFACT_PREFIX, leg_of
 from .pull_request_ab import ab_option, ab_runners, write_ab_inventory
 
 RESULTS_FOLDER = "zbench-results"
+AB_RUNNER_ENV = "ZBENCH_AB_RUNNER"
 PULL_REQUEST_EVENTS = ("pull_request",)
 EXIT_USAGE = 2
 
@@ -57,6 +64,7 @@ class LegEnvironment:
     run_attempt: str = "1"
     history: str | None = None
     history_dir: Path | None = None
+    ab_runner: str | None = None  # $ZBENCH_AB_RUNNER: B of a pull request, a deployed build's runner argv
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str], cwd: Path) -> LegEnvironment:
@@ -77,7 +85,8 @@ class LegEnvironment:
             step_summary_file=path("GITHUB_STEP_SUMMARY"),
             run_url=run_url,
             run_attempt=environ.get("GITHUB_RUN_ATTEMPT") or "1",
-            history=environ.get("ZBENCH_HISTORY") or None,
+            history=environ.get(HISTORY_ENV) or None,
+            ab_runner=environ.get(AB_RUNNER_ENV) or None,
             history_dir=path("ZBENCH_HISTORY_DIR") or data_home / "zbench",
         )
 
@@ -166,7 +175,7 @@ def _plan(spec: DeviceSpec, inventory_path: Path, env: LegEnvironment, results: 
 def _history(env: LegEnvironment) -> tuple[str, str]:
     """(the history to pass to pytest, how the summary names it)."""
     if env.history:
-        return env.history, ("the history database of $ZBENCH_HISTORY" if "://" in env.history
+        return env.history, (f"the history database of ${HISTORY_ENV}" if "://" in env.history
                              else f"`{env.history}`")
     assert env.history_dir is not None
     path = str(env.history_dir / "history.sqlite")
@@ -177,6 +186,17 @@ def _plan_pull_request(spec: DeviceSpec, inventory_path: Path, env: LegEnvironme
                        environ: dict[str, str], argv: list[str]) -> LegPlan:
     throwaway = [f"--zbench-history={scratch / 'unused-history.sqlite'}"]
     head, base_tip = _pull_request_shas(env)
+    if env.ab_runner:
+        try:
+            runner_b = tuple(shlex.split(env.ab_runner))
+        except ValueError as exc:
+            raise LegError(f"${AB_RUNNER_ENV}: not an argv string ({exc})") from None
+        plan = LegPlan(argv + [f"--zbench-devices={inventory_path}", ab_option(runner_b), *throwaway], environ, "ab")
+        plan.notes.append(f"Pull request A/B on `{spec.name}`: the head `{head[:12]}`'s deployed build (B, "
+                          f"`{shlex.join(runner_b)}`) against the device's runner (A, `{shlex.join(spec.runner)}`), "
+                          "launches interleaved on the device; B regressed fails. The history is neither read nor "
+                          "written.")
+        return plan
     if spec.ci is None or spec.ci.ab_runner is None:
         plan = LegPlan(argv + [f"--zbench-devices={inventory_path}", "--zbench-baseline=none", *throwaway],
                        environ, "suite")

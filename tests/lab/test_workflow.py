@@ -53,4 +53,5 @@ def test_the_device_job_follows_the_lab_rules():
     assert junit["with"]["check_name"] == "${{ matrix.check_name }}" and junit["if"].startswith("always()")
     # Secrets reach the leg through the environment only.
     assert "secrets." not in str(steps["bash ci/zbench-leg.sh"].get("run"))
-    assert steps["bash ci/zbench-leg.sh"]["env"]["ZBENCH_HISTORY"] == "${{ secrets.ZBENCH_HISTORY }}"
+    assert steps["bash ci/zbench-leg.sh"]["env"]["ZBENCH_HISTORY_URL"] == "${{ secrets.ZBENCH_HISTORY_URL }}"
+    assert steps["bash ci/zbench-leg.sh"]["env"]["PGPASSWORD"] == "${{ secrets.ZBENCH_DB_PASSWORD }}"

@@ -1,0 +1,112 @@
+"""`zbench bisect` on a scratch engine repository (tests/engine/scratch_engine.py): eight commits, one makes
+a scene slower, a later one changes a pixel of another scene, one does not build; bisect names both commits
+on the local transport, skips the broken one, and leaves nothing deployed."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pytest_zbench.cli import main
+from tests.engine.scratch_engine import make_engine_repo
+
+pytestmark = pytest.mark.acceptance
+
+REPO = Path(__file__).resolve().parents[2]
+
+SCENES = """\
+family: engine
+defaults:
+  mode: uncapped
+scenes:
+  - id: engine.busy
+    ops:
+      - op: repeat
+        count: 40
+        dx: 0
+        ops:
+          - {op: rect, x: 2, y: 2, w: 95%, h: 95%, color: "#3366CC"}
+  - id: engine.flat
+    ops:
+      - {op: rect, x: 4, y: 4, w: 40, h: 20, color: "#CC3366"}
+"""
+
+STEPS = [
+    ("start the engine", {}),
+    ("tidy the build", {"tidy": 1}),
+    ("batch the rects", {"tidy": 1, "grow": {"engine.busy": 2}}),
+    ("rename a shader", {"tidy": 2, "grow": {"engine.busy": 2}}),
+    ("break the build for a commit", {"tidy": 2, "grow": {"engine.busy": 2}, "broken": True}),
+    ("fix the build", {"tidy": 3, "grow": {"engine.busy": 2}}),
+    ("gamma-correct the flat fill", {"tidy": 3, "grow": {"engine.busy": 2},
+                                     "recolor": {"engine.flat": "#CC3367"}}),
+    ("update the changelog", {"tidy": 4, "grow": {"engine.busy": 2}, "recolor": {"engine.flat": "#CC3367"}}),
+]
+
+
+@pytest.fixture
+def engine(tmp_path, monkeypatch):
+    """The scratch engine's commits, and the suite's project with a local device whose runner is {deployed}."""
+    shas = make_engine_repo(tmp_path / "engine", sys.executable, STEPS)
+    project = tmp_path / "suite"
+    (project / "scenes").mkdir(parents=True)
+    (project / "scenes" / "engine.yaml").write_text(SCENES)
+    (project / "pytest.ini").write_text("[pytest]\ntestpaths = scenes\n")
+    (project / "devices.yaml").write_text(yaml.safe_dump({"devices": {"box": {
+        "transport": "local", "backend": "software", "workdir": str(tmp_path / "device"),
+        "runner": ["{deployed}/zbench-runner"], "display": {"width": 320, "height": 240, "refresh_hz": 60}}}}))
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    return shas, project
+
+
+def bisect(tmp_path, capsys, shas, project, *options):
+    status = main(["bisect", shas[0], shas[-1], "--device", "box", "--devices", str(project / "devices.yaml"),
+                   "--repo", str(tmp_path / "engine"), "--build", f"{sys.executable} build.py", "--artifact", "out",
+                   "--project", str(project), "--report", str(tmp_path / "report"),
+                   "--pytest-args", "--zbench-runs=8 --zbench-frames=30 --zbench-warmup=3", *options])
+    captured = capsys.readouterr()
+    print(captured.out, captured.err)
+    document = json.loads((tmp_path / "report" / "bisect.json").read_text())
+    return status, captured.out, {(f["kind"], f["scene"]): f for f in document["findings"]}
+
+
+def nothing_left(tmp_path):
+    """No build left on the device, no worktree left in the engine repository."""
+    builds = tmp_path / "device" / "builds"
+    assert not builds.exists() or not [p.name for p in builds.iterdir() if p.name != "current"]
+    listed = subprocess.run(["git", "-C", str(tmp_path / "engine"), "worktree", "list", "--porcelain"],
+                            capture_output=True, text=True, check=True).stdout
+    assert listed.count("worktree ") == 1
+
+
+def test_bisect_names_the_commit_that_slowed_a_scene(tmp_path, capsys, engine):
+    # The slow commit doubles the scene's drawing. A 20 % slowdown was tried first: on a 2-core machine shared
+    # with other test runs the launches of one build spread more than that (x1.094, interval 0.707..1.787 with 5
+    # launches a side, inconclusive), and bisect said so rather than guess, which is right but tests nothing.
+    shas, project = engine
+    status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed")
+    assert set(findings) == {("speed", "engine.busy")}, out
+    speed = findings[("speed", "engine.busy")]
+    assert (speed["status"], speed["first_bad"]["sha"], speed["last_good"]["sha"]) == ("culprit", shas[2], shas[1])
+    assert speed["effect"]["verdict"] == "regressed" and speed["effect"]["ci"][0] > 1  # slower, and surely so
+    assert f"speed engine.busy: {shas[2][:12]} 'batch the rects' cpu_ms" in out
+    assert status == 0
+    nothing_left(tmp_path)
+
+
+def test_bisect_names_the_commit_that_changed_a_pixel_and_skips_a_broken_build(tmp_path, capsys, engine):
+    shas, project = engine
+    status, out, findings = bisect(tmp_path, capsys, shas, project, "--pixels")
+    assert set(findings) == {("pixels", "engine.flat")}, out  # the slowdown changed no pixel
+    pixels = findings[("pixels", "engine.flat")]
+    assert (pixels["status"], pixels["first_bad"]["sha"], pixels["last_good"]["sha"]) == ("culprit", shas[6], shas[5])
+    assert f"skipped {shas[4][:12]} break the build for a commit: the build exited 1" in out
+    assert f"pixels engine.flat: {shas[6][:12]} 'gamma-correct the flat fill'" in out
+    assert status == 0
+    assert "culprit" in (tmp_path / "report" / "bisect.md").read_text()
+    nothing_left(tmp_path)
