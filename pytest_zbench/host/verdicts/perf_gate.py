@@ -60,6 +60,7 @@ from ...regression.history import (
     environment_fingerprint,
 )
 from ...regression.interleaved_ab import judge_ab
+from ...regression.sequential import judge_look
 from ...regression.verdict_words import GateVerdict
 from ...settings import Settings
 from ..devices.environment import environment
@@ -448,6 +449,15 @@ class RegressionGate:
                              record.app.get("build_hash") or "", [result.build] if result.build else [],
                              [session], candidate, on_cpu)
 
+    def ab_look(self, record: RunFacts, m: SceneMeasurement, level: float) -> SceneVerdict | None:
+        """One look of the sequential gate at an A/B scene's launches so far, at the look's nominal level;
+        None when the scene is not gated."""
+        gated = self.config(m, interleaved=True)
+        if gated is None or m.ab is None:
+            return None
+        valid = gpu_valid(record, m.device)
+        return judge_look(self._candidate(m, valid), self._candidate(m.ab.b, valid), gated[0], level)
+
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
         assert m.ab is not None
@@ -462,7 +472,12 @@ class RegressionGate:
         valid = gpu_valid(record, m.device)
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
-        verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
+        level = m.sequential.final_level if m.sequential is not None else None
+        if level is not None:  # the sequential gate's last look, at its level (regression/sequential.py)
+            verdict = judge_look(a_launches, b_launches, config, level, baseline_description=(
+                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"))
+        else:
+            verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
                              settings, "", [], [BaselineSession(a_launches, "A")], b_launches)
 
