@@ -69,7 +69,7 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
             if crossing(12.0) >= increment:  # too little mass left to spend: nothing can cross
                 b = 12.0
             else:
-                b = float(optimize.brentq(lambda z: crossing(z) - increment, -12.0, 12.0, xtol=1e-7))
+                b = float(optimize.brentq(lambda z, target=increment: crossing(z) - target, -12.0, 12.0, xtol=1e-7))
             out.append(b)
             new_grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
             kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / math.sqrt(step)) / math.sqrt(step)
