@@ -115,9 +115,10 @@ class HostSession:
         device, measured together with this one under the sequential gate (--zbench-budget)."""
         key = (device_name, case.id)
         if key not in self._measurements and self._sequential(case):
-            self._measure_sequential(device_name, [case, *(c for c in session_cases if c.id != case.id
-                                                           and (device_name, c.id) not in self._measurements
-                                                           and self._sequential(c))])
+            # Each scene once (its perf and golden tests both name it), this one first
+            cases = {c.id: c for c in [case, *session_cases]
+                     if (device_name, c.id) not in self._measurements and self._sequential(c)}
+            self._measure_sequential(device_name, list(cases.values()))
         if key not in self._measurements:
             device = self.device(device_name)
             skip = self.health.skip_reason(device_name)

@@ -473,9 +473,12 @@ class RegressionGate:
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
         level = m.sequential.final_level if m.sequential is not None else None
-        if level is not None:  # the sequential gate's last look, at its level (regression/sequential.py)
+        if m.sequential is not None and level is not None:  # the sequential gate's last look, at its level
+            sequence = m.sequential  # (regression/sequential.py)
             verdict = judge_look(a_launches, b_launches, config, level, baseline_description=(
-                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"))
+                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"
+            )).with_notes(f"sequential gate: look {len(sequence.looks)} at level {level:.3g} (alpha {sequence.alpha:g} "
+                          f"spent by launches per side / {sequence.max_launches}), stopped: {sequence.stopped}")
         else:
             verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
