@@ -15,6 +15,7 @@ it can only lower the false-alarm rate.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -72,7 +73,8 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
                 b = float(optimize.brentq(lambda z, target=increment: crossing(z) - target, -12.0, 12.0, xtol=1e-7))
             out.append(b)
             new_grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
-            kernel = stats.norm.pdf((new_grid[:, None] - grid[None, :]) / math.sqrt(step)) / math.sqrt(step)
+            kernel = np.exp(-0.5 * ((new_grid[:, None] - grid[None, :]) / math.sqrt(step)) ** 2) / math.sqrt(
+                2 * math.pi * step)
             grid, density = new_grid, kernel @ weights
         previous_t, previous_spent = t, spent
     return tuple(out)
@@ -80,6 +82,11 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
 
 def nominal_alphas(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
     """The one-sided level each look's test runs at (the tail beyond its boundary)."""
+    return _nominal_alphas(tuple(float(f) for f in fractions), float(alpha))
+
+
+@functools.lru_cache(maxsize=256)  # a session's scenes mostly look at the same fractions
+def _nominal_alphas(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
     return tuple(0.0 if math.isinf(b) else float(stats.norm.sf(b)) for b in boundaries(fractions, alpha))
 
 
