@@ -110,3 +110,12 @@ def test_a_warmup_of_zero_is_recorded_and_noted(project):
     result.stdout.fnmatch_lines(["*warm-up 0 (--zbench-warmup=0): the first frames are measured cold in 1 scene(s)*"])
     (scene,) = project.run_json()["scenes"]
     assert scene["warmup_frames"] == 0 and any(n.startswith("warm-up 0:") for n in scene["notes"])
+
+
+def test_scenes_the_sequential_gate_left_undecided_point_at_its_maximum_and_budget():
+    scenes = [dict(entry(f"s.{n}", verdict="inconclusive", runs=12, complete=12),
+                   sequential={"stopped": stopped}) for n, stopped in enumerate(("max_launches", "budget"))]
+    text = " ".join(line.strip() for line in summary_lines(scenes))
+    assert ("2 scene(s) inconclusive with 12 launches; the sequential gate stopped them on budget/max_launches: "
+            "a larger --zbench-max-launches or --zbench-budget would give them more rounds") in text, text
+    assert "--zbench-runs" not in text
