@@ -14,13 +14,14 @@ identical builds judged `improved`, power for a 10 % slowdown, the mean launches
 with no change and with the slowdown. Targets (docs/regression.md, "The sequential gate"): the sequential FP's
 upper bound at most 1 %, its power at least the fixed gate's, with fewer launches on average.
 
-Run: python bench/bench_sequential_gate.py [--null-trials 1000] [--trials 300] [--max-launches 16]
-[--frames 300] [--jobs 2]
+Run: python bench/bench_sequential_gate.py [--null-trials 1000] [--trials 300] [--max-launches 12]
+[--frames 300] [--jobs 2] [--sequential-alpha 0.01]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from multiprocessing import Pool
@@ -57,15 +58,15 @@ def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConf
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, int]) -> dict:
-    family, seed, shift, max_launches, frames = job
+def trial(job: tuple[str, int, float, int, int, float]) -> dict:
+    family, seed, shift, max_launches, frames, alpha = job
     rng = np.random.default_rng(seed)
     session = session_frames(family, rng, 2 * max_launches, frames, SESSION_SPREAD)
     a = summaries(session[:max_launches])
     b = summaries(session[max_launches:] * (1 + shift))
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS, seed=seed)
     fixed = judge_interleaved(a[:FIXED], b[:FIXED], config).verdict
-    verdict, used = sequential(a, b, max_launches, config)
+    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha))
     return {"family": family, "shift": shift, "fixed": fixed, "sequential": verdict, "launches": used}
 
 
@@ -73,11 +74,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--null-trials", type=int, default=1000)
     parser.add_argument("--trials", type=int, default=300)
-    parser.add_argument("--max-launches", type=int, default=16)
+    parser.add_argument("--max-launches", type=int, default=12)
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--sequential-alpha", type=float, default=0.01,
+                        help="the alpha the sequential gate spends (the fixed gate keeps 0.01)")
     args = parser.parse_args(argv)
-    jobs = [(family, seed, shift, args.max_launches, args.frames) for family in FAMILIES
+    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha) for family in FAMILIES
             for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
             for seed in range(count)]
     started = time.monotonic()
@@ -85,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         results = pool.map(trial, jobs, chunksize=8)
     print(f"A/B, session spread {SESSION_SPREAD:.0%}, {args.frames} frames per launch; fixed {FIXED} + {FIXED} "
           f"launches vs sequential (rounds of {ROUND} + {ROUND}, looks from {FIRST_LOOK} + {FIRST_LOOK}, at most "
-          f"{args.max_launches} + {args.max_launches}, O'Brien-Fleming-type alpha spending); alpha 0.01, bar 5 %; "
+          f"{args.max_launches} + {args.max_launches}, O'Brien-Fleming-type alpha spending of "
+          f"{args.sequential_alpha:g}); fixed alpha 0.01, bar 5 %; "
           f"{args.null_trials} identical-build trials and {args.trials} at +{SHIFT:.0%} per family; "
           f"{time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
     header = (f"{'family':<10} {'design':<11} {'FP (95% up)':>15} {'impr':>7} {'power +10%':>11} "
