@@ -250,6 +250,9 @@ class HostSession:
         if key is None:
             return contextlib.nullcontext()
         longest_scene = self.settings.runs * (self.settings.launch_timeout(60.0, device.spec.timeout_s) + 60.0)
+        if self.settings.budget_min is not None:  # the sequential gate holds the lease for its whole budget
+            longest_scene = max(longest_scene, 60.0 * self.settings.budget_min
+                                + 4 * self.settings.launch_timeout(60.0, device.spec.timeout_s))
         return DeviceLease(key, self.settings.lease_dir or default_lease_dir(),
                            timeout_s=max(LEASE_MIN_WAIT_S, 2 * longest_scene))
 
