@@ -6,7 +6,9 @@ Statistical, not timed: small uncapped scenes (160x120, 2 + 30 frames of well un
 judges the median frame alone, at a bar of 25 %: on this shared machine a launch's p95 and jank share move by
 several times from launch to launch (one preempted launch), and the launch bootstrap's interval of 4 + 4 medians
 reaches a few % past no change; a `same` within the A/B default bar of 5 % took 8 + 8 launches in a trial run,
-more than a minute allows here. The burn is past the bar many times over.
+more than a minute allows here. The burn is past the bar many times over. Known weakness (docs/regression.md, "The
+sequential gate"): when other suites load the machine, the unchanged scene's launch medians move by 15-30 % and
+it can stay undecided up to its maximum.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pytest_zbench.host.run_record import validate_run
 pytestmark = pytest.mark.acceptance
 
 SLOW, UNCHANGED = "mini.fill.x1", "mini.fill.x2"
-MAX_LAUNCHES = 8
+MAX_LAUNCHES = 12
 # The reference runner, with --cpu-burn-ms 3 for the jobs of the scene named first (the job names its scene).
 # A runs it too, naming no scene: both sides start the same way, so the unchanged scene is A/A.
 BURN_ONE_SCENE = """\
