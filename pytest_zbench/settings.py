@@ -31,6 +31,10 @@ GOLDENS_ONLY = {"runs": 1, "warmup": 0, "frames": 1}
 
 BASELINE_KEYWORDS = ("history", "none")
 
+# The sequential gate (docs/regression.md, "The sequential gate"): its alpha is spent by launches / this
+# maximum; bench/bench_sequential_gate.py measured its power and launches at this value.
+DEFAULT_MAX_LAUNCHES = 12
+
 # Sustained mode (docs/sustained.md): conditions every 5 s resolve a thermal time constant of tens of seconds.
 DEFAULT_SUSTAINED_INTERVAL_S = 5.0
 
@@ -91,6 +95,14 @@ OPTIONS: tuple[Option, ...] = (
            "A/B mode: B runner, a device name from the inventory (its runner) or an argv string, launched on "
            "the same device interleaved with the device's own runner (A); B is judged against A "
            "(default: off)", None),
+    Option("budget_min", "--zbench-budget", "zbench_budget",
+           "the sequential gate: minutes of launches per device session; each scene is launched in rounds, "
+           "judged after each round and stopped once decided, what is left spent on the undecided ones "
+           "(docs/regression.md, \"The sequential gate\"; default: off, a fixed --zbench-runs per scene)",
+           None, float),
+    Option("max_launches", "--zbench-max-launches", "zbench_max_launches",
+           "with --zbench-budget: the most launches a scene gets (per side in A/B); the sequential gate's "
+           f"alpha is spent by launches / this maximum (default: {DEFAULT_MAX_LAUNCHES})", DEFAULT_MAX_LAUNCHES, int),
     Option("sustained_min", "--zbench-sustained", "zbench_sustained",
            "sustained mode: one launch per scene running this many minutes (fractions allowed), with the "
            "device's conditions sampled during it; burst vs sustained speed, time to steady state and the "
@@ -132,6 +144,8 @@ class Settings:
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
     lease_dir: Path | None = None  # None: host.devices.health.default_lease_dir()
+    budget_min: float | None = None  # the sequential gate's minutes per device session; None: fixed runs
+    max_launches: int = DEFAULT_MAX_LAUNCHES  # the sequential gate's most launches per scene (per side in A/B)
     sustained_min: float | None = None  # sustained mode for every scene (minutes); None: the scene's own key
     sustained_interval_s: float = DEFAULT_SUSTAINED_INTERVAL_S
     ci: bool = False  # CI=true: every device asked for is one this CI run exists to exercise (running_in_ci)
@@ -251,6 +265,22 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         given = "--zbench-ab" if ab else "--zbench-calibrate" if calibrate else "--zbench-sustained"
         raise UsageError(f"--zbench-goldens-only runs the golden tests alone and measures nothing; it cannot be "
                          f"combined with {given}, which is about measuring")
+    budget = values["budget_min"]
+    if budget is not None and not 0 < budget < math.inf:
+        raise UsageError(f"--zbench-budget: {budget!r}; give the device session's minutes of launches, such as "
+                         "30 or 0.5")
+    if values["max_launches"] < 4:
+        raise UsageError(f"--zbench-max-launches: {values['max_launches']} must be at least 4 (the sequential "
+                         "gate's first look is after 4 launches per side)")
+    if budget is not None and not ab:
+        raise UsageError("--zbench-budget: the sequential gate launches interleaved A/B rounds; give the B runner "
+                         "with --zbench-ab (a history baseline is not judged sequentially: more launches of one "
+                         "session cannot shrink its between-session spread, docs/regression.md)")
+    if budget is not None and (sustained is not None or calibrate or goldens_only):
+        given = ("--zbench-sustained" if sustained is not None else "--zbench-calibrate" if calibrate
+                 else "--zbench-goldens-only")
+        raise UsageError(f"--zbench-budget spends launches until each verdict is decided; it cannot be combined "
+                         f"with {given}")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")
@@ -278,6 +308,8 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         calibrate=calibrate,
         check_runner=check_runner,
         lease_dir=None if values["lease_dir"] is None else path(values["lease_dir"]),
+        budget_min=budget,
+        max_launches=values["max_launches"],
         sustained_min=sustained,
         sustained_interval_s=values["sustained_interval_s"],
         ci=ci,

@@ -259,3 +259,15 @@ def test_ci_is_the_ci_variable_set_to_true():
     assert not running_in_ci({}) and not running_in_ci({"CI": "false"}) and not running_in_ci({"CI": ""})
     assert build().ci is False
     assert build_settings(getter(), ROOT, quick=False, ci=True).ci is True
+
+
+def test_the_sequential_gate_budget_needs_ab_and_a_max_of_at_least_four():
+    settings = build({"budget_min": "2.5", "ab": "python -m x", "max_launches": "8"})
+    assert settings.budget_min == 2.5 and settings.max_launches == 8
+    assert build().budget_min is None and build().max_launches == 12
+    with pytest.raises(UsageError, match="--zbench-budget.*--zbench-ab"):
+        build({"budget_min": "2"})
+    with pytest.raises(UsageError, match="--zbench-budget: -1"):
+        build({"budget_min": "-1", "ab": "python -m x"})
+    with pytest.raises(UsageError, match="--zbench-max-launches: 3 must be at least 4"):
+        build({"budget_min": "2", "ab": "python -m x", "max_launches": "3"})

@@ -123,3 +123,12 @@ def test_slow_and_frozen_frames_sit_beside_jank():
     assert "0/0" in rows["a.smooth"] and "4/1" in rows["b.stalls"]
     # Entries without the counts (an older run.json) show no column of dashes.
     assert "slow/frz" not in "\n".join(summary_lines([entry("c.old")]))
+
+
+def test_scenes_the_sequential_gate_left_undecided_point_at_its_maximum_and_budget():
+    scenes = [dict(entry(f"s.{n}", verdict="inconclusive", runs=12, complete=12),
+                   sequential={"stopped": stopped}) for n, stopped in enumerate(("max_launches", "budget"))]
+    text = " ".join(line.strip() for line in summary_lines(scenes))
+    assert ("2 scene(s) inconclusive with 12 launches; the sequential gate stopped them on budget/max_launches: "
+            "a larger --zbench-max-launches or --zbench-budget would give them more rounds") in text, text
+    assert "--zbench-runs" not in text

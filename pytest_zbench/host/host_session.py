@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from .. import __version__
 from ..errors import DeviceError, DeviceQuarantined, ZbenchError
 from ..golden.store import GoldenStore
 from ..inventory import Inventory
+from ..regression.config import GateConfig
 from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from ..transports import make_transport
@@ -39,11 +40,12 @@ from .devices.health import DeviceHealth, default_lease_dir, lease_key
 from .devices.lease import DeviceLease
 from .devices.prepare import cool_down
 from .devices.timer_check import check_gpu_timer
-from .measure.ab_launches import ab_entry, measure_ab, resolve_b_runner
+from .measure.ab_launches import ABLaunches, ab_entry, measure_ab, resolve_b_runner
 from .measure.adaptive_launches import measure_adaptive
 from .measure.cold_start import cold_start_entry
 from .measure.launches import ProgressSink, measure_scene
 from .measure.results import SceneMeasurement
+from .measure.sequential_rounds import run_rounds
 from .measure.sustained import measure_sustained, sustained_minutes
 from .run_record import RunRecord, scene_entry
 from .verdicts.golden_test import GoldenOutcome, capture_launch, check_goldens, device_arch
@@ -110,10 +112,16 @@ class HostSession:
         check = self.record.devices.get(device_name, {}).get("gpu", {}).get("timer_check")
         return None if check is None else bool(check.get("valid"))
 
-    def measure(self, device_name: str, case: SceneCase) -> SceneMeasurement:
+    def measure(self, device_name: str, case: SceneCase, session_cases: Sequence[SceneCase] = ()) -> SceneMeasurement:
         """The scene measured on the device (once per session), under the device's lease. A quarantined
-        device's scenes come back skipped with the reason."""
+        device's scenes come back skipped with the reason. `session_cases`: the scenes this session runs on the
+        device, measured together with this one under the sequential gate (--zbench-budget)."""
         key = (device_name, case.id)
+        if key not in self._measurements and self._sequential(case):
+            # Each scene once (its perf and golden tests both name it), this one first
+            cases = {c.id: c for c in [case, *session_cases]
+                     if (device_name, c.id) not in self._measurements and self._sequential(c)}
+            self._measure_sequential(device_name, list(cases.values()))
         if key not in self._measurements:
             device = self.device(device_name)
             skip = self.health.skip_reason(device_name)
@@ -140,16 +148,52 @@ class HostSession:
                 else:
                     measurement = measure_scene(device, case, self.settings, self.settings.results, self.progress,
                                                 self.health)
-            self._measurements[key] = measurement
-            self.record.artifact_failures += measurement.artifact_failures
-            # One long launch is not comparable with the history's short ones, nor is a goldens-only launch of
-            # one frame: recorded in run.json only.
-            self._history_sections[key] = (None if measurement.sustained is not None or self.settings.goldens_only
-                                           else self.gate.record(self.record, measurement))
-            reason = self.health.reason(device_name)
-            if reason is not None:
-                self.record.quarantined[device_name] = reason
+            self._keep(device_name, measurement)
         return self._measurements[key]
+
+    def _sequential(self, case: SceneCase) -> bool:
+        """Whether the scene is measured by the sequential gate: A/B under a budget, not an adaptive scene
+        (its launches are planned by its search, host/measure/adaptive_launches.py)."""
+        settings = self.settings
+        return (settings.budget_min is not None and self.b_runner is not None and not case.adaptive
+                and not settings.goldens_only and sustained_minutes(settings, case) is None)
+
+    def _measure_sequential(self, device_name: str, cases: list[SceneCase]) -> None:
+        """The scenes measured round by round within the device session's budget (docs/regression.md, "The
+        sequential gate"), each kept as if measured alone."""
+        assert self.b_runner is not None and self.settings.budget_min is not None
+        device = self.device(device_name)
+        if self.health.skip_reason(device_name) is not None:
+            return  # measure() returns each scene skipped with the reason
+        planned = 2 * self.settings.max_launches
+        with self._lease(device):
+            # One cooldown before the rounds: the scenes' rounds interleave, there is no "before a scene"
+            if device.spec.prepare is not None and (cooled := cool_down(device.transport, device.spec.prepare)):
+                self._cooldowns[(device_name, cases[0].id)] = cooled
+            scenes = [ABLaunches(device, case, self.settings, self.b_runner, self.settings.results, self.progress,
+                                 self.health, planned=planned) for case in cases]
+            try:
+                run_rounds(scenes, lambda m, level: self.gate.ab_look(self.record, m, level),
+                           budget_s=60.0 * self.settings.budget_min, max_launches=self.settings.max_launches,
+                           alpha=GateConfig().alpha)
+            finally:
+                for scene in scenes:
+                    scene.finish()
+        for scene in scenes:
+            self._keep(device_name, scene.a)
+
+    def _keep(self, device_name: str, measurement: SceneMeasurement) -> None:
+        """A measured scene kept for the session: its history record, its artifact failures, the quarantine."""
+        key = (device_name, measurement.case.id)
+        self._measurements[key] = measurement
+        self.record.artifact_failures += measurement.artifact_failures
+        # One long launch is not comparable with the history's short ones, nor is a goldens-only launch of
+        # one frame: recorded in run.json only.
+        self._history_sections[key] = (None if measurement.sustained is not None or self.settings.goldens_only
+                                       else self.gate.record(self.record, measurement))
+        reason = self.health.reason(device_name)
+        if reason is not None:
+            self.record.quarantined[device_name] = reason
 
     def judge(self, measurement: SceneMeasurement) -> GateResult | None:
         """The regression verdict of a measured scene against the configured baseline (None: no gate),
@@ -209,6 +253,9 @@ class HostSession:
         if key is None:
             return contextlib.nullcontext()
         longest_scene = self.settings.runs * (self.settings.launch_timeout(60.0, device.spec.timeout_s) + 60.0)
+        if self.settings.budget_min is not None:  # the sequential gate holds the lease for its whole budget
+            longest_scene = max(longest_scene, 60.0 * self.settings.budget_min
+                                + 4 * self.settings.launch_timeout(60.0, device.spec.timeout_s))
         return DeviceLease(key, self.settings.lease_dir or default_lease_dir(),
                            timeout_s=max(LEASE_MIN_WAIT_S, 2 * longest_scene))
 
@@ -227,6 +274,8 @@ class HostSession:
             if measurement.launches:  # cold start from the process start, per launch (host/measure/cold_start.py)
                 self._entries[key]["cold"] = {**self._entries[key]["cold"],
                                               "time_to_first_frame_ms": cold_start_entry(measurement.launches)}
+            if measurement.sequential is not None:
+                self._entries[key]["sequential"] = measurement.sequential.to_json()
             if measurement.sustained is not None:
                 self._entries[key]["sustained"] = measurement.sustained
                 self._entries[key]["measured_frames"] = measurement.sustained["measured_frames"]

@@ -48,7 +48,11 @@ class Scene:
 
     def measure(self, device: Device) -> SceneMeasurement:
         try:
-            measurement = self._host.measure(device.name, self.case)
+            # The session's other scenes of this device: the sequential gate (--zbench-budget) measures them
+            # together, round by round (host/measure/sequential_rounds.py).
+            cases = [i.stash[CASE_KEY] for i in self._node.session.items
+                     if CASE_KEY in i.stash and i.stash.get(DEVICE_KEY, None) == device.name]
+            measurement = self._host.measure(device.name, self.case, session_cases=cases)
         except DeviceError as exc:  # e.g. its lease could not be had
             pytest.fail(str(exc), pytrace=False)
         self._node.stash[MEASUREMENT_KEY] = measurement

@@ -282,7 +282,7 @@ class ZbenchPlugin:
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> Any:
         from .xdist import make_scheduler
 
-        return make_scheduler(config, log, self.settings.devices)
+        return make_scheduler(config, log, self.settings.devices, by_device=self.settings.budget_min is not None)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...errors import UsageError
 from ...inventory import Inventory
-from ...regression.interleaved_ab import DEFAULT_PATTERN, interleave
+from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, interleave
 from ...scenes import SceneCase
 from ...settings import Settings
 from ...stats import summarize_scene
@@ -44,45 +44,81 @@ def resolve_b_runner(spec: str, inventory: Inventory) -> tuple[str, ...]:
 def measure_ab(device: Device, case: SceneCase, settings: Settings, b_runner: tuple[str, ...], results_dir: Path,
                progress: ProgressSink | None = None, health: DeviceHealth | None = None) -> SceneMeasurement:
     """settings.runs launches per side, interleaved; returns A's measurement with the B side in `.ab`."""
-    started = time.monotonic()
-    a = new_measurement(device, case, settings)
-    if a.job is None:
-        return a
-    job = a.job
-    b = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=job, budget_ms=a.budget_ms)
-    device_dir = results_dir / safe_component(device.name)
-    scene_dir = device_dir / safe_component(case.id)
-    a.samples_file = device_dir / f"{case.id}.frames.csv"
-    b.samples_file = device_dir / f"{case.id}.b.frames.csv"
-    empty_folder(scene_dir)  # a previous session's launches of this scene are not ours
-    order = interleave(settings.runs, pattern=DEFAULT_PATTERN)
-    a.ab = ABRun(b_runner, tuple(device.spec.runner), order, b, DEFAULT_PATTERN)
-    timeout = settings.launch_timeout(job.refresh_hz, device.spec.timeout_s)
-    writers = {"A": SamplesCsv(a.samples_file), "B": SamplesCsv(b.samples_file)}
-    try:
-        for slot, arm in enumerate(order):
-            side = a if arm == "A" else b
+    launches = ABLaunches(device, case, settings, b_runner, results_dir, progress, health)
+    if launches.a.job is not None:
+        try:
+            launches.run(interleave(settings.runs, pattern=DEFAULT_PATTERN))
+        finally:
+            launches.finish()
+    return launches.a
+
+
+class ABLaunches:
+    """One scene's A/B launches, run in one go (measure_ab) or round by round (the sequential gate,
+    host/measure/sequential_rounds.py): each `run` appends its slots to the order; `finish` closes the CSVs
+    and summarises both sides."""
+
+    def __init__(self, device: Device, case: SceneCase, settings: Settings, b_runner: tuple[str, ...],
+                 results_dir: Path, progress: ProgressSink | None = None, health: DeviceHealth | None = None,
+                 planned: int | None = None) -> None:
+        self.started = time.monotonic()
+        self.device, self.case, self.settings, self.b_runner = device, case, settings, b_runner
+        self.results_dir, self.progress, self.health = results_dir, progress, health or DeviceHealth()
+        self.a = a = new_measurement(device, case, settings)
+        self._writers: dict[str, SamplesCsv] = {}
+        if a.job is None:
+            return
+        self.planned = planned  # launches (both sides) the progress line counts to; None: the order's length
+        b = SceneMeasurement(case=case, device=device.name, backend=device.spec.backend, job=a.job,
+                             budget_ms=a.budget_ms)
+        device_dir = results_dir / safe_component(device.name)
+        self.scene_dir = device_dir / safe_component(case.id)
+        a.samples_file = device_dir / f"{case.id}.frames.csv"
+        b.samples_file = device_dir / f"{case.id}.b.frames.csv"
+        empty_folder(self.scene_dir)  # a previous session's launches of this scene are not ours
+        a.ab = ABRun(b_runner, tuple(device.spec.runner), [], b, DEFAULT_PATTERN)
+        self.timeout = settings.launch_timeout(a.job.refresh_hz, device.spec.timeout_s)
+        self._writers = {"A": SamplesCsv(a.samples_file), "B": SamplesCsv(b.samples_file)}
+
+    @property
+    def quarantined(self) -> bool:
+        return self.health.reason(self.device.name) is not None
+
+    def run(self, arms: list[Arm]) -> None:
+        """Launch `arms` in order after the slots already run."""
+        a = self.a
+        assert a.job is not None and a.ab is not None
+        order = a.ab.order
+        for arm in arms:
+            slot = len(order)
+            side = a if arm == "A" else a.ab.b
             k = len(side.launches)
+            of = self.planned or len(order) + len(arms)
 
-            def on_progress(frame: int, of: int, slot: int = slot) -> None:
-                if progress is not None:
-                    progress(case.id, slot, len(order), frame, of)
+            def on_progress(frame: int, frames: int, slot: int = slot, of: int = of) -> None:
+                if self.progress is not None:
+                    self.progress(self.case.id, slot, of, frame, frames)
 
-            folder = scene_dir / (f"launch-{k}" if arm == "A" else f"b-launch-{k}")
+            folder = self.scene_dir / (f"launch-{k}" if arm == "A" else f"b-launch-{k}")
             # The device-side folder is named by slot, so the two sides never share one.
-            outcome = guarded_launch(device, job, slot, folder, timeout, on_progress, health or DeviceHealth(),
-                                     results_dir, runner=None if arm == "A" else b_runner)
-            add_launch(side, writers[arm], outcome)
-    finally:
-        for writer in writers.values():
+            outcome = guarded_launch(self.device, a.job, slot, folder, self.timeout, on_progress, self.health,
+                                     self.results_dir, runner=None if arm == "A" else self.b_runner)
+            order.append(arm)
+            add_launch(side, self._writers[arm], outcome)
+
+    def finish(self) -> SceneMeasurement:
+        a = self.a
+        for writer in self._writers.values():
             writer.close()
             if writer.failure:
                 a.artifact_failures.append(writer.failure)
-        a.wall_s = b.wall_s = time.monotonic() - started
-    for side in (a, b):
-        if side.summaries:
-            side.summary = summarize_scene(side.summaries, side.budget_ms)
-    return a
+        if a.ab is None:
+            return a
+        a.wall_s = a.ab.b.wall_s = time.monotonic() - self.started
+        for side in (a, a.ab.b):
+            if side.summaries:
+                side.summary = summarize_scene(side.summaries, side.budget_ms)
+        return a
 
 
 def ab_entry(run: ABRun, results_dir: Path) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from ...adaptive_score import (
 from ...protocol import Issue, Job
 from ...protocol.vocabulary import HostIssueKind, IssueKind
 from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, Pattern
+from ...regression.sequential import SceneSequence
 from ...scenes import ComplexitySpec, SceneCase
 from ...stats import LaunchSummary, SceneSummary
 from ..devices.device import LaunchOutcome
@@ -61,6 +62,8 @@ class SceneMeasurement:
     adaptive: AdaptiveResult | None = None  # an adaptive scene's plans, fits and score (host/measure/adaptive_launches.py)
     platform: PlatformSeries | None = None  # Android's own frame timing of the launches, when it was collected
     sustained: dict[str, Any] | None = None  # a sustained run's analysis (host/measure/sustained.py), run.json's too
+    # the sequential gate's looks and why the scene stopped (host/measure/sequential_rounds.py), run.json's too
+    sequential: SceneSequence | None = None
 
     @property
     def issues(self) -> list[Issue]:

@@ -333,6 +333,10 @@ def _gate_notes(scenes: Sequence[dict[str, Any]], width: int) -> list[str]:
         runs = sorted({e["runs"] for e in undecided})
         advice = (f"about {max(known)} launches per side (--zbench-runs={max(known)}) would decide them" if known
                   else "more launches per side (--zbench-runs) would decide them")
+        stopped = sorted({e["sequential"]["stopped"] for e in undecided if e.get("sequential")})
+        if stopped:  # the sequential gate chose the launches: its maximum or the budget is what to raise
+            advice = (f"the sequential gate stopped them on {'/'.join(map(str, stopped))}: a larger "
+                      "--zbench-max-launches or --zbench-budget would give them more rounds")
         lines.append(f"{len(undecided)} scene(s) inconclusive with {'/'.join(map(str, runs))} launches; {advice} "
                      "(run.json regression.message has each scene's effect and interval)")
     return lines

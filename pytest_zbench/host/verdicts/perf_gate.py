@@ -65,6 +65,7 @@ from ...regression.history import (
     environment_fingerprint,
 )
 from ...regression.interleaved_ab import judge_ab
+from ...regression.sequential import judge_look
 from ...regression.verdict_words import GateVerdict
 from ...settings import Settings
 from ..devices.environment import environment
@@ -470,6 +471,15 @@ class RegressionGate:
         frames = run_file_frames(document, path, m.case.id, m.device)
         return dataclasses.replace(judged, baseline_frames=None if frames is None else str(frames))
 
+    def ab_look(self, record: RunFacts, m: SceneMeasurement, level: float) -> SceneVerdict | None:
+        """One look of the sequential gate at an A/B scene's launches so far, at the look's nominal level;
+        None when the scene is not gated."""
+        gated = self.config(m, interleaved=True)
+        if gated is None or m.ab is None:
+            return None
+        valid = gpu_valid(record, m.device)
+        return judge_look(self._candidate(m, valid), self._candidate(m.ab.b, valid), gated[0], level)
+
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
         assert m.ab is not None
@@ -484,12 +494,25 @@ class RegressionGate:
         valid = gpu_valid(record, m.device)
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
-        verdict = judge_ab(a_launches, b_launches, config, a_name=a_name, b_name=b_name, device=m.device)
+        level = m.sequential.final_level if m.sequential is not None else None
+
+        def judged(cfg: GateConfig) -> SceneVerdict:
+            """The A/B verdict on these launches, at the sequential gate's last look when it ran one (its level;
+            regression/sequential.py), so the attribution rejudges with the gate that decided the scene."""
+            if level is None:
+                return judge_ab(a_launches, b_launches, cfg, a_name=a_name, b_name=b_name, device=m.device)
+            return judge_look(a_launches, b_launches, cfg, level, baseline_description=(
+                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"))
 
         def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
-            return judge_ab(a_launches, b_launches, dataclasses.replace(config, metrics=metrics), a_name=a_name,
-                            b_name=b_name, device=m.device)
+            return judged(dataclasses.replace(config, metrics=metrics))
 
+        verdict = judged(config)
+        if m.sequential is not None and level is not None:
+            sequence = m.sequential
+            verdict = verdict.with_notes(
+                f"sequential gate: look {len(sequence.looks)} at level {level:.3g} (alpha {sequence.alpha:g} "
+                f"spent by launches per side / {sequence.max_launches}), stopped: {sequence.stopped}")
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
                              settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge)
 

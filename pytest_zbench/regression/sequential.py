@@ -1,0 +1,195 @@
+"""The sequential gate's statistics: a verdict re-judged after every round of launches, its false-alarm rate
+held at the gate's alpha however many looks it takes (docs/regression.md, "The sequential gate").
+
+Design: Lan-DeMets alpha spending with the O'Brien-Fleming-type function
+alpha(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)), t = launches so far / the scene's maximum (per side in A/B). At
+each look the gate's own test (regression/gate.py) runs at a nominal level: the boundary b_k that makes the
+chance of first crossing at look k, with no change, equal to alpha(t_k) - alpha(t_{k-1}), computed by the
+Armitage-McPherson-Rowe recursion on the canonical joint distribution of the looks' statistics
+(corr = sqrt(t_j / t_k)). Each tail (regressed, improved) is a one-sided test at alpha, as in the fixed gate.
+
+Stopping for `same` (every metric's interval inside both bars) never declares a change, so it spends no alpha:
+it can only lower the false-alarm rate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import optimize, stats
+
+from .config import GateConfig
+from .gate import SceneVerdict, Verdict, judge_interleaved
+
+StopReason = Literal["decided", "max_launches", "budget", "device_fault", "not_judged"]
+# Points of the recursion's grid per look: the boundaries it gives move by < 1e-4 in z past 800 (unit test).
+GRID_POINTS = 1200
+
+
+def spent_alpha(fraction: float, alpha: float) -> float:
+    """The O'Brien-Fleming-type spending function: alpha spent by information fraction t (0 < t <= 1)."""
+    t = min(max(fraction, 1e-12), 1.0)
+    return float(2.0 - 2.0 * stats.norm.cdf(stats.norm.ppf(1.0 - alpha / 2.0) / math.sqrt(t)))
+
+
+def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
+    """One-sided z boundaries for looks at the increasing information fractions `fractions`.
+
+    A later look with the same fraction as the one before (no new launch) gets an infinite boundary: it
+    spends nothing."""
+    out: list[float] = []
+    grid = density = None  # the sub-density of S_k = Z_k sqrt(t_k) on paths that have not crossed yet
+    previous_t, previous_spent = 0.0, 0.0
+    for t in fractions:
+        t = min(float(t), 1.0)
+        spent = spent_alpha(t, alpha)
+        increment = spent - previous_spent
+        if t <= previous_t or increment <= 0:
+            out.append(math.inf)
+            continue
+        step = t - previous_t
+        if grid is None:
+            b = float(stats.norm.isf(increment))
+            out.append(b)
+            grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
+            density = stats.norm.pdf(grid, scale=math.sqrt(t))
+        else:
+            assert density is not None
+            weights = density * np.gradient(grid)  # trapezoid-like quadrature weights
+
+            def crossing(b: float, grid: np.ndarray = grid, weights: np.ndarray = weights,
+                         step: float = step, t: float = t) -> float:
+                return float(np.sum(weights * stats.norm.sf((b * math.sqrt(t) - grid) / math.sqrt(step))))
+
+            if crossing(12.0) >= increment:  # too little mass left to spend: nothing can cross
+                b = 12.0
+            else:
+                b = float(optimize.brentq(lambda z, target=increment: crossing(z) - target, -12.0, 12.0, xtol=1e-7))
+            out.append(b)
+            new_grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
+            kernel = np.exp(-0.5 * ((new_grid[:, None] - grid[None, :]) / math.sqrt(step)) ** 2) / math.sqrt(
+                2 * math.pi * step)
+            grid, density = new_grid, kernel @ weights
+        previous_t, previous_spent = t, spent
+    return tuple(out)
+
+
+def nominal_alphas(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
+    """The one-sided level each look's test runs at (the tail beyond its boundary)."""
+    return _nominal_alphas(tuple(float(f) for f in fractions), float(alpha))
+
+
+@functools.lru_cache(maxsize=256)  # a session's scenes mostly look at the same fractions
+def _nominal_alphas(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
+    return tuple(0.0 if math.isinf(b) else float(stats.norm.sf(b)) for b in boundaries(fractions, alpha))
+
+
+@dataclass(frozen=True)
+class Look:
+    """One look at a scene: the launches judged, its information fraction and level, what it said."""
+
+    index: int
+    launches_a: int
+    launches_b: int
+    fraction: float
+    nominal_alpha: float
+    verdict: str
+    effect: float | None  # the first gated metric's
+    elapsed_s: float
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def look_fraction(launches_per_side: int, max_launches: int) -> float:
+    return min(launches_per_side / max_launches, 1.0)
+
+
+def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig,
+               nominal_alpha: float, *, baseline_description: str = "") -> SceneVerdict:
+    """The gate's A/B judgement at one look: changes tested at the look's nominal level; `same` when every
+    metric's interval lies inside both bars, whatever the level (deciding `same` declares no change).
+
+    The session's final verdict is this function on the last look's launches and level, so the scheduler's
+    decision and run.json's verdict are one computation (seeded: the same launches give the same verdict)."""
+    level = max(nominal_alpha, 1e-12)
+    verdict = judge_interleaved(a_launches, b_launches, dataclasses.replace(config, alpha=level),
+                                baseline_description=baseline_description)
+    if verdict.verdict in ("regressed", "improved") or not verdict.verdicts:
+        return verdict
+    if all(_inside_bars(v) for v in verdict.verdicts):
+        same = tuple(dataclasses.replace(v, verdict="same", more_launches=None, advice="", reason=(
+            f"Same: the {v.confidence:.0%} interval lies inside both bars (sequential look at level "
+            f"{nominal_alpha:.3g})")) for v in verdict.verdicts)
+        return SceneVerdict(same, verdict.skipped, verdict.notes)
+    return verdict
+
+
+def _inside_bars(v: Verdict) -> bool:
+    if v.ci is None:
+        return False
+    worse_bar, better_bar = 1 + v.threshold, 1 / (1 + v.threshold)
+    return better_bar <= v.ci[0] and v.ci[1] <= worse_bar
+
+
+def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
+    """How many launches per side an undecided scene would need in all, at the rate its intervals narrow
+    (half-width ~ 1/sqrt(n)): the scheduler spends what is left on the smallest first ("most promising").
+
+    A metric past a bar needs its interval's lower end off no-change (half-width below |log effect|); a
+    scene whose every metric sits inside the bars needs every interval inside them."""
+    past, inside = [], []
+    for v in verdict.verdicts:
+        if v.ci is None or v.effect is None or v.ci[0] <= 0 or v.effect <= 0:
+            return math.inf
+        centre, half = math.log(v.effect), (math.log(v.ci[1]) - math.log(v.ci[0])) / 2
+        bar = math.log(1 + v.threshold)
+        if half <= 0:
+            return float(launches_per_side)
+        if abs(centre) > bar:
+            past.append(launches_per_side * (half / abs(centre)) ** 2)
+        else:
+            room = bar - abs(centre)
+            inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
+    if past:
+        return min(past)
+    return max(inside) if inside else math.inf
+
+
+@dataclass
+class SceneSequence:
+    """A scene's looks in one session and why it stopped (run.json `sequential`, docs/regression.md)."""
+
+    max_launches: int  # per side in A/B: the information fraction's denominator
+    alpha: float
+    budget_min: float
+    looks: list[Look] = dataclasses.field(default_factory=list)
+    stopped: StopReason | None = None
+
+    def level(self, launches_per_side: int) -> float:
+        """The nominal one-sided level of a look after `launches_per_side` launches, given the looks before."""
+        fractions = [look.fraction for look in self.looks] + [look_fraction(launches_per_side, self.max_launches)]
+        return nominal_alphas(fractions, self.alpha)[-1]
+
+    @property
+    def final_level(self) -> float | None:
+        return self.looks[-1].nominal_alpha if self.looks else None
+
+    def to_json(self) -> dict[str, Any]:
+        last = self.looks[-1] if self.looks else None
+        return {
+            "design": "Lan-DeMets alpha spending, O'Brien-Fleming type",
+            "alpha": self.alpha,
+            "max_launches": self.max_launches,
+            "budget_min": self.budget_min,
+            "launches_a": last.launches_a if last else 0,
+            "launches_b": last.launches_b if last else 0,
+            "stopped": self.stopped,
+            "looks": [look.to_json() for look in self.looks],
+        }

@@ -1,0 +1,165 @@
+"""The sequential gate's statistics (regression/sequential.py) and its schedule (host/measure/sequential_rounds.py),
+without devices: the launches are synthetic summaries, the clock a counter. End to end:
+test_sequential_gate_session.py."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from pytest_zbench.host.measure.sequential_rounds import FIRST_LOOK, run_rounds
+from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
+from pytest_zbench.regression.gate import GateConfig
+from pytest_zbench.regression.sequential import (
+    SceneSequence,
+    boundaries,
+    judge_look,
+    launches_to_decide,
+    nominal_alphas,
+    spent_alpha,
+)
+
+CONFIG = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=("cpu_ms.p50",))
+
+
+def test_spending_reaches_alpha_at_the_end_and_little_early():
+    assert spent_alpha(1.0, 0.01) == pytest.approx(0.01, rel=1e-9)
+    assert spent_alpha(0.5, 0.01) == pytest.approx(2 * stats.norm.sf(stats.norm.isf(0.005) * math.sqrt(2)), rel=1e-9)
+    assert spent_alpha(0.25, 0.01) < 1e-6
+
+
+def test_boundaries_match_the_published_obrien_fleming_type_design():
+    # Lan-DeMets O'Brien-Fleming-type spending, one-sided 0.025, 5 equally spaced looks (gsDesign sfLDOF):
+    # 4.8769, 3.3569, 2.6803, 2.2898, 2.0310
+    published = (4.8769, 3.3569, 2.6803, 2.2898, 2.0310)
+    assert boundaries([0.2, 0.4, 0.6, 0.8, 1.0], 0.025) == pytest.approx(published, abs=3e-3)
+
+
+def test_one_look_is_the_fixed_test():
+    assert nominal_alphas([1.0], 0.01) == pytest.approx((0.01,), rel=1e-6)
+
+
+def test_a_look_without_new_launches_spends_nothing():
+    levels = nominal_alphas([0.5, 0.5, 1.0], 0.01)
+    assert levels[1] == 0.0 and 0 < levels[0] < levels[2] < 0.01
+
+
+def test_the_boundaries_hold_alpha_over_all_looks_for_brownian_paths():
+    """The chance that any look crosses, with no change, is alpha (Monte Carlo over the canonical joint
+    distribution of the looks' statistics; unequal spacing, as a session's failed launches leave it)."""
+    fractions = np.array([4, 6, 8, 10, 11, 12]) / 12
+    b = np.array(boundaries(fractions, 0.01))
+    rng = np.random.default_rng(5)
+    steps = rng.normal(size=(400_000, len(fractions))) * np.sqrt(np.diff(fractions, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
+    crossed = (z >= b).any(axis=1).mean()
+    assert crossed == pytest.approx(0.01, abs=0.0008)  # 3.2 binomial standard errors at 400,000 paths
+
+
+def launches(p50_ms: float, n: int, seed: int, spread: float = 0.03) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    return [{"cpu_ms": {"p50": p50_ms * float(rng.lognormal(0, spread)), "p95": p50_ms * 1.5}, "gpu_ms": None,
+             "gpu_source": None, "jank_share": 0.0} for _ in range(n)]
+
+
+def test_a_look_decides_same_when_every_interval_is_inside_the_bars():
+    verdict = judge_look(launches(5.0, 6, 1, spread=0.005), launches(5.0, 6, 2, spread=0.005), CONFIG, 1e-6)
+    assert verdict.verdict == "same"
+    assert "inside both bars" in verdict.verdicts[0].reason
+
+
+def test_an_early_look_cannot_call_a_regression_its_level_does_not_allow():
+    a, b = launches(5.0, 12, 3), launches(6.0, 12, 4)
+    levels = nominal_alphas([4 / 12, 1.0], 0.01)
+    early = judge_look(a[:4], b[:4], CONFIG, levels[0])  # 4 + 4: p >= 1/70, far above the level
+    assert early.verdict == "inconclusive"
+    assert judge_look(a, b, CONFIG, levels[1]).verdict == "regressed"
+
+
+def test_launches_to_decide_favours_the_scene_nearer_a_decision():
+    config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS[:1])
+    clear = judge_look(launches(5.0, 4, 5), launches(7.0, 4, 6), config, 1e-9)
+    at_bar = judge_look(launches(5.0, 4, 7), launches(5.3, 4, 8), config, 1e-9)
+    assert clear.verdict == at_bar.verdict == "inconclusive"
+    assert launches_to_decide(clear, 4) < launches_to_decide(at_bar, 4)
+
+
+# The schedule, with launches that are synthetic summaries and a clock that counts seconds per launch.
+
+@dataclass
+class _Side:
+    summaries: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class _AB:
+    b: _Side
+    order: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Measurement:
+    id: str
+    job: object = True
+    summaries: list[dict] = field(default_factory=list)
+    ab: _AB = field(default_factory=lambda: _AB(_Side()))
+    sequential: SceneSequence | None = None
+
+
+class _Scene:
+    """Stands where ABLaunches stands: `run(arms)` appends one launch summary per arm."""
+
+    def __init__(self, name: str, a_ms: float, b_ms: float, clock: list[float], seed: int,
+                 spread: float = 0.03) -> None:
+        self.a = _Measurement(name)
+        self.quarantined = False
+        self._draws = {"A": iter(launches(a_ms, 100, seed, spread)), "B": iter(launches(b_ms, 100, seed + 1, spread))}
+        self._clock = clock
+
+    def run(self, arms: list[str]) -> None:
+        for arm in arms:
+            self._clock[0] += 1.0  # one second per launch
+            self.a.ab.order.append(arm)
+            (self.a.summaries if arm == "A" else self.a.ab.b.summaries).append(next(self._draws[arm]))
+
+
+def _judge(m, level):
+    return judge_look(m.summaries, m.ab.b.summaries, CONFIG, level)
+
+
+def test_rounds_stop_decided_scenes_and_spend_the_rest_on_the_undecided():
+    clock = [0.0]
+    same, slow, unclear = (_Scene("same", 5.0, 5.0, clock, 10, spread=0.01), _Scene("slow", 5.0, 6.0, clock, 20),
+                           _Scene("unclear", 5.0, 5.25, clock, 30, spread=0.3))
+    run_rounds([same, slow, unclear], _judge, budget_s=1000, max_launches=8, alpha=0.01, clock=lambda: clock[0])
+    assert same.a.sequential.stopped == "decided" and same.a.sequential.looks[-1].verdict == "same"
+    assert len(same.a.summaries) < 8  # stopped before its maximum
+    assert slow.a.sequential.stopped == "decided" and slow.a.sequential.looks[-1].verdict == "regressed"
+    # an effect at the bar under a launch spread of 30 % is undecided until its maximum
+    assert unclear.a.sequential.stopped == "max_launches" and len(unclear.a.summaries) == 8
+    for scene in (same, slow, unclear):
+        assert scene.a.ab.order[:4] == ["A", "B", "B", "A"]
+        levels = [look.nominal_alpha for look in scene.a.sequential.looks]
+        assert levels == sorted(levels) and all(level < 0.01 for level in levels)
+
+
+def test_a_budget_stops_the_undecided_and_no_round_starts_that_would_not_fit():
+    clock = [0.0]
+    scenes = [_Scene(f"s{k}", 5.0, 5.25, clock, 40 + 10 * k, spread=0.3) for k in range(2)]
+    run_rounds(scenes, _judge, budget_s=30, max_launches=12, alpha=0.01, clock=lambda: clock[0])
+    assert clock[0] <= 30
+    assert all(s.a.sequential.stopped == "budget" for s in scenes)
+    # both scenes got their first look before either got more
+    assert all(len(s.a.summaries) >= FIRST_LOOK for s in scenes)
+
+
+def test_a_quarantined_device_stops_every_scene():
+    clock = [0.0]
+    scene = _Scene("s", 5.0, 5.25, clock, 60)
+    scene.quarantined = True
+    run_rounds([scene], _judge, budget_s=100, max_launches=12, alpha=0.01, clock=lambda: clock[0])
+    assert scene.a.sequential.stopped == "device_fault" and scene.a.summaries == []

@@ -1,0 +1,78 @@
+"""The sequential gate end to end (docs/regression.md, "The sequential gate"): one A/B session under a budget in
+which B is the reference runner burning 3 ms per frame in one scene only. The unchanged scene stops before its
+maximum of launches, decided `same`; the burned one is decided `regressed`; run.json records both scenes' looks.
+
+Statistical, not timed: small uncapped scenes (160x120, 2 + 30 frames of well under 1 ms), a 3 ms burn. The gate
+judges the median frame alone, at a bar of 25 %: on this shared machine a launch's p95 and jank share move by
+several times from launch to launch (one preempted launch), and the launch bootstrap's interval of 4 + 4 medians
+reaches a few % past no change; a `same` within the A/B default bar of 5 % took 8 + 8 launches in a trial run,
+more than a minute allows here. The burn is past the bar many times over. Known weakness (docs/regression.md, "The
+sequential gate"): when other suites load the machine, the unchanged scene's launch medians move by 15-30 % and
+it can stay undecided up to its maximum.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_zbench.host.run_record import validate_run
+
+pytestmark = pytest.mark.acceptance
+
+SLOW, UNCHANGED = "mini.fill.x1", "mini.fill.x2"
+MAX_LAUNCHES = 12
+# The reference runner, with --cpu-burn-ms 3 for the jobs of the scene named first (the job names its scene).
+# A runs it too, naming no scene: both sides start the same way, so the unchanged scene is A/A.
+BURN_ONE_SCENE = """\
+import json, runpy, sys
+slowed, args = sys.argv[1], sys.argv[2:]
+burn = []
+if args[:1] == ["run"]:
+    with open(args[1], encoding="utf-8") as job:
+        if json.load(job)["scene"]["id"] == slowed:
+            burn = ["--cpu-burn-ms", "3"]
+sys.argv = ["pytest_zbench.runner", *burn, *args]
+runpy.run_module("pytest_zbench.runner", run_name="__main__")
+"""
+
+
+def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project):
+    (project.root / "burn_one_scene.py").write_text(BURN_ONE_SCENE)
+    wrapper = str(project.root / "burn_one_scene.py")
+    (project.root / "devices.yaml").write_text(
+        "devices:\n"
+        + "".join(f"  {name}:\n    transport: local\n    backend: software\n"
+                  f"    runner: [python, {wrapper!r}, {slowed!r}]\n"
+                  "    display: {width: 160, height: 120, refresh_hz: 60}\n"
+                  for name, slowed in (("local", "none"), ("burn", SLOW))))
+    result = project.run("--zbench-frames=30", "--zbench-warmup=2", "--zbench-mode=uncapped",
+                         "--zbench-ab=burn", "--zbench-gate-metrics=cpu_ms.p50", "--zbench-threshold=0.25",
+                         "--zbench-budget=5",
+                         f"--zbench-max-launches={MAX_LAUNCHES}",
+                         "-k", f"{SLOW} or {UNCHANGED}")
+    document = project.run_json()
+    assert validate_run(document) == []
+    scenes = {scene["id"]: scene for scene in document["scenes"]}
+    assert set(scenes) == {SLOW, UNCHANGED}
+
+    slow = scenes[SLOW]
+    assert slow["regression"]["verdict"] == "regressed", slow["regression"]["message"]
+    assert slow["sequential"]["stopped"] == "decided"
+    assert slow["sequential"]["looks"][-1]["verdict"] == "regressed"
+
+    unchanged = scenes[UNCHANGED]
+    assert unchanged["regression"]["verdict"] == "same", unchanged["regression"]["message"]
+    sequential = unchanged["sequential"]
+    assert sequential["stopped"] == "decided"
+    assert sequential["launches_a"] < MAX_LAUNCHES and sequential["launches_b"] < MAX_LAUNCHES
+    # run.json's launches are the ones the looks judged, in the order they ran (rounds of A, B, B, A)
+    assert len(unchanged["per_run"]) == sequential["launches_a"]
+    assert unchanged["ab"]["order"][:4] == ["A", "B", "B", "A"]
+    for scene in (slow, unchanged):
+        looks = scene["sequential"]["looks"]
+        assert [look["index"] for look in looks] == list(range(len(looks)))
+        # the levels rise with the information fraction and never pass alpha
+        levels = [look["nominal_alpha"] for look in looks]
+        assert levels == sorted(levels) and levels[-1] <= scene["sequential"]["alpha"]
+        assert all(look["verdict"] == "inconclusive" for look in looks[:-1])
+    result.assert_outcomes(passed=1, failed=1)  # the regressed scene fails its perf test
