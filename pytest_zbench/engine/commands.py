@@ -188,7 +188,8 @@ def _bisect(args: argparse.Namespace) -> int:
         print(finding.line())
     if bisector.undecided:
         print(f"not bisected, inconclusive between the ends: {', '.join(bisector.undecided)}; more launches "
-              "(--pytest-args --zbench-runs=N) may decide them")
+              "(--pytest-args --zbench-runs=N, or the sequential gate: --pytest-args \"--zbench-budget=MINUTES\") "
+              "may decide them")
     elif not findings:
         print("no scene regressed or changed its pixels between the two ends")
     json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report))

@@ -15,6 +15,8 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ..errors import UsageError
+
 BUILDS_FOLDER = "builds"
 CURRENT_LINK = "current"
 HASH_LENGTH = 16  # hex digits of the SHA-256 content hash a build's folder is named by
@@ -22,8 +24,9 @@ HASH_RE = re.compile(rf"[0-9a-f]{{{HASH_LENGTH}}}")
 PLACEHOLDER_RE = re.compile(r"\{deployed(?::([^}]*))?\}")
 
 
-class DeployedRunnerError(ValueError):
-    """A `{deployed}` placeholder that cannot be expanded; the message says what to set."""
+class DeployedRunnerError(UsageError):
+    """A `{deployed}` placeholder that cannot be expanded; the message says what to set (the inventory names
+    the device and key around it)."""
 
 
 def deploy_root(workdir: str | None) -> str | None:
