@@ -29,6 +29,7 @@ import numpy as np
 from ...stats import Distribution, across_launches, distribution, frame_categories, jank_counts, overrun, overrun_dict
 from ..devices.android_frame_parsers import PlatformLaunch
 from .android_frame_timeline_series import TimelineSeries
+from .series_cells import MS_DIGITS, count_cell, ms_cell, rounded
 
 PLATFORM_COLUMNS = ("launch", "source", "window", "flags", "intended_vsync_ns", "vsync_ns", "frame_completed_ns",
                     "frame_ms", "gpu_ms", "desired_present_ns", "actual_present_ns", "frame_ready_ns",
@@ -39,7 +40,6 @@ PeriodSource = Literal["surfaceflinger", "device"]
 MISSED = 1.5
 SEVERE_MISSED = 2.5
 CLOCK = "device CLOCK_MONOTONIC, ns"
-MS_DIGITS = 6
 
 
 @dataclass(frozen=True)
@@ -147,13 +147,13 @@ class PlatformSeries:
         rows: list[tuple[int, list[Any]]] = []
         for f in launch.gfx.all_frames:
             rows.append((f.intended_vsync_ns, [
-                index, FRAME_SOURCE, f.window, f.flags, f.intended_vsync_ns, _cell(f.vsync_ns), f.frame_completed_ns,
-                _ms(f.total_ms) if f.flags == 0 and f.plausible else "", _ms(f.gpu_ms), "", "", "", ""]))
+                index, FRAME_SOURCE, f.window, f.flags, f.intended_vsync_ns, count_cell(f.vsync_ns), f.frame_completed_ns,
+                ms_cell(f.total_ms) if f.flags == 0 and f.plausible else "", ms_cell(f.gpu_ms), "", "", "", ""]))
         intervals = {frame.actual_present_ns: ms for frame, ms in launch.sf.intervals()}
         for p in launch.sf.frames:
             rows.append((p.actual_present_ns, [
                 index, PRESENT_SOURCE, launch.layer or "", "", "", "", "", "", "", p.desired_present_ns,
-                p.actual_present_ns, p.frame_ready_ns, _ms(intervals.get(p.actual_present_ns))]))
+                p.actual_present_ns, p.frame_ready_ns, ms_cell(intervals.get(p.actual_present_ns))]))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with open(self.path, "a" if self._started else "w", newline="", encoding="utf-8") as handle:
             writer = csv.writer(handle)
@@ -188,8 +188,8 @@ class PlatformSeries:
             "n_present": n_present,
             "period_ms": round(float(np.median([s.period_ms for s in launches])), MS_DIGITS) if launches else None,
             "metrics": {
-                "frame_ms": _rounded(across_launches([s.frame_ms for s in launches]) or {}),
-                "present_interval_ms": _rounded(across_launches([s.present_interval_ms for s in launches]) or {}),
+                "frame_ms": rounded(across_launches([s.frame_ms for s in launches]) or {}),
+                "present_interval_ms": rounded(across_launches([s.present_interval_ms for s in launches]) or {}),
                 "jank": jank,
                 "severe_jank": sum(s.severe_jank for s in launches),
                 "jank_share": _share(jank / n if n else None),
@@ -198,7 +198,7 @@ class PlatformSeries:
                 "present_jank_share": _share(present_jank / n_present if n_present else None),
                 "slow_frames": sum(s.slow_frames for s in launches),
                 "frozen_frames": sum(s.frozen_frames for s in launches),
-                "overrun_ms": overrun_dict(_rounded(across_launches([s.overrun_ms for s in launches]) or {})),
+                "overrun_ms": overrun_dict(rounded(across_launches([s.overrun_ms for s in launches]) or {})),
             },
             "per_launch": [s.to_dict() for s in launches],
             "samples_file": samples,
@@ -206,17 +206,6 @@ class PlatformSeries:
             "frame_timeline": self.timeline.entry(results_dir) if self.timeline.summaries else None,
         }
 
-
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:.{MS_DIGITS}f}"
-
-
-def _cell(value: int | None) -> str | int:
-    return "" if value is None else value
-
-
-def _rounded(summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: round(v, 4) if isinstance(v, float) else v for k, v in summary.items()}
 
 
 def _share(value: float | None) -> float | None:

@@ -19,12 +19,12 @@ from typing import Any
 
 from ...stats import Distribution, across_launches, distribution
 from ..devices.android_frame_timeline import SurfaceFrame, jank_type_counts
+from .series_cells import count_cell, ms_cell, rounded
 
 TIMELINE_SOURCE = "frametimeline"
 TIMELINE_COLUMNS = ("launch", "layer", "token", "expected_start_ns", "expected_end_ns", "actual_start_ns",
                     "actual_end_ns", "duration_ms", "latency_ms", "jank_types", "present_type", "missed",
                     "buffer_stuffing", "gpu_composition")
-MS_DIGITS = 6
 
 
 def timeline_distributions(frames: list[SurfaceFrame]) -> dict[str, Distribution | None]:
@@ -83,8 +83,8 @@ class TimelineSeries:
             if not self._started:
                 writer.writerow(TIMELINE_COLUMNS)
             for f in frames:
-                writer.writerow([index, f.layer, f.token, _cell(f.expected_start_ns), _cell(f.expected_end_ns),
-                                 f.actual_start_ns, f.actual_end_ns, _ms(f.duration_ms), _ms(f.latency_ms),
+                writer.writerow([index, f.layer, f.token, count_cell(f.expected_start_ns), count_cell(f.expected_end_ns),
+                                 f.actual_start_ns, f.actual_end_ns, ms_cell(f.duration_ms), ms_cell(f.latency_ms),
                                  "|".join(f.jank_types), f.present_type, int(f.missed), int(f.buffer_stuffing),
                                  int(f.gpu_composition)])
         self._started = True
@@ -108,20 +108,8 @@ class TimelineSeries:
             "missed_share": round(missed / n, 6) if n else None,
             "buffer_stuffing": sum(s["buffer_stuffing"] for s in launches),
             "jank_types": dict(sorted(jank_types.items())),
-            "metrics": {key: _rounded(across_launches([d[key] for d in self._distributions]) or {})
+            "metrics": {key: rounded(across_launches([d[key] for d in self._distributions]) or {})
                         for key in ("latency_ms", "stuffing_latency_ms", "duration_ms")},
             "per_launch": launches,
             "samples_file": samples,
         }
-
-
-def _ms(value: float | None) -> str:
-    return "" if value is None else f"{value:.{MS_DIGITS}f}"
-
-
-def _cell(value: int | None) -> str | int:
-    return "" if value is None else value
-
-
-def _rounded(summary: dict[str, Any]) -> dict[str, Any]:
-    return {k: round(v, 4) if isinstance(v, float) else v for k, v in summary.items()}

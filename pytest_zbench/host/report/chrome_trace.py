@@ -58,14 +58,14 @@ class Track:
     events: list[dict[str, Any]] = field(default_factory=list)
 
 
-def trace_path(results_dir: Path, entry: dict[str, Any]) -> Path | None:
-    """Where the scene's trace goes: beside its frames CSV."""
+def trace_path(results_dir: Path, entry: dict[str, Any], suffix: str = TRACE_SUFFIX) -> Path | None:
+    """Where the scene's trace (or another of its traces, by `suffix`) goes: beside its frames CSV."""
     samples = entry.get("samples_file")
     if not samples:
         return None
     name = Path(samples).name
     stem = name[: -len(".frames.csv")] if name.endswith(".frames.csv") else Path(name).stem
-    return results_dir / Path(samples).parent / f"{stem}{TRACE_SUFFIX}"
+    return results_dir / Path(samples).parent / f"{stem}{suffix}"
 
 
 def scene_trace(entry: dict[str, Any], results_dir: Path, *, pid: int = 1, run_id: str = "") -> dict[str, Any] | None:

@@ -26,7 +26,7 @@ from typing import Any
 
 from ...files import write_json_atomic
 from ...protocol import CPU_STAGE_COLUMNS, FRAME_COLUMNS
-from .chrome_trace import _float, _int, _meta, _slice, _without_overlap
+from .chrome_trace import _float, _int, _meta, _slice, _without_overlap, trace_path
 
 DIFF_TRACE_SUFFIX = ".diff.trace.json"
 BASELINE_PID, CANDIDATE_PID = 1, 2
@@ -37,12 +37,7 @@ NOT_COUNTERS = frozenset(FRAME_COLUMNS) - {"complexity", "draw_calls", "texture_
 
 def diff_trace_path(results_dir: Path, entry: dict[str, Any]) -> Path | None:
     """Where a scene's diff trace goes: beside its frames CSV; None for a scene without one."""
-    samples = entry.get("samples_file")
-    if not samples:
-        return None
-    name = Path(samples).name
-    stem = name[: -len(".frames.csv")] if name.endswith(".frames.csv") else Path(name).stem
-    return results_dir / Path(samples).parent / f"{stem}{DIFF_TRACE_SUFFIX}"
+    return trace_path(results_dir, entry, DIFF_TRACE_SUFFIX)
 
 
 def sides(entry: dict[str, Any], results_dir: Path) -> tuple[Path, Path] | None:
