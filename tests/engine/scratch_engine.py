@@ -45,7 +45,7 @@ os.execv(sys.executable, RUNNER + sys.argv[1:])
 
 BUILD = '''\
 """Builds out/: the runner, its engine.json, its build identity; fails when engine.json says so."""
-import json, os, shutil, stat, sys
+import json, os, shutil, stat, subprocess, sys
 engine = json.load(open("engine.json"))
 if engine.get("broken"):
     sys.exit("engine.json: this commit does not build")
@@ -55,7 +55,10 @@ shutil.copy("runner.py", "out/zbench-runner")
 os.chmod("out/zbench-runner", 0o755)
 shutil.copy("engine.json", "out/engine.json")
 shutil.copy("probe.json", "out/probe.json")
-open("out/BUILD_ID", "w").write(os.environ.get("ZBENCH_COMMIT", "unknown") + "\\n")
+# The build names its commit as an engine's build does: bisect says which (ZBENCH_COMMIT), else git.
+commit = os.environ.get("ZBENCH_COMMIT") or subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True,
+                                                           text=True).stdout.strip()
+open("out/BUILD_ID", "w").write((commit or "unknown") + "\\n")
 '''
 
 
@@ -63,9 +66,14 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True).stdout.strip()
 
 
-def make_engine_repo(repo: Path, python: str, steps: list[tuple[str, dict]]) -> list[str]:
-    """A repository whose commits set engine.json to each step's dict, in order; their shas."""
+def make_engine_repo(repo: Path, python: str, steps: list[tuple[str, dict]],
+                     suite: dict[str, str] | None = None) -> list[str]:
+    """A repository whose commits set engine.json to each step's dict, in order; their shas. `suite`: files
+    (path: text) committed with the first step, as an engine repository keeps its scenes and inventory."""
     repo.mkdir(parents=True)
+    for name, text in (suite or {}).items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text, encoding="utf-8")
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.email", "engine@example.com")
     git(repo, "config", "user.name", "Engine")
