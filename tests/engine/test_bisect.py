@@ -64,6 +64,10 @@ def engine(tmp_path, monkeypatch):
     return shas, project
 
 
+# A speed bisect's sessions: every A/B under the sequential gate, 300 frames a launch (see the speed test).
+SPEED_ARGS = "--zbench-frames=300 --zbench-warmup=10 --zbench-budget=3 --zbench-max-launches=16"
+
+
 def bisect(tmp_path, capsys, shas, project, *options, pytest_args="--zbench-runs=8 --zbench-frames=30 --zbench-warmup=3"):
     status = main(["bisect", shas[0], shas[-1], "--device", "box", "--devices", str(project / "devices.yaml"),
                    "--repo", str(tmp_path / "engine"), "--build", f"{sys.executable} build.py", "--artifact", "out",
@@ -91,8 +95,7 @@ def test_bisect_names_the_commit_that_slowed_a_scene(tmp_path, capsys, engine):
     # this shared machine spread more than the slowdown (x1.094, interval 0.707..1.787), and the bisect ended
     # in an honest but useless ambiguous range. 300 frames a launch, as a real launch has (600 by default).
     shas, project = engine
-    status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed", pytest_args=(
-        "--zbench-frames=300 --zbench-warmup=10 --zbench-budget=3 --zbench-max-launches=16"))
+    status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed", pytest_args=SPEED_ARGS)
     assert set(findings) == {("speed", "engine.busy")}, out
     speed = findings[("speed", "engine.busy")]
     assert (speed["status"], speed["first_bad"]["sha"], speed["last_good"]["sha"]) == ("culprit", shas[2], shas[1])

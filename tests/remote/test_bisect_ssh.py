@@ -1,5 +1,6 @@
-"""`zbench bisect` on a device over the real sshd: the scratch engine's builds deployed over ssh, the pixel
-commit found from the device's captures, the broken build skipped, and no build left on the device."""
+"""`zbench bisect` on a device over the real sshd: the scratch engine's builds deployed over ssh, the slow
+commit found by interleaved A/B on the device, the pixel commit from the device's captures, the broken build
+skipped, and no build left on the device."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ import pytest
 import yaml
 
 from tests.engine.scratch_engine import make_engine_repo
-from tests.engine.test_bisect import REPO, SCENES, STEPS, bisect, nothing_left
+from tests.engine.test_bisect import REPO, SCENES, SPEED_ARGS, STEPS, bisect, nothing_left
 
 pytestmark = pytest.mark.acceptance
 
 
-def test_bisect_over_ssh_names_the_pixel_commit(sshd, tmp_path, capsys, monkeypatch):
+@pytest.fixture
+def ssh_engine(sshd, tmp_path, monkeypatch):
+    """The scratch engine's commits, and the suite's project with a device over the real sshd whose runner is
+    {deployed}."""
     shas = make_engine_repo(tmp_path / "engine", sys.executable, STEPS)
     project = tmp_path / "suite"
     (project / "scenes").mkdir(parents=True)
@@ -24,6 +28,11 @@ def test_bisect_over_ssh_names_the_pixel_commit(sshd, tmp_path, capsys, monkeypa
                               display={"width": 320, "height": 240, "refresh_hz": 60})
     (project / "devices.yaml").write_text(yaml.safe_dump({"devices": {"box": entry}}))
     monkeypatch.setenv("PYTHONPATH", str(REPO))
+    return shas, project
+
+
+def test_bisect_over_ssh_names_the_pixel_commit(ssh_engine, tmp_path, capsys):
+    shas, project = ssh_engine
     status, out, findings = bisect(tmp_path, capsys, shas, project, "--pixels")
     assert set(findings) == {("pixels", "engine.flat")}, out
     pixels = findings[("pixels", "engine.flat")]
@@ -31,3 +40,14 @@ def test_bisect_over_ssh_names_the_pixel_commit(sshd, tmp_path, capsys, monkeypa
     assert f"skipped {shas[4][:12]}" in out
     assert status == 0
     nothing_left(tmp_path)  # the ssh device's folder is on this machine: its builds folder is empty
+
+
+def test_bisect_over_ssh_names_the_slow_commit(ssh_engine, tmp_path, capsys):
+    shas, project = ssh_engine
+    status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed", pytest_args=SPEED_ARGS)
+    assert set(findings) == {("speed", "engine.busy")}, out
+    speed = findings[("speed", "engine.busy")]
+    assert (speed["status"], speed["first_bad"]["sha"], speed["last_good"]["sha"]) == ("culprit", shas[2], shas[1])
+    assert speed["effect"]["verdict"] == "regressed" and speed["effect"]["ci"][0] > 1
+    assert status == 0
+    nothing_left(tmp_path)
