@@ -518,7 +518,10 @@ static GLuint program(const char *vs_src, const char *fs_src, int textured, int 
 #endif
     GLuint vs = shader(GL_VERTEX_SHADER, vs_src, err, errlen), fs = vs ? shader(GL_FRAGMENT_SHADER, fs_full, err, errlen) : 0;
     free(fs_full);
-    if (!vs || !fs) return 0;
+    if (!vs || !fs) {  /* the run goes on without this program: leave nothing of it behind */
+        if (vs) glDeleteShader(vs);
+        return 0;
+    }
     GLuint p = glCreateProgram();
     glAttachShader(p, vs);
     glAttachShader(p, fs);
@@ -533,6 +536,7 @@ static GLuint program(const char *vs_src, const char *fs_src, int textured, int 
         char log[512] = "";
         glGetProgramInfoLog(p, sizeof log, NULL, log);
         snprintf(err, errlen, "program link failed: %s", log);
+        glDeleteProgram(p);
         return 0;
     }
     return p;
