@@ -16,6 +16,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # needs within minutes; ci/acceptance.sh runs `-m acceptance`, and CI (.ci/run) runs both.
     config.addinivalue_line("markers", "acceptance: an end-to-end acceptance run of many pytest sessions with real "
                                        "launches (15 s or more on 2 cores); ci/acceptance.sh runs them")
+    # A test whose verdict is a speed measured on this machine (the gate over sessions, A/B, bisect) runs alone:
+    # a second test measuring beside it is load no test controls, as no lab runs two sessions on one device.
+    config.addinivalue_line("markers", "exclusive: an acceptance run whose verdict is a speed measured on this "
+                                       "machine; ci/acceptance.sh runs these one at a time, after the others")
 
 HERE = Path(__file__).parent
 REPO = HERE.parent

@@ -88,6 +88,7 @@ def nothing_left(tmp_path):
     assert listed.count("worktree ") == 1
 
 
+@pytest.mark.exclusive
 def test_bisect_names_the_commit_that_slowed_a_scene(tmp_path, capsys, engine):
     # The slow commit draws the scene's rect 48 times instead of 40, over the same pixels: about 20 % slower.
     # Every A/B of the bisect runs under the sequential gate (--zbench-budget), so a step goes on launching until

@@ -22,7 +22,7 @@ import yaml
 
 from tests.engine.scratch_engine import make_engine_repo
 
-pytestmark = pytest.mark.acceptance
+pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "zbench-engine.yml"

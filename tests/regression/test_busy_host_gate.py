@@ -15,7 +15,7 @@ from test_gate_sessions import busy_cpu
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.protocol import read_frames_csv
 
-pytestmark = pytest.mark.acceptance
+pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 SCENES = ["mini.fill.x1", "minitext.label"]
 SESSION = ["--zbench-runs=5", "--zbench-frames=40", "--zbench-warmup=4", "--zbench-mode=uncapped",

@@ -13,7 +13,7 @@ from test_busy_host_gate import write_inventory
 
 from pytest_zbench.cli import main
 
-pytestmark = pytest.mark.acceptance
+pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 RUN = ["--zbench-runs=5", "--zbench-frames=40", "--zbench-warmup=4", "--zbench-mode=uncapped", "-k", "mini.fill.x1"]
 

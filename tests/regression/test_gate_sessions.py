@@ -23,7 +23,7 @@ import pytest
 
 from pytest_zbench.host.run_record import validate_run
 
-pytestmark = pytest.mark.acceptance  # every test here is an end-to-end acceptance run
+pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]  # every test here is an end-to-end acceptance run
 
 SESSION = ["--zbench-runs=5", "--zbench-frames=60", "--zbench-warmup=5", "--zbench-mode=uncapped",
            "-k", "mini.fill.x1"]

@@ -18,7 +18,7 @@ import pytest
 
 from pytest_zbench.host.run_record import validate_run
 
-pytestmark = pytest.mark.acceptance
+pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 SLOW, UNCHANGED = "mini.fill.x1", "mini.fill.x2"
 MAX_LAUNCHES = 12

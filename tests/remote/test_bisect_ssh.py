@@ -42,6 +42,7 @@ def test_bisect_over_ssh_names_the_pixel_commit(ssh_engine, tmp_path, capsys):
     nothing_left(tmp_path)  # the ssh device's folder is on this machine: its builds folder is empty
 
 
+@pytest.mark.exclusive
 def test_bisect_over_ssh_names_the_slow_commit(ssh_engine, tmp_path, capsys):
     shas, project = ssh_engine
     status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed", pytest_args=SPEED_ARGS)
