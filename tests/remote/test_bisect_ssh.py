@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.engine.scratch_engine import make_engine_repo
-from tests.engine.test_bisect import REPO, SCENES, SPEED_ARGS, STEPS, bisect, nothing_left
+from tests.engine.test_bisect import REPO, SCENES, SPEED_ARGS, STEPS, assert_slow_commit_found, bisect, nothing_left
 
 pytestmark = pytest.mark.acceptance
 
@@ -46,9 +46,5 @@ def test_bisect_over_ssh_names_the_pixel_commit(ssh_engine, tmp_path, capsys):
 def test_bisect_over_ssh_names_the_slow_commit(ssh_engine, tmp_path, capsys):
     shas, project = ssh_engine
     status, out, findings = bisect(tmp_path, capsys, shas, project, "--speed", pytest_args=SPEED_ARGS)
-    assert set(findings) == {("speed", "engine.busy")}, out
-    speed = findings[("speed", "engine.busy")]
-    assert (speed["status"], speed["first_bad"]["sha"], speed["last_good"]["sha"]) == ("culprit", shas[2], shas[1])
-    assert speed["effect"]["verdict"] == "regressed" and speed["effect"]["ci"][0] > 1
-    assert status == 0
+    assert_slow_commit_found(status, out, findings, shas)
     nothing_left(tmp_path)
