@@ -21,26 +21,12 @@ import pytest
 import yaml
 
 from tests.engine.scratch_engine import make_engine_repo
+from tests.engine.test_bisect import SCENES  # engine.busy (the leg selects it) and engine.flat
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "zbench-engine.yml"
-
-SCENES = """\
-family: engine
-defaults:
-  mode: uncapped
-scenes:
-  - id: engine.busy
-    ops:
-      - op: repeat
-        count: 40
-        dx: 0
-        ops:
-          - {op: rect, x: 2, y: 2, w: 95%, h: 95%, color: "#3366CC"}
-"""
-
 
 def workflow_step(step_id: str) -> str:
     """The shell script of one step of the reusable workflow's device job."""
