@@ -13,10 +13,13 @@ within reach (README, "Reliability"):
   the channel, which the host never writes to).
 * Without it, a shell wrapper: the runner runs in the background with ZBENCH_LAUNCH=<token> in its
   environment, which every process it starts inherits; on the runner's exit, on SIGTERM / SIGINT / SIGHUP
-  and (with `watch_stdin`) when the channel's stdin reaches end of file, every process whose
-  /proc/PID/environ carries the token gets SIGTERM, then SIGKILL. A process that both leaves the runner's
-  process group and replaces its environment escapes it: on such devices install Python 3, or keep runners
-  that do not daemonise.
+  and (with `watch_stdin`) when the channel's stdin reaches end of file, the runner and every process whose
+  /proc/PID/environ carries the token get SIGTERM, then SIGKILL. The runner is signalled by its pid as well:
+  until `env` has exec'd it, its environment does not carry the token yet. Only the wrapper shell, the
+  runner's parent, signals that pid (the watchdog on stdin asks it to, with SIGTERM), so the pid cannot
+  have been reused by then; the watchdog is stopped once the runner has been reaped. A process that both
+  leaves the runner's process group and replaces its environment escapes it: on such devices install
+  Python 3, or keep runners that do not daemonise.
 
 Either way the status the host reads is the runner's (a runner killed by signal N kills the shell with N).
 """
@@ -82,18 +85,23 @@ def supervised_command(argv: Sequence[str], env: Mapping[str, str] | None, *, to
         return (f"echo {PID_MARK}$$; exec {prefix}python3 -I {shlex.quote(supervisor)} run --pdeathsig -- "
                 f"{quote_argv(argv)}")
     rounds = max(1, int(KILL_GRACE_S * 10))
-    stop = (f"zb_stop() {{ for zb_p in $(zb_marked); do kill -s TERM $zb_p 2>/dev/null; done; zb_i=0; "
-            f'while [ -n "$(zb_marked)" ] && [ $zb_i -lt {rounds} ]; do sleep 0.1 2>/dev/null || sleep 1; '
+    # zb_runner is set only while the runner is this shell's unreaped child (its pid cannot be reused)
+    runner_too = '[ -n "$zb_runner" ] && kill -s TERM $zb_runner 2>/dev/null; '
+    stop = (f"zb_stop() {{ {runner_too}for zb_p in $(zb_marked); do kill -s TERM $zb_p 2>/dev/null; done; "
+            f'zb_i=0; while [ -n "$(zb_marked)" ] && [ $zb_i -lt {rounds} ]; do sleep 0.1 2>/dev/null || sleep 1; '
             "zb_i=$((zb_i + 1)); done; for zb_p in $(zb_marked); do kill -s KILL $zb_p 2>/dev/null; done; }")
-    watchdog = ("exec 3<&0; { cat <&3 >/dev/null 2>&1; zb_stop; } >/dev/null 2>&1 </dev/null & "
-                if watch_stdin else "")
+    # $$ in the watchdog subshell is this shell; it is stopped below before this shell exits
+    watchdog = ("exec 3<&0; { cat <&3 >/dev/null 2>&1; kill -s TERM $$; } >/dev/null 2>&1 </dev/null & "
+                "zb_watch=$!; " if watch_stdin else "")
+    unwatch = 'kill -s KILL $zb_watch 2>/dev/null; ' if watch_stdin else ""
     return "; ".join([
         f"echo {PID_MARK}$$",
+        "zb_runner=",
         f"zb_marked() {{ {_marked_pids(token)}; }}",
         stop,
         "trap 'zb_stop; exit 143' TERM", "trap 'zb_stop; exit 129' HUP", "trap 'zb_stop; exit 130' INT",
         f"{prefix}{quote_argv(argv)} </dev/null & zb_runner=$!",
-        f"{watchdog}wait $zb_runner; zb_status=$?",
+        f"{watchdog}wait $zb_runner; zb_status=$?; zb_runner=; {unwatch}true",
         # the runner has exited: whatever of it is still running is a leftover
         f'zb_left=$(zb_marked | wc -l); if [ "$zb_left" -gt 0 ]; then zb_stop; echo "{LEFTOVER_MARK}$zb_left" >&2; fi',
         # a runner killed by signal N: the shell dies of N too, so the host reads the same status as before
