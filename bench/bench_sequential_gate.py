@@ -34,7 +34,7 @@ from bench_regression_power import session_frames, summaries, upper  # noqa: E40
 
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD  # noqa: E402
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved  # noqa: E402
-from pytest_zbench.regression.sequential import judge_look, look_fraction, nominal_alphas  # noqa: E402
+from pytest_zbench.regression.sequential import judge_look, look_fraction, nominal_alphas, permutation_floor  # noqa: E402
 
 FIXED = 10
 ROUND = 2  # launches per side per round
@@ -44,12 +44,14 @@ SESSION_SPREAD = 0.05
 FAMILIES = ("lognormal", "bimodal")
 
 
-def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig) -> tuple[str, int]:
+def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig, design: str,
+               per_direction: float, floors: bool) -> tuple[str, int]:
     """The verdict and the launches (both sides) of one sequential run over these launches."""
     looks = list(range(FIRST_LOOK, max_launches + 1, ROUND))
     if looks[-1] != max_launches:
         looks.append(max_launches)
-    levels = nominal_alphas([look_fraction(n, max_launches) for n in looks], config.alpha)
+    levels = nominal_alphas([look_fraction(n, max_launches) for n in looks], per_direction, design,
+                            [permutation_floor(n) for n in looks] if floors else None)
     verdict = "inconclusive"
     for n, level in zip(looks, levels):
         verdict = judge_look(a[:n], b[:n], config, level).verdict
@@ -58,15 +60,16 @@ def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConf
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, int, float]) -> dict:
-    family, seed, shift, max_launches, frames, alpha = job
+def trial(job: tuple[str, int, float, int, int, float, str, float, bool]) -> dict:
+    family, seed, shift, max_launches, frames, alpha, design, per_direction, floors = job
     rng = np.random.default_rng(seed)
     session = session_frames(family, rng, 2 * max_launches, frames, SESSION_SPREAD)
     a = summaries(session[:max_launches])
     b = summaries(session[max_launches:] * (1 + shift))
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS, seed=seed)
     fixed = judge_interleaved(a[:FIXED], b[:FIXED], config).verdict
-    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha))
+    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design, per_direction,
+                               floors)
     return {"family": family, "shift": shift, "fixed": fixed, "sequential": verdict, "launches": used}
 
 
@@ -79,8 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--sequential-alpha", type=float, default=0.01,
                         help="the alpha the sequential gate spends (the fixed gate keeps 0.01)")
+    parser.add_argument("--design", default="obf", help="alpha spending: obf or hsd:GAMMA")
+    parser.add_argument("--split", type=float, default=2.0, help="per-direction alpha = alpha / SPLIT")
+    parser.add_argument("--no-floors", action="store_true")
     args = parser.parse_args(argv)
-    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha) for family in FAMILIES
+    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design,
+             args.sequential_alpha / args.split, not args.no_floors) for family in FAMILIES
             for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
             for seed in range(count)]
     started = time.monotonic()
@@ -88,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         results = pool.map(trial, jobs, chunksize=8)
     print(f"A/B, session spread {SESSION_SPREAD:.0%}, {args.frames} frames per launch; fixed {FIXED} + {FIXED} "
           f"launches vs sequential (rounds of {ROUND} + {ROUND}, looks from {FIRST_LOOK} + {FIRST_LOOK}, at most "
-          f"{args.max_launches} + {args.max_launches}, O'Brien-Fleming-type alpha spending of "
+          f"{args.max_launches} + {args.max_launches}, alpha spending {args.design} of "
           f"{args.sequential_alpha:g}); fixed alpha 0.01, bar 5 %; "
           f"{args.null_trials} identical-build trials and {args.trials} at +{SHIFT:.0%} per family; "
           f"{time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
@@ -102,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         slow = [r for r in results if r["family"] == family and r["shift"] == SHIFT]
         row = {}
         for design in ("fixed", "sequential"):
+            if not null:
+                null = [{"fixed": "", "sequential": "", "launches": 0}]
             fp = sum(r[design] == "regressed" for r in null)
             improved = sum(r[design] == "improved" for r in null) / len(null)
             power = sum(r[design] == "regressed" for r in slow) / len(slow)
