@@ -34,7 +34,7 @@ from bench_regression_power import session_frames, summaries, upper  # noqa: E40
 
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD  # noqa: E402
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved  # noqa: E402
-from pytest_zbench.regression.sequential import judge_look, look_fraction, nominal_alphas, permutation_floor  # noqa: E402
+from pytest_zbench.regression.sequential import DESIGN, Look, SceneSequence, judge_look, look_fraction  # noqa: E402
 
 FIXED = 10
 ROUND = 2  # launches per side per round
@@ -44,63 +44,69 @@ SESSION_SPREAD = 0.05
 FAMILIES = ("lognormal", "bimodal")
 
 
-def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig, design: str,
-               per_direction: float, floors: bool) -> tuple[str, int]:
-    """The verdict and the launches (both sides) of one sequential run over these launches."""
+def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig,
+               design: str) -> tuple[str, int]:
+    """The verdict and the launches (both sides) of one sequential run over these launches: the product's
+    SceneSequence gives each look its level (alpha split per direction, unreachable looks spend nothing)."""
     looks = list(range(FIRST_LOOK, max_launches + 1, ROUND))
     if looks[-1] != max_launches:
         looks.append(max_launches)
-    levels = nominal_alphas([look_fraction(n, max_launches) for n in looks], per_direction, design,
-                            [permutation_floor(n) for n in looks] if floors else None)
+    sequence = SceneSequence(max_launches=max_launches, alpha=config.alpha, budget_min=0.0, design=design)
     verdict = "inconclusive"
-    for n, level in zip(looks, levels):
+    for n in looks:
+        level = sequence.level(n)
         verdict = judge_look(a[:n], b[:n], config, level).verdict
+        sequence.looks.append(Look(index=len(sequence.looks), launches_a=n, launches_b=n,
+                                   fraction=look_fraction(n, max_launches), nominal_alpha=level, verdict=verdict,
+                                   effect=None, elapsed_s=0.0))
         if verdict != "inconclusive":
             return verdict, 2 * n
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, int, float, str, float, bool]) -> dict:
-    family, seed, shift, max_launches, frames, alpha, design, per_direction, floors = job
+def trial(job: tuple[str, int, float, int, int, float, str]) -> dict:
+    family, seed, shift, max_launches, frames, alpha, design = job
     rng = np.random.default_rng(seed)
     session = session_frames(family, rng, 2 * max_launches, frames, SESSION_SPREAD)
     a = summaries(session[:max_launches])
     b = summaries(session[max_launches:] * (1 + shift))
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS, seed=seed)
     fixed = judge_interleaved(a[:FIXED], b[:FIXED], config).verdict
-    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design, per_direction,
-                               floors)
+    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design)
     return {"family": family, "shift": shift, "fixed": fixed, "sequential": verdict, "launches": used}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--null-trials", type=int, default=1000)
+    parser.add_argument("--null-trials", type=int, default=2000)
     parser.add_argument("--trials", type=int, default=300)
     parser.add_argument("--max-launches", type=int, default=12)
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--sequential-alpha", type=float, default=0.01,
-                        help="the alpha the sequential gate spends (the fixed gate keeps 0.01)")
-    parser.add_argument("--design", default="obf", help="alpha spending: obf or hsd:GAMMA")
-    parser.add_argument("--split", type=float, default=2.0, help="per-direction alpha = alpha / SPLIT")
-    parser.add_argument("--no-floors", action="store_true")
+                        help="the scene's alpha the sequential gate spends, half per direction (the fixed gate "
+                             "keeps 0.01 per direction)")
+    parser.add_argument("--design", default=DESIGN, help=f"alpha spending: obf or hsd:GAMMA (default {DESIGN})")
+    parser.add_argument("--reachable-splits", type=int, default=None)
     args = parser.parse_args(argv)
-    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design,
-             args.sequential_alpha / args.split, not args.no_floors) for family in FAMILIES
-            for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
+    if args.reachable_splits is not None:
+        import pytest_zbench.regression.sequential as seqmod
+        seqmod.REACHABLE_SPLITS = args.reachable_splits
+    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design)
+            for family in FAMILIES for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
             for seed in range(count)]
     started = time.monotonic()
     with Pool(args.jobs) as pool:
         results = pool.map(trial, jobs, chunksize=8)
     print(f"A/B, session spread {SESSION_SPREAD:.0%}, {args.frames} frames per launch; fixed {FIXED} + {FIXED} "
           f"launches vs sequential (rounds of {ROUND} + {ROUND}, looks from {FIRST_LOOK} + {FIRST_LOOK}, at most "
-          f"{args.max_launches} + {args.max_launches}, alpha spending {args.design} of "
-          f"{args.sequential_alpha:g}); fixed alpha 0.01, bar 5 %; "
+          f"{args.max_launches} + {args.max_launches}, alpha spending {args.design}, alpha "
+          f"{args.sequential_alpha:g} split per direction); fixed alpha 0.01 per direction, bar 5 %; "
           f"{args.null_trials} identical-build trials and {args.trials} at +{SHIFT:.0%} per family; "
           f"{time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
-    header = (f"{'family':<10} {'design':<11} {'FP (95% up)':>15} {'impr':>7} {'power +10%':>11} "
-              f"{'launches (same)':>16} {'launches (+10%)':>16}")
+    header = (f"{'family':<10} {'design':<11} {'regressed (95% up)':>19} {'improved (95% up)':>18} "
+              f"{'same early':>11} {'at launches':>12} {'power +10%':>11} {'launches (A/A)':>15} "
+              f"{'launches (+10%)':>16}")
     print(header)
     print("-" * len(header))
     missed = []
@@ -109,22 +115,30 @@ def main(argv: list[str] | None = None) -> int:
         slow = [r for r in results if r["family"] == family and r["shift"] == SHIFT]
         row = {}
         for design in ("fixed", "sequential"):
-            if not null:
-                null = [{"fixed": "", "sequential": "", "launches": 0}]
-            fp = sum(r[design] == "regressed" for r in null)
-            improved = sum(r[design] == "improved" for r in null) / len(null)
-            power = sum(r[design] == "regressed" for r in slow) / len(slow)
-            used_null = 2 * FIXED if design == "fixed" else float(np.mean([r["launches"] for r in null]))
-            used_slow = 2 * FIXED if design == "fixed" else float(np.mean([r["launches"] for r in slow]))
-            row[design] = (fp, power, used_slow)
-            print(f"{family:<10} {design:<11} {fp / len(null):>6.3f} ({upper(fp, len(null)):.3f}) {improved:>7.3f} "
-                  f"{power:>11.3f} {used_null:>16.1f} {used_slow:>16.1f}")
-        fp, power, used = row["sequential"]
-        if upper(fp, len(null)) > 0.01:
-            missed.append(f"{family}: sequential FP upper bound {upper(fp, len(null)):.3f} > 0.01")
-        if power < row["fixed"][1]:
+            regressed = sum(r[design] == "regressed" for r in null)
+            improved = sum(r[design] == "improved" for r in null)
+            power = sum(r[design] == "regressed" for r in slow) / max(len(slow), 1)
+            if design == "fixed":
+                used_null = used_slow = float(2 * FIXED)
+                early, early_launches = 0, float("nan")
+            else:
+                used_null = float(np.mean([r["launches"] for r in null])) if null else float("nan")
+                used_slow = float(np.mean([r["launches"] for r in slow])) if slow else float("nan")
+                stopped_same = [r["launches"] for r in null
+                                if r[design] == "same" and r["launches"] < 2 * args.max_launches]
+                early = len(stopped_same)
+                early_launches = float(np.mean(stopped_same)) if stopped_same else float("nan")
+            row[design] = (regressed, power, used_slow)
+            n = max(len(null), 1)
+            print(f"{family:<10} {design:<11} {regressed / n:>10.4f} ({upper(regressed, n):.4f}) "
+                  f"{improved / n:>9.4f} ({upper(improved, n):.4f}) {early / n:>11.3f} {early_launches:>12.1f} "
+                  f"{power:>11.3f} {used_null:>15.1f} {used_slow:>16.1f}")
+        regressed, power, used = row["sequential"]
+        if null and upper(regressed, len(null)) > 0.01:
+            missed.append(f"{family}: sequential regressed-on-A/A upper bound {upper(regressed, len(null)):.4f} > 0.01")
+        if slow and power < row["fixed"][1]:
             missed.append(f"{family}: sequential power {power:.3f} < fixed {row['fixed'][1]:.3f}")
-        if used >= 2 * FIXED:
+        if slow and used >= 2 * FIXED:
             missed.append(f"{family}: sequential used {used:.1f} launches on average, not fewer than {2 * FIXED}")
     for line in missed:
         print("MISSED", line)
