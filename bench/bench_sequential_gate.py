@@ -4,18 +4,22 @@ The sessions come from bench_regression_power.py (lognormal or bimodal frames, A
 offset of 3 %, a session offset shared by both sides of the A/B session). Each trial draws one A/B session of
 max + max launches; with common random numbers:
 
-* fixed: the first 10 + 10 launches judged once by the A/B gate (`judge_interleaved`, alpha 0.01, bar 5 %);
+* fixed: the first 10 + 10 launches judged once by the A/B gate (`judge_interleaved`, alpha 0.01 per direction,
+  bar 5 %);
 * sequential: rounds of 2 + 2 launches (A, B, B, A), a look after each round from 4 + 4 on
-  (`regression/sequential.judge_look` at the O'Brien-Fleming-type level of that look), stopping at the first
-  decided look or at max + max.
+  (`regression/sequential.judge_look` at the level the product's `SceneSequence` gives that look: its spending
+  function, the scene's alpha split per direction, looks its permutation test could barely reach spending
+  nothing), stopping at the first decided look or at max + max.
 
-Per family it prints: FP = identical builds judged `regressed` (Clopper-Pearson 95 % upper bound), `impr` =
-identical builds judged `improved`, power for a 10 % slowdown, the mean launches (both sides) each design used,
-with no change and with the slowdown. Targets (docs/regression.md, "The sequential gate"): the sequential FP's
-upper bound at most 1 %, its power at least the fixed gate's, with fewer launches on average.
+Per family it prints: `regressed` and `improved` = identical builds judged so (each with its Clopper-Pearson 95 %
+upper bound; only `regressed` fails a build), `same early` = the share of identical builds stopped `same` before
+the maximum and the mean launches (both sides) they used, power for a 10 % slowdown, the mean launches (both
+sides) each design used, with no change and with the slowdown. Targets (docs/regression.md, "The sequential
+gate"): the sequential `regressed` rate's upper bound at most 1 %, its power at least the fixed gate's, with
+fewer launches on average.
 
-Run: python bench/bench_sequential_gate.py [--null-trials 1000] [--trials 300] [--max-launches 12]
-[--frames 300] [--jobs 2] [--sequential-alpha 0.01]
+Run: python bench/bench_sequential_gate.py [--null-trials 2000] [--trials 300] [--max-launches 12]
+[--frames 300] [--jobs 2] [--sequential-alpha 0.01] [--design hsd:-1] [--reachable-splits 5]
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from bench_regression_power import session_frames, summaries, upper  # noqa: E40
 
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD  # noqa: E402
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved  # noqa: E402
-from pytest_zbench.regression.sequential import DESIGN, Look, SceneSequence, judge_look, look_fraction  # noqa: E402
+from pytest_zbench.regression.sequential import DESIGN, REACHABLE_SPLITS, Look, SceneSequence, judge_look, look_fraction  # noqa: E402
 
 FIXED = 10
 ROUND = 2  # launches per side per round
@@ -44,14 +48,15 @@ SESSION_SPREAD = 0.05
 FAMILIES = ("lognormal", "bimodal")
 
 
-def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig,
-               design: str) -> tuple[str, int]:
+def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig, design: str,
+               reachable_splits: int) -> tuple[str, int]:
     """The verdict and the launches (both sides) of one sequential run over these launches: the product's
     SceneSequence gives each look its level (alpha split per direction, unreachable looks spend nothing)."""
     looks = list(range(FIRST_LOOK, max_launches + 1, ROUND))
     if looks[-1] != max_launches:
         looks.append(max_launches)
-    sequence = SceneSequence(max_launches=max_launches, alpha=config.alpha, budget_min=0.0, design=design)
+    sequence = SceneSequence(max_launches=max_launches, alpha=config.alpha, budget_min=0.0, design=design,
+                             reachable_splits=reachable_splits)
     verdict = "inconclusive"
     for n in looks:
         level = sequence.level(n)
@@ -64,15 +69,16 @@ def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConf
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, int, float, str]) -> dict:
-    family, seed, shift, max_launches, frames, alpha, design = job
+def trial(job: tuple[str, int, float, int, int, float, str, int]) -> dict:
+    family, seed, shift, max_launches, frames, alpha, design, reachable_splits = job
     rng = np.random.default_rng(seed)
     session = session_frames(family, rng, 2 * max_launches, frames, SESSION_SPREAD)
     a = summaries(session[:max_launches])
     b = summaries(session[max_launches:] * (1 + shift))
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS, seed=seed)
     fixed = judge_interleaved(a[:FIXED], b[:FIXED], config).verdict
-    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design)
+    verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design,
+                               reachable_splits)
     return {"family": family, "shift": shift, "fixed": fixed, "sequential": verdict, "launches": used}
 
 
@@ -87,12 +93,12 @@ def main(argv: list[str] | None = None) -> int:
                         help="the scene's alpha the sequential gate spends, half per direction (the fixed gate "
                              "keeps 0.01 per direction)")
     parser.add_argument("--design", default=DESIGN, help=f"alpha spending: obf or hsd:GAMMA (default {DESIGN})")
-    parser.add_argument("--reachable-splits", type=int, default=None)
+    parser.add_argument("--reachable-splits", type=int, default=REACHABLE_SPLITS,
+                        help=f"a look spends alpha only at a level of this many times its permutation test's "
+                             f"smallest p-value (default {REACHABLE_SPLITS})")
     args = parser.parse_args(argv)
-    if args.reachable_splits is not None:
-        import pytest_zbench.regression.sequential as seqmod
-        seqmod.REACHABLE_SPLITS = args.reachable_splits
-    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design)
+    jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design,
+             args.reachable_splits)
             for family in FAMILIES for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
             for seed in range(count)]
     started = time.monotonic()

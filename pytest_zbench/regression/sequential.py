@@ -247,6 +247,7 @@ class SceneSequence:
     looks: list[Look] = dataclasses.field(default_factory=list)
     stopped: StopReason | None = None
     design: str = DESIGN
+    reachable_splits: int = REACHABLE_SPLITS
 
     @property
     def alpha_per_direction(self) -> float:
@@ -257,8 +258,9 @@ class SceneSequence:
     def level(self, launches_per_side: int) -> float:
         """The nominal one-sided level of a look after `launches_per_side` launches, given the looks before."""
         fractions = [look.fraction for look in self.looks] + [look_fraction(launches_per_side, self.max_launches)]
-        floors = [REACHABLE_SPLITS * permutation_floor(min(look.launches_a, look.launches_b)) for look in self.looks]
-        floors.append(REACHABLE_SPLITS * permutation_floor(launches_per_side))
+        floors = [self.reachable_splits * permutation_floor(min(look.launches_a, look.launches_b))
+                  for look in self.looks]
+        floors.append(self.reachable_splits * permutation_floor(launches_per_side))
         return nominal_alphas(fractions, self.alpha_per_direction, self.design, floors)[-1]
 
     @property
