@@ -229,8 +229,8 @@ def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
             return float(launches_per_side)
         if abs(centre) > bar:
             past.append(launches_per_side * (half / abs(centre)) ** 2)
-        else:
-            room = bar - abs(centre)
+        else:  # to stop `same` it must come inside the metric's same bar (a tail metric's is wider)
+            room = math.log(1 + same_bar(v.metric, v.threshold)) - abs(centre)
             inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
     if past:
         return min(past)
