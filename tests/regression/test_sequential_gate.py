@@ -15,6 +15,8 @@ from pytest_zbench.host.measure.sequential_rounds import FIRST_LOOK, run_rounds
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig
 from pytest_zbench.regression.sequential import (
+    DESIGN,
+    REACHABLE_SPLITS,
     TAIL_SAME_FACTOR,
     SceneSequence,
     boundaries,
@@ -92,6 +94,20 @@ def test_a_look_the_permutation_test_cannot_reach_spends_nothing_and_the_next_lo
     steps = rng.normal(size=(400_000, len(fractions))) * np.sqrt(np.diff(fractions, prepend=0.0))
     z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
     assert (z >= b).any(axis=1).mean() == pytest.approx(0.005, abs=0.0006)  # 5.4 binomial standard errors
+
+
+def test_the_products_design_holds_alpha_over_all_looks_for_brownian_paths():
+    """The product's spending (DESIGN) with its floors (REACHABLE_SPLITS x the permutation floor): the chance
+    that any look crosses, with no change, is the alpha per direction."""
+    looks = np.array([4, 6, 8, 10, 12])
+    fractions = looks / 12
+    floors = [REACHABLE_SPLITS * permutation_floor(int(n)) for n in looks]
+    b = np.array(boundaries(fractions, 0.005, DESIGN, floors))
+    assert math.isinf(b[0]) and math.isinf(b[1])  # 4 + 4 and 6 + 6 could barely reject: only `same` there
+    rng = np.random.default_rng(12)
+    steps = rng.normal(size=(400_000, len(fractions))) * np.sqrt(np.diff(fractions, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
+    assert (z >= b).any(axis=1).mean() == pytest.approx(0.005, abs=0.0006)
 
 
 def test_each_direction_spends_half_the_scenes_alpha():

@@ -13,8 +13,8 @@ STOP_WORDS = {"decided": "decided", "max_launches": "undecided at its maximum of
 
 
 def summary_line(sequential: dict[str, Any]) -> str:
-    """`sequential gate: decided same at look 3 (8 + 8 launches, at most 12 per side), level 0.00059 per direction
-    (alpha 0.01, 0.005 per direction, O'Brien-Fleming type); budget 5 min`."""
+    """`sequential gate: decided same at look 3 (8 + 8 launches, at most 12 per side), level 0.0028 per direction
+    (alpha 0.01, 0.005 per direction; Lan-DeMets alpha spending, ...); budget 5.0 min`."""
     looks = sequential.get("looks") or []
     stopped = sequential.get("stopped")
     last = looks[-1] if looks else None
