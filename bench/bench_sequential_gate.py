@@ -93,6 +93,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the scene's alpha the sequential gate spends, half per direction (the fixed gate "
                              "keeps 0.01 per direction)")
     parser.add_argument("--design", default=DESIGN, help=f"alpha spending: obf or hsd:GAMMA (default {DESIGN})")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="the trials' seeds start here: runs with disjoint seeds can be pooled (counts printed)")
     parser.add_argument("--reachable-splits", type=int, default=REACHABLE_SPLITS,
                         help=f"a look spends alpha only at a level of this many times its permutation test's "
                              f"smallest p-value (default {REACHABLE_SPLITS})")
@@ -100,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design,
              args.reachable_splits)
             for family in FAMILIES for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
-            for seed in range(count)]
+            for seed in range(args.first_seed, args.first_seed + count)]
     started = time.monotonic()
     with Pool(args.jobs) as pool:
         results = pool.map(trial, jobs, chunksize=8)
@@ -146,6 +148,12 @@ def main(argv: list[str] | None = None) -> int:
             missed.append(f"{family}: sequential power {power:.3f} < fixed {row['fixed'][1]:.3f}")
         if slow and used >= 2 * FIXED:
             missed.append(f"{family}: sequential used {used:.1f} launches on average, not fewer than {2 * FIXED}")
+    for family in FAMILIES:  # the counts, to pool runs with disjoint seeds (--first-seed)
+        null = [r for r in results if r["family"] == family and r["shift"] == 0.0]
+        print(f"{family}: sequential on identical builds: {sum(r['sequential'] == 'regressed' for r in null)} "
+              f"regressed, {sum(r['sequential'] == 'improved' for r in null)} improved of {len(null)}; fixed: "
+              f"{sum(r['fixed'] == 'regressed' for r in null)} regressed, "
+              f"{sum(r['fixed'] == 'improved' for r in null)} improved")
     for line in missed:
         print("MISSED", line)
     if not missed:
