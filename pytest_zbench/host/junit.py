@@ -6,9 +6,11 @@ Per-test numbers travel this way, through xdist too; bulk samples go to run.json
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
+from .report.sequential_looks import trail
 from .run_record import results_relative
 from .verdicts.golden_test import GoldenOutcome
 
@@ -23,6 +25,8 @@ def perf_properties(m: SceneMeasurement, results_dir: Path, gpu_valid: bool | No
         props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
     if m.adaptive is not None:
         return props + adaptive_properties(m, results_dir)
+    if m.sequential is not None:
+        props += sequential_properties(m.sequential.to_json())
     if m.summary is None:
         return props
     s = m.summary
@@ -45,6 +49,21 @@ def perf_properties(m: SceneMeasurement, results_dir: Path, gpu_valid: bool | No
             props.append(("gpu_valid", gpu_valid))
     if m.samples_file is not None:
         props.append(("samples_file", results_relative(m.samples_file, results_dir)))
+    return props
+
+
+def sequential_properties(sequential: dict[str, Any]) -> list[tuple[str, object]]:
+    """The sequential gate's looks at the scene (run.json `sequential`, docs/regression.md "The sequential
+    gate"): why it stopped, the launches it got, the last look's level, and every look in one string."""
+    looks = sequential.get("looks") or []
+    props: list[tuple[str, object]] = [
+        ("sequential_stopped", str(sequential.get("stopped"))), ("sequential_looks", len(looks)),
+        ("sequential_launches_a", sequential.get("launches_a", 0)),
+        ("sequential_launches_b", sequential.get("launches_b", 0)),
+        ("sequential_max_launches", sequential.get("max_launches")),
+        ("sequential_alpha_per_direction", sequential.get("alpha_per_direction"))]
+    if looks:
+        props += [("sequential_final_level", looks[-1].get("nominal_alpha")), ("sequential_trail", trail(sequential))]
     return props
 
 

@@ -1,15 +1,17 @@
 """The sequential gate's statistics: a verdict re-judged after every round of launches, its false-alarm rate
 held at the gate's alpha however many looks it takes (docs/regression.md, "The sequential gate").
 
-Design: Lan-DeMets alpha spending with the O'Brien-Fleming-type function
-alpha(t) = 2 - 2 Phi(z_{1 - alpha/2} / sqrt(t)), t = launches so far / the scene's maximum (per side in A/B). At
-each look the gate's own test (regression/gate.py) runs at a nominal level: the boundary b_k that makes the
-chance of first crossing at look k, with no change, equal to alpha(t_k) - alpha(t_{k-1}), computed by the
-Armitage-McPherson-Rowe recursion on the canonical joint distribution of the looks' statistics
-(corr = sqrt(t_j / t_k)). Each tail (regressed, improved) is a one-sided test at alpha, as in the fixed gate.
+Design: Lan-DeMets alpha spending (DESIGN: Hwang-Shih-DeCani gamma -1; O'Brien-Fleming type, "obf", available),
+t = launches so far / the scene's maximum (per side in A/B). Each direction (regressed, improved) spends half the
+scene's alpha, so the chance of any false change stays at alpha and of a false `regressed` (what fails a build)
+at alpha / 2. At each look the gate's own test (regression/gate.py) runs at a nominal one-sided level: the
+boundary b_k that makes the chance of first crossing at look k, with no change, equal to
+alpha(t_k) - alpha(t_{k-1}), computed by the Armitage-McPherson-Rowe recursion on the canonical joint distribution
+of the looks' statistics (corr = sqrt(t_j / t_k)). A look whose level the permutation test could barely reach
+(below REACHABLE_SPLITS times its smallest p-value) spends nothing and leaves it to the next look.
 
-Stopping for `same` (every metric's interval inside both bars) never declares a change, so it spends no alpha:
-it can only lower the false-alarm rate.
+Stopping for `same` (every metric's interval inside its same bar; a tail metric's is wider) never declares a
+change, so it spends no alpha: it can only lower the false-alarm rate.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,7 +28,18 @@ from scipy import optimize, stats
 
 from .config import GateConfig
 from .gate import SceneVerdict, Verdict, judge_interleaved
+from .multiplicity import EXHAUSTIVE_SPLITS, PERMUTATIONS
 
+# The spending function (docs/regression.md, "The sequential gate"), chosen with bench/bench_sequential_gate.py:
+# Hwang-Shih-DeCani gamma -1 spends more at the middle looks than O'Brien-Fleming, where a 10 % slowdown is
+# decided, for fewer launches on average at about the same power.
+DESIGN = "hsd:-1"
+DESIGN_NAMES = {"obf": "Lan-DeMets alpha spending, O'Brien-Fleming type, alpha split per direction",
+                "hsd:-1": "Lan-DeMets alpha spending, Hwang-Shih-DeCani gamma -1, alpha split per direction"}
+# A look spends nothing unless its level is at least this many times the smallest p-value its permutation test
+# can give: below that only the few most extreme splits could reject, so most of what it would spend is lost to
+# the test's discreteness; the next look spends it instead (bench: fewer launches at the same power).
+REACHABLE_SPLITS = 5
 StopReason = Literal["decided", "max_launches", "budget", "device_fault", "not_judged"]
 # Points of the recursion's grid per look: the boundaries it gives move by < 1e-4 in z past 800 (unit test).
 GRID_POINTS = 1200
@@ -38,17 +51,41 @@ def spent_alpha(fraction: float, alpha: float) -> float:
     return float(2.0 - 2.0 * stats.norm.cdf(stats.norm.ppf(1.0 - alpha / 2.0) / math.sqrt(t)))
 
 
-def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
+def hsd_spent_alpha(fraction: float, alpha: float, gamma: float) -> float:
+    """The Hwang-Shih-DeCani spending function: alpha (1 - e^(-gamma t)) / (1 - e^(-gamma)); gamma -4 is close
+    to O'Brien-Fleming, larger gammas spend more of alpha at the middle looks (gamma 0: alpha t)."""
+    t = min(max(fraction, 0.0), 1.0)
+    if gamma == 0:
+        return alpha * t
+    return float(alpha * -math.expm1(-gamma * t) / -math.expm1(-gamma))
+
+
+def spending(design: str) -> Callable[[float, float], float]:
+    """The spending function a design names: "obf" or "hsd:GAMMA" (docs/regression.md)."""
+    if design == "obf":
+        return spent_alpha
+    if design.startswith("hsd:"):
+        gamma = float(design[4:])
+        return lambda t, alpha: hsd_spent_alpha(t, alpha, gamma)
+    raise ValueError(f"unknown alpha-spending design {design!r}: expected 'obf' or 'hsd:GAMMA'")
+
+
+def boundaries(fractions: Sequence[float], alpha: float, design: str = "obf",
+               floors: Sequence[float] | None = None) -> tuple[float, ...]:
     """One-sided z boundaries for looks at the increasing information fractions `fractions`.
 
     A later look with the same fraction as the one before (no new launch) gets an infinite boundary: it
-    spends nothing."""
+    spends nothing. `floors`, when given, are the smallest one-sided p-value each look's test can reach (the
+    permutation test of n + n launches: 1 / C(2n, n)): a look whose level would fall below its floor could
+    never reject, so it gets an infinite boundary and spends nothing, and what it did not spend is spent by the
+    next look (Lan-DeMets: each look spends up to alpha(t_k), less what the looks before it spent)."""
+    spend = spending(design)
     out: list[float] = []
     grid = density = None  # the sub-density of S_k = Z_k sqrt(t_k) on paths that have not crossed yet
     previous_t, previous_spent = 0.0, 0.0
-    for t in fractions:
+    for k, t in enumerate(fractions):
         t = min(float(t), 1.0)
-        spent = spent_alpha(t, alpha)
+        spent = spend(t, alpha)
         increment = spent - previous_spent
         if t <= previous_t or increment <= 0:
             out.append(math.inf)
@@ -56,9 +93,6 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
         step = t - previous_t
         if grid is None:
             b = float(stats.norm.isf(increment))
-            out.append(b)
-            grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
-            density = stats.norm.pdf(grid, scale=math.sqrt(t))
         else:
             assert density is not None
             weights = density * np.gradient(grid)  # trapezoid-like quadrature weights
@@ -71,23 +105,44 @@ def boundaries(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
                 b = 12.0
             else:
                 b = float(optimize.brentq(lambda z, target=increment: crossing(z) - target, -12.0, 12.0, xtol=1e-7))
-            out.append(b)
-            new_grid = np.linspace(-8.0 * math.sqrt(t), b * math.sqrt(t), GRID_POINTS)
+        unreachable = floors is not None and float(stats.norm.sf(b)) < floors[k]
+        if unreachable:
+            b = math.inf
+        out.append(b)
+        top = (10.0 if unreachable else b) * math.sqrt(t)
+        new_grid = np.linspace(-8.0 * math.sqrt(t), top, GRID_POINTS)
+        if grid is None:
+            density = stats.norm.pdf(new_grid, scale=math.sqrt(t))
+        else:
             kernel = np.exp(-0.5 * ((new_grid[:, None] - grid[None, :]) / math.sqrt(step)) ** 2) / math.sqrt(
                 2 * math.pi * step)
-            grid, density = new_grid, kernel @ weights
-        previous_t, previous_spent = t, spent
+            density = kernel @ weights
+        grid = new_grid
+        previous_t = t
+        if not unreachable:
+            previous_spent = spent
     return tuple(out)
 
 
-def nominal_alphas(fractions: Sequence[float], alpha: float) -> tuple[float, ...]:
-    """The one-sided level each look's test runs at (the tail beyond its boundary)."""
-    return _nominal_alphas(tuple(float(f) for f in fractions), float(alpha))
+def nominal_alphas(fractions: Sequence[float], alpha: float, design: str = "obf",
+                   floors: Sequence[float] | None = None) -> tuple[float, ...]:
+    """The one-sided level each look's test runs at (the tail beyond its boundary; 0: the look spends nothing)."""
+    return _nominal_alphas(tuple(float(f) for f in fractions), float(alpha), design,
+                           None if floors is None else tuple(float(f) for f in floors))
 
 
 @functools.lru_cache(maxsize=256)  # a session's scenes mostly look at the same fractions
-def _nominal_alphas(fractions: tuple[float, ...], alpha: float) -> tuple[float, ...]:
-    return tuple(0.0 if math.isinf(b) else float(stats.norm.sf(b)) for b in boundaries(fractions, alpha))
+def _nominal_alphas(fractions: tuple[float, ...], alpha: float, design: str,
+                    floors: tuple[float, ...] | None) -> tuple[float, ...]:
+    return tuple(0.0 if math.isinf(b) else float(stats.norm.sf(b))
+                 for b in boundaries(fractions, alpha, design, floors))
+
+
+def permutation_floor(launches_per_side: int) -> float:
+    """The smallest one-sided p-value the A/B permutation test of n + n launches can give: 1 / C(2n, n) when it
+    enumerates every split, else 1 / (its random permutations + 1) (regression/multiplicity.py)."""
+    splits = math.comb(2 * launches_per_side, launches_per_side)
+    return 1.0 / splits if splits <= EXHAUSTIVE_SPLITS else 1.0 / (PERMUTATIONS + 1)
 
 
 @dataclass(frozen=True)
@@ -125,16 +180,36 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
         return verdict
     if all(_inside_bars(v) for v in verdict.verdicts):
         same = tuple(dataclasses.replace(v, verdict="same", more_launches=None, advice="", reason=(
-            f"Same: the {v.confidence:.0%} interval lies inside both bars (sequential look at level "
-            f"{nominal_alpha:.3g})")) for v in verdict.verdicts)
+            f"Same: the {v.confidence:.0%} interval lies inside both bars (±{same_bar(v.metric, v.threshold):.1%}"
+            f"{f', a tail metric: {TAIL_SAME_FACTOR} x the bar' if _is_tail(v.metric) else ''}; sequential look "
+            f"at level {nominal_alpha:.3g})")) for v in verdict.verdicts)
         return SceneVerdict(same, verdict.skipped, verdict.notes)
     return verdict
+
+
+# A tail metric (a high percentile, the max, the jank share) of a launch moves from launch to launch several
+# times as much as its median (preemption moves the tail, not the centre), so its interval is several times as
+# wide: needing it inside the median's bar is a `same` that never comes within a maximum of launches
+# (docs/regression.md, "Deciding same"). Its `same` bar is this many times the gate's bar; a change is still
+# judged against the gate's own bar.
+TAIL_SAME_FACTOR = 2
+
+
+def _is_tail(metric: str) -> bool:
+    statistic = metric.rsplit(".", 1)[-1]
+    return metric == "jank_share" or statistic == "max" or (statistic.startswith("p") and statistic != "p50")
+
+
+def same_bar(metric: str, threshold: float) -> float:
+    """The bar a metric's interval must lie inside (both ways) for a sequential look to stop the scene `same`."""
+    return threshold * TAIL_SAME_FACTOR if _is_tail(metric) else threshold
 
 
 def _inside_bars(v: Verdict) -> bool:
     if v.ci is None:
         return False
-    worse_bar, better_bar = 1 + v.threshold, 1 / (1 + v.threshold)
+    bar = same_bar(v.metric, v.threshold)
+    worse_bar, better_bar = 1 + bar, 1 / (1 + bar)
     return better_bar <= v.ci[0] and v.ci[1] <= worse_bar
 
 
@@ -154,8 +229,8 @@ def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
             return float(launches_per_side)
         if abs(centre) > bar:
             past.append(launches_per_side * (half / abs(centre)) ** 2)
-        else:
-            room = bar - abs(centre)
+        else:  # to stop `same` it must come inside the metric's same bar (a tail metric's is wider)
+            room = math.log(1 + same_bar(v.metric, v.threshold)) - abs(centre)
             inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
     if past:
         return min(past)
@@ -167,15 +242,26 @@ class SceneSequence:
     """A scene's looks in one session and why it stopped (run.json `sequential`, docs/regression.md)."""
 
     max_launches: int  # per side in A/B: the information fraction's denominator
-    alpha: float
+    alpha: float  # the scene's false-change rate, both directions together
     budget_min: float
     looks: list[Look] = dataclasses.field(default_factory=list)
     stopped: StopReason | None = None
+    design: str = DESIGN
+    reachable_splits: int = REACHABLE_SPLITS
+
+    @property
+    def alpha_per_direction(self) -> float:
+        """Each tail (`regressed`, `improved`) spends half the alpha: a scene's chance of any false change,
+        either way, stays at alpha; its chance of a false `regressed` (what fails a build) at alpha / 2."""
+        return self.alpha / 2
 
     def level(self, launches_per_side: int) -> float:
         """The nominal one-sided level of a look after `launches_per_side` launches, given the looks before."""
         fractions = [look.fraction for look in self.looks] + [look_fraction(launches_per_side, self.max_launches)]
-        return nominal_alphas(fractions, self.alpha)[-1]
+        floors = [self.reachable_splits * permutation_floor(min(look.launches_a, look.launches_b))
+                  for look in self.looks]
+        floors.append(self.reachable_splits * permutation_floor(launches_per_side))
+        return nominal_alphas(fractions, self.alpha_per_direction, self.design, floors)[-1]
 
     @property
     def final_level(self) -> float | None:
@@ -184,8 +270,9 @@ class SceneSequence:
     def to_json(self) -> dict[str, Any]:
         last = self.looks[-1] if self.looks else None
         return {
-            "design": "Lan-DeMets alpha spending, O'Brien-Fleming type",
+            "design": DESIGN_NAMES.get(self.design, self.design),
             "alpha": self.alpha,
+            "alpha_per_direction": self.alpha_per_direction,
             "max_launches": self.max_launches,
             "budget_min": self.budget_min,
             "launches_a": last.launches_a if last else 0,

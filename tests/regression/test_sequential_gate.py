@@ -15,11 +15,17 @@ from pytest_zbench.host.measure.sequential_rounds import FIRST_LOOK, run_rounds
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig
 from pytest_zbench.regression.sequential import (
+    DESIGN,
+    REACHABLE_SPLITS,
+    TAIL_SAME_FACTOR,
     SceneSequence,
     boundaries,
+    hsd_spent_alpha,
     judge_look,
     launches_to_decide,
     nominal_alphas,
+    permutation_floor,
+    same_bar,
     spent_alpha,
 )
 
@@ -58,6 +64,84 @@ def test_the_boundaries_hold_alpha_over_all_looks_for_brownian_paths():
     z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
     crossed = (z >= b).any(axis=1).mean()
     assert crossed == pytest.approx(0.01, abs=0.0008)  # 3.2 binomial standard errors at 400,000 paths
+
+
+def test_hwang_shih_decani_spending_reaches_alpha_and_is_linear_at_gamma_zero():
+    assert hsd_spent_alpha(1.0, 0.005, -2.0) == pytest.approx(0.005, rel=1e-12)
+    assert hsd_spent_alpha(0.5, 0.005, 0.0) == pytest.approx(0.0025, rel=1e-12)
+    # gamma -2 spends more of alpha by half-way than O'Brien-Fleming does
+    assert hsd_spent_alpha(0.5, 0.005, -2.0) > 10 * spent_alpha(0.5, 0.005)
+
+
+def test_the_permutation_floor_is_one_over_the_splits_or_the_random_permutations():
+    assert permutation_floor(4) == pytest.approx(1 / 70) and permutation_floor(6) == pytest.approx(1 / 924)
+    assert permutation_floor(10) == pytest.approx(1 / 10_000)  # C(20, 10) > 20,000 splits: 9,999 random ones
+
+
+def test_a_look_the_permutation_test_cannot_reach_spends_nothing_and_the_next_look_spends_it():
+    looks = np.array([4, 6, 8, 10, 12])
+    fractions = looks / 12
+    floors = [permutation_floor(int(n)) for n in looks]
+    plain = nominal_alphas(fractions, 0.005)
+    floored = nominal_alphas(fractions, 0.005, floors=floors)
+    # O'Brien-Fleming's levels at 4 + 4 and 6 + 6 are below 1/70 and 1/924: those looks spend nothing ...
+    assert plain[0] < floors[0] and plain[1] < floors[1] and floored[:2] == (0.0, 0.0)
+    # ... and the look at 8 + 8 spends what they did not, so its level is higher
+    assert floored[2] > plain[2] and floored[2] >= floors[2]
+    # all looks together still cross with chance alpha, with no change (Monte Carlo, Brownian paths)
+    b = np.array(boundaries(fractions, 0.005, floors=floors))
+    rng = np.random.default_rng(11)
+    steps = rng.normal(size=(400_000, len(fractions))) * np.sqrt(np.diff(fractions, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
+    assert (z >= b).any(axis=1).mean() == pytest.approx(0.005, abs=0.0006)  # 5.4 binomial standard errors
+
+
+def test_the_products_design_holds_alpha_over_all_looks_for_brownian_paths():
+    """The product's spending (DESIGN) with its floors (REACHABLE_SPLITS x the permutation floor): the chance
+    that any look crosses, with no change, is the alpha per direction."""
+    looks = np.array([4, 6, 8, 10, 12])
+    fractions = looks / 12
+    floors = [REACHABLE_SPLITS * permutation_floor(int(n)) for n in looks]
+    b = np.array(boundaries(fractions, 0.005, DESIGN, floors))
+    assert math.isinf(b[0]) and math.isinf(b[1])  # 4 + 4 and 6 + 6 could barely reject: only `same` there
+    rng = np.random.default_rng(12)
+    steps = rng.normal(size=(400_000, len(fractions))) * np.sqrt(np.diff(fractions, prepend=0.0))
+    z = np.cumsum(steps, axis=1) / np.sqrt(fractions)
+    assert (z >= b).any(axis=1).mean() == pytest.approx(0.005, abs=0.0006)
+
+
+def test_each_direction_spends_half_the_scenes_alpha():
+    sequence = SceneSequence(max_launches=12, alpha=0.01, budget_min=1.0)
+    assert sequence.alpha_per_direction == pytest.approx(0.005)
+    assert sequence.level(12) == pytest.approx(0.005, rel=1e-6)  # one look at the maximum: the fixed test
+    assert sequence.to_json()["alpha_per_direction"] == pytest.approx(0.005)
+
+
+def test_a_tail_metric_has_its_own_wider_same_bar():
+    assert same_bar("cpu_ms.p50", 0.05) == 0.05
+    assert same_bar("cpu_ms.p95", 0.05) == same_bar("jank_share", 0.05) == pytest.approx(TAIL_SAME_FACTOR * 0.05)
+
+
+def test_a_look_decides_same_with_the_tail_inside_its_own_bar_and_not_past_it():
+    config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=("cpu_ms.p50", "cpu_ms.p95"), seed=3)
+
+    def side(seed: int, tail_spread: float) -> list[dict]:
+        rng = np.random.default_rng(seed)
+        return [{"cpu_ms": {"p50": 5.0 * float(rng.lognormal(0, 0.003)),
+                            "p95": 8.0 * float(rng.lognormal(0, tail_spread))}, "gpu_ms": None,
+                 "gpu_source": None, "jank_share": 0.0} for _ in range(8)]
+
+    def p95_interval(verdict) -> tuple[float, float]:
+        return next(v.ci for v in verdict.verdicts if v.metric == "cpu_ms.p95")
+
+    steady_tail = judge_look(side(1, 0.04), side(2, 0.04), config, 1e-6)
+    low, high = p95_interval(steady_tail)
+    assert (low < 1 / 1.05 or high > 1.05) and 1 / 1.10 <= low and high <= 1.10  # past the gate's bar, inside 2x
+    assert steady_tail.verdict == "same"
+    assert any("a tail metric" in v.reason for v in steady_tail.verdicts)
+    wild_tail = judge_look(side(1, 0.3), side(2, 0.3), config, 1e-6)
+    assert max(abs(math.log(x)) for x in p95_interval(wild_tail)) > math.log(1.10)
+    assert wild_tail.verdict == "inconclusive"
 
 
 def launches(p50_ms: float, n: int, seed: int, spread: float = 0.03) -> list[dict]:

@@ -16,6 +16,8 @@ that it ran to its maximum, and that it never called a change.
 
 from __future__ import annotations
 
+import xml.etree.ElementTree as ET
+
 import pytest
 
 from pytest_zbench.host.run_record import validate_run
@@ -39,7 +41,7 @@ runpy.run_module("pytest_zbench.runner", run_name="__main__")
 """
 
 
-def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project):
+def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project, tmp_path):
     (project.root / "burn_one_scene.py").write_text(BURN_ONE_SCENE)
     wrapper = str(project.root / "burn_one_scene.py")
     (project.root / "devices.yaml").write_text(
@@ -50,7 +52,7 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project):
                   for name, slowed in (("local", "none"), ("burn", SLOW))))
     result = project.run("--zbench-frames=300", "--zbench-warmup=10", "--zbench-mode=uncapped",
                          "--zbench-ab=burn", "--zbench-gate-metrics=cpu_ms.p50", "--zbench-threshold=0.25",
-                         "--zbench-budget=5",
+                         "--zbench-budget=5", f"--junitxml={tmp_path / 'junit.xml'}",
                          f"--zbench-max-launches={MAX_LAUNCHES}",
                          "-k", f"{SLOW} or {UNCHANGED}")
     document = project.run_json()
@@ -86,4 +88,15 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project):
         levels = [look["nominal_alpha"] for look in looks]
         assert levels == sorted(levels) and levels[-1] <= scene["sequential"]["alpha"]
         assert all(look["verdict"] == "inconclusive" for look in looks[:-1])
+    # The looks where people read them: JUnit properties of each perf test, and the report's scene section
+    for case in ET.parse(tmp_path / "junit.xml").iter("testcase"):
+        props = {p.get("name"): p.get("value") for p in case.iter("property")}
+        scene = next(s for s in (slow, unchanged) if s["id"] == props["zbench_scene"])
+        assert props["sequential_stopped"] == scene["sequential"]["stopped"]
+        assert int(props["sequential_looks"]) == len(scene["sequential"]["looks"])
+        assert int(props["sequential_launches_a"]) == scene["sequential"]["launches_a"]
+        assert props["sequential_trail"].split("; ")[-1].split(" ")[1] == scene["sequential"]["looks"][-1]["verdict"]
+    report = (project.results / "report.html").read_text()
+    assert report.count("<table class=looks>") == 2
+    assert "sequential gate: decided regressed at look " in report
     result.assert_outcomes(passed=1, failed=1)  # the regressed scene fails its perf test

@@ -29,6 +29,7 @@ from .counters import counters_line
 from .overview import anchor as _anchor
 from .overview import category_cells, overview_table
 from .overview import rank as _rank
+from .sequential_looks import report_section as sequential_section
 from .sustained import report_section as sustained_section
 from .why_regressed import why_section
 
@@ -150,6 +151,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
     out.append(_regression(scene))
+    out.append(sequential_section(scene))  # '' unless the sequential gate (--zbench-budget) judged it
     out.append(why_section(scene, results_dir))  # '' unless regressed or improved
     out.append(_plots(scene, results_dir))
     out.append(counters_line(scene))

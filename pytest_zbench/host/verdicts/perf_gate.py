@@ -511,8 +511,9 @@ class RegressionGate:
         if m.sequential is not None and level is not None:
             sequence = m.sequential
             verdict = verdict.with_notes(
-                f"sequential gate: look {len(sequence.looks)} at level {level:.3g} (alpha {sequence.alpha:g} "
-                f"spent by launches per side / {sequence.max_launches}), stopped: {sequence.stopped}")
+                f"sequential gate: look {len(sequence.looks)} at level {level:.3g} (alpha {sequence.alpha:g}, "
+                f"{sequence.alpha_per_direction:g} per direction, spent by launches per side / "
+                f"{sequence.max_launches}), stopped: {sequence.stopped}")
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
                              settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge)
 
