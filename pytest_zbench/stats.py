@@ -210,8 +210,8 @@ class LaunchSummary:
     # None without the column. The busy-host guard judges a metric on both (docs/regression.md, "A busy host").
     oncpu_ms: Distribution | None = None
     stolen_share: float | None = None
-    # CPUs other tasks kept busy over the measured frames, on average (the runner's activity.host_busy_ms less its
-    # own CPU time, over the wall time); None when unknown. Set by the host; the busy-host guard reads it for the
+    # CPUs other tasks kept busy on the device while the runner ran, on average (result.json host_load: the CPUs'
+    # busy time less the runner's own, over the wall time); None when unknown. Set by the host; the busy-host guard reads it for the
     # load a frame's stolen time cannot show (docs/regression.md, "A busy host").
     corun_load: float | None = None
     # An adaptive scene's launch: its role (search or ramp) and a ramp's score

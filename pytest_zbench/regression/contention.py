@@ -21,8 +21,8 @@ earlier rule on the preempted share stands, with its known fault.
 Stolen time misses the load that does not take the frame's CPU: another task on another core slows a frame
 through shared caches, memory bandwidth and clocks (in CI a same-build session beside another measuring test read
 41 % slower than its three quiet baseline sessions, and was `regressed`). So a second rule reads each launch's
-co-run load (`corun_load`: the CPUs other tasks kept busy over its measured frames, from the runner's
-/proc/stat reading), for a `regressed` (or `improved`) metric whose slower side ran beside more of it (by more
+co-run load (`corun_load`: the CPUs other tasks kept busy while its runner ran, from the runner's
+/proc/stat reading, result.json host_load), for a `regressed` (or `improved`) metric whose slower side ran beside more of it (by more
 than MIN_CORUN_MARGIN CPUs): the verdict stands when the interval's near end is past what that load can explain,
 a slowdown of at most 1 + MAX_CORUN_SLOWDOWN x the extra load (capped at one CPU), and becomes `inconclusive`
 otherwise. A 25x slowdown never talks its way out; a 1.4x one beside a busy core does.
@@ -48,7 +48,7 @@ MIN_STOLEN_MARGIN = 0.01
 ON_CPU_SERIES = {"cpu_ms": "oncpu_ms"}
 
 # Below this difference in mean co-run load (CPUs) the two sides' load is each other's noise: /proc/stat counts in
-# clock ticks of 10 ms per CPU, so over a measured span of some 100 ms a launch reads its load to about 0.1 CPU.
+# clock ticks of 10 ms per CPU, so over a runner's run of about a second a launch reads its load to about 0.05 CPU.
 MIN_CORUN_MARGIN = 0.25
 # The largest slowdown one CPU of other tasks can cause a frame that keeps its own CPU, per CPU of extra load: a
 # task sharing the frame's core (an SMT sibling) leaves it about half the core's throughput, so at most 2x; on

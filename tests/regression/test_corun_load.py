@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 import os
+import time
 
 import numpy as np
 import pytest
 from scipy import stats as sps
 
-from pytest_zbench.host.measure.process_activity import read_activity
+from pytest_zbench.host.measure.corun_load import read_corun_load
 from pytest_zbench.regression import contention
 from pytest_zbench.regression.gate import GateConfig, judge
-from pytest_zbench.runner import activity
+from pytest_zbench.runner import host_load
 from pytest_zbench.stats import PERCENTILE_METHOD
 
 LAUNCHES, FRAMES = 5, 60
@@ -114,17 +115,29 @@ def test_the_runner_reads_the_devices_busy_time_from_proc_stat(tmp_path):
     stat = tmp_path / "stat"
     stat.write_text("cpu  100 5 50 1000 20 3 2 0 0 0\ncpu0 50 2 25 500 10 1 1 0 0 0\n"
                     "cpu1 50 3 25 500 10 2 1 0 0 0\nintr 1 2 3\n")
-    busy_ns, cpus = activity.host_busy(str(stat))
-    ticks = os.sysconf("SC_CLK_TCK")
+    busy_ns, cpus = host_load.host_busy(str(stat))
     assert cpus == 2
-    assert busy_ns == (100 + 5 + 50 + 3 + 2 + 0) * 1_000_000_000 // ticks  # idle and iowait left out
-    assert activity.host_busy(str(tmp_path / "missing")) is None
+    assert busy_ns == (100 + 5 + 50 + 3 + 2 + 0) * 1_000_000_000 // os.sysconf("SC_CLK_TCK")  # no idle, iowait
+    assert host_load.host_busy(str(tmp_path / "missing")) is None
+    assert host_load.sample(str(tmp_path / "missing")) is None
+
+
+def test_a_real_reading_spans_the_runners_own_cpu_time():
+    start = host_load.sample()
+    if start is None:
+        pytest.skip("no /proc/stat here")
+    spin_until = time.monotonic() + 0.05
+    while time.monotonic() < spin_until:
+        pass
+    reading = host_load.between(start, host_load.sample())
+    assert reading is not None and reading["cpus"] == start.cpus and reading["wall_ms"] >= 50
+    assert reading["own_cpu_ms"] > 0 and reading["busy_ms"] >= 0
 
 
 def test_the_host_turns_the_runners_reading_into_a_co_run_load():
-    read = read_activity({"source": "getrusage", "wall_ms": 200.0, "cpu_ms": 190.0, "voluntary_switches": 3,
-                          "involuntary_switches": 1, "host_busy_ms": 390.0, "host_cpus": 2})
-    assert read is not None and read.corun_load == pytest.approx(1.0)
-    assert read.to_json()["corun_load"] == pytest.approx(1.0)
-    bare = read_activity({"source": "getrusage", "wall_ms": 200.0, "cpu_ms": 190.0, "voluntary_switches": 3})
-    assert bare is not None and bare.corun_load is None and "corun_load" not in bare.to_json()
+    reading = {"source": "proc_stat", "wall_ms": 500.0, "busy_ms": 900.0, "own_cpu_ms": 400.0, "cpus": 2}
+    assert read_corun_load(reading) == pytest.approx(1.0)
+    assert read_corun_load(dict(reading, busy_ms=300.0)) == 0.0  # ticks read less than the runner's own time
+    assert read_corun_load(None) is None
+    assert read_corun_load(dict(reading, wall_ms=0)) is None
+    assert read_corun_load(dict(reading, cpus=True)) is None

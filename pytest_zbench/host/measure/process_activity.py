@@ -27,8 +27,6 @@ class ProcessActivity:
     cpu_ms: float
     voluntary_switches: int
     involuntary_switches: int | None
-    host_busy_ms: float | None = None  # every CPU's busy time over the same frames, summed (/proc/stat)
-    host_cpus: int | None = None
 
     @property
     def wakeups_per_s(self) -> float:
@@ -40,23 +38,10 @@ class ProcessActivity:
         """CPU time (user + system, every thread) per second of wall time: 1000 is one core kept busy."""
         return self.cpu_ms * 1000.0 / self.wall_ms
 
-    @property
-    def corun_load(self) -> float | None:
-        """CPUs kept busy by other tasks over the measured frames, on average (0 = none, 1 = one core): the
-        device's busy time less the runner's own, over the wall time; None when the runner did not read it.
-        docs/regression.md, "A busy host"."""
-        if self.host_busy_ms is None:
-            return None
-        return max(0.0, self.host_busy_ms - self.cpu_ms) / self.wall_ms
-
     def to_json(self) -> dict[str, Any]:
-        out = {"source": self.source, "wall_ms": self.wall_ms, "cpu_ms": self.cpu_ms,
-               "voluntary_switches": self.voluntary_switches, "involuntary_switches": self.involuntary_switches,
-               "wakeups_per_s": round(self.wakeups_per_s, _DIGITS), "cpu_ms_per_s": round(self.cpu_ms_per_s, _DIGITS)}
-        load = self.corun_load
-        if load is not None:
-            out.update(host_busy_ms=self.host_busy_ms, host_cpus=self.host_cpus, corun_load=round(load, _DIGITS))
-        return out
+        return {"source": self.source, "wall_ms": self.wall_ms, "cpu_ms": self.cpu_ms,
+                "voluntary_switches": self.voluntary_switches, "involuntary_switches": self.involuntary_switches,
+                "wakeups_per_s": round(self.wakeups_per_s, _DIGITS), "cpu_ms_per_s": round(self.cpu_ms_per_s, _DIGITS)}
 
 
 def _count(value: Any) -> bool:
@@ -78,11 +63,7 @@ def read_activity(raw: Any) -> ProcessActivity | None:
             and isinstance(cpu, (int, float)) and _number(cpu) and isinstance(voluntary, int) and _count(voluntary)
             and (involuntary is None or (isinstance(involuntary, int) and _count(involuntary)))):
         return None
-    busy, cpus = raw.get("host_busy_ms"), raw.get("host_cpus")
-    host_known = (isinstance(busy, (int, float)) and _number(busy) and isinstance(cpus, int) and _count(cpus)
-                  and cpus >= 1)
-    return ProcessActivity(source, float(wall), float(cpu), voluntary, involuntary,
-                           float(busy) if host_known else None, cpus if host_known else None)
+    return ProcessActivity(source, float(wall), float(cpu), voluntary, involuntary)
 
 
 def summarize_activity(per_launch: Sequence[ProcessActivity | None]) -> dict[str, Any] | None:
