@@ -8,8 +8,11 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+def _number(value: Any) -> float | None:
+    """A finite number at or above zero as a float, else None."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
+        return float(value)
+    return None
 
 
 def read_corun_load(raw: Any) -> float | None:
@@ -17,8 +20,9 @@ def read_corun_load(raw: Any) -> float | None:
     one is already a `protocol` issue of the launch: result.schema.json's check reports it; readers never raise)."""
     if not isinstance(raw, Mapping):
         return None
-    wall, busy, own, cpus = raw.get("wall_ms"), raw.get("busy_ms"), raw.get("own_cpu_ms"), raw.get("cpus")
-    if not (_number(wall) and wall > 0 and _number(busy) and _number(own) and isinstance(cpus, int)
-            and not isinstance(cpus, bool) and cpus >= 1):
+    wall, busy, own = _number(raw.get("wall_ms")), _number(raw.get("busy_ms")), _number(raw.get("own_cpu_ms"))
+    cpus = raw.get("cpus")
+    if wall is None or wall <= 0 or busy is None or own is None or not (
+            isinstance(cpus, int) and not isinstance(cpus, bool) and cpus >= 1):
         return None
-    return max(0.0, float(busy) - float(own)) / float(wall)
+    return max(0.0, busy - own) / wall
