@@ -21,11 +21,11 @@ earlier rule on the preempted share stands, with its known fault.
 Stolen time misses the load that does not take the frame's CPU: another task on another core slows a frame
 through shared caches, memory bandwidth and clocks (in CI a same-build session beside another measuring test read
 41 % slower than its three quiet baseline sessions, and was `regressed`). So a second rule reads each launch's
-co-run load (`corun_load`: the CPUs other tasks kept busy while its runner ran, from the runner's
-/proc/stat reading, result.json host_load), for a `regressed` (or `improved`) metric whose slower side ran beside more of it (by more
-than MIN_CORUN_MARGIN CPUs): the verdict stands when the interval's near end is past what that load can explain,
-a slowdown of at most 1 + MAX_CORUN_SLOWDOWN x the extra load (capped at one CPU), and becomes `inconclusive`
-otherwise. A 25x slowdown never talks its way out; a 1.4x one beside a busy core does.
+co-run load (`corun_load`: the CPUs other tasks kept busy while its runner ran, from the runner's /proc/stat
+reading, result.json host_load). For a `regressed` (or `improved`) metric whose slower side ran beside more of it
+(by more than MIN_CORUN_MARGIN CPUs), the verdict stands when the interval's near end is past what that load can
+explain, a slowdown of at most 1 + MAX_CORUN_SLOWDOWN x the extra load (capped at one CPU), and becomes
+`inconclusive` otherwise. A 25x slowdown never talks its way out; a 1.4x one beside a busy core does.
 
 Sessions interleaved in one A/B run share their load and are not guarded. Plain values; no I/O.
 """
