@@ -210,6 +210,10 @@ class LaunchSummary:
     # None without the column. The busy-host guard judges a metric on both (docs/regression.md, "A busy host").
     oncpu_ms: Distribution | None = None
     stolen_share: float | None = None
+    # CPUs other tasks kept busy on the device while the runner ran, on average (result.json host_load: the CPUs'
+    # busy time less the runner's own, over the wall time); None when unknown. Set by the host; the busy-host guard reads it for the
+    # load a frame's stolen time cannot show (docs/regression.md, "A busy host").
+    corun_load: float | None = None
     # An adaptive scene's launch: its role (search or ramp) and a ramp's score
     # (host/measure/adaptive_launches.py), which the regression gate reads as the per-launch metric
     # `adaptive.score`.
@@ -242,6 +246,8 @@ class LaunchSummary:
         if self.oncpu_ms is not None:
             out["oncpu_ms"] = self.oncpu_ms.to_dict()
             out["stolen_share"] = _rounded(self.stolen_share, SHARE_DIGITS)
+        if self.corun_load is not None:
+            out["corun_load"] = _rounded(self.corun_load, SHARE_DIGITS)
         if self.adaptive is not None:
             out["adaptive"] = _rounded(self.adaptive, SHARE_DIGITS)
         return out

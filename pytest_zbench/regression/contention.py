@@ -16,8 +16,18 @@ The rule, for a `regressed` (or `improved`) metric whose slower side lost more o
 * any other metric (no on-CPU twin) becomes `inconclusive`: what the stolen time did to it is not measured.
 
 Without stolen_ms on both sides (a runner that cannot know it, a history recorded before the column), the
-earlier rule on the preempted share stands, with its known fault. Sessions interleaved in one A/B run share
-their load and are not guarded. Plain values; no I/O.
+earlier rule on the preempted share stands, with its known fault.
+
+Stolen time misses the load that does not take the frame's CPU: another task on another core slows a frame
+through shared caches, memory bandwidth and clocks (in CI a same-build session beside another measuring test read
+41 % slower than its three quiet baseline sessions, and was `regressed`). So a second rule reads each launch's
+co-run load (`corun_load`: the CPUs other tasks kept busy while its runner ran, from the runner's /proc/stat
+reading, result.json host_load). For a `regressed` (or `improved`) metric whose slower side ran beside more of it
+(by more than MIN_CORUN_MARGIN CPUs), the verdict stands when the interval's near end is past what that load can
+explain, a slowdown of at most 1 + MAX_CORUN_SLOWDOWN x the extra load (capped at one CPU), and becomes
+`inconclusive` otherwise. A 25x slowdown never talks its way out; a 1.4x one beside a busy core does.
+
+Sessions interleaved in one A/B run share their load and are not guarded. Plain values; no I/O.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..percentiles import PERCENTILES
+from .config import GateConfig
 from .gate import SceneVerdict, Verdict
 from .hierarchy import launch_value
 
@@ -35,6 +46,16 @@ from .hierarchy import launch_value
 MIN_STOLEN_MARGIN = 0.01
 # The series whose per-frame values have an on-CPU twin in the launch summary.
 ON_CPU_SERIES = {"cpu_ms": "oncpu_ms"}
+
+# Below this difference in mean co-run load (CPUs) the two sides' load is each other's noise: /proc/stat counts in
+# clock ticks of 10 ms per CPU, so over a runner's run of about a second a launch reads its load to about 0.05 CPU.
+MIN_CORUN_MARGIN = 0.25
+# The largest slowdown one CPU of other tasks can cause a frame that keeps its own CPU, per CPU of extra load: a
+# task sharing the frame's core (an SMT sibling) leaves it about half the core's throughput, so at most 2x; on
+# other cores shared caches, memory bandwidth and a shared clock cost less (41 % measured in CI, docs/regression.md).
+# The extra load counts up to one CPU: the frame's thread runs on one core, and one co-runner on it is the worst.
+MAX_CORUN_SLOWDOWN = 1.0
+MAX_CORUN_CPUS = 1.0
 
 # The earlier rule, for launches without stolen_ms: below this difference in preempted share the counts are noise.
 MIN_MARGIN = 0.01
@@ -87,6 +108,13 @@ def guard(verdict: SceneVerdict, baseline_launches: Sequence[Any], candidate_lau
           on_cpu: SceneVerdict | None = None) -> SceneVerdict:
     """The scene verdict with every regressed or improved metric the host's load may explain made inconclusive,
     and a note saying how busy each side was. `on_cpu`: the same gate's verdict on the twins (twins_to_judge)."""
+    return _guard_corun(_guard_stolen(verdict, baseline_launches, candidate_launches, on_cpu),
+                        baseline_launches, candidate_launches)
+
+
+def _guard_stolen(verdict: SceneVerdict, baseline_launches: Sequence[Any], candidate_launches: Sequence[Any],
+                  on_cpu: SceneVerdict | None) -> SceneVerdict:
+    """The stolen-time rule (or, without stolen_ms on both sides, the earlier preempted-share rule)."""
     base, cand = mean_stolen_share(baseline_launches), mean_stolen_share(candidate_launches)
     if base is None or cand is None:
         return _guard_preempted(verdict, baseline_launches, candidate_launches)
@@ -102,6 +130,68 @@ def guard(verdict: SceneVerdict, baseline_launches: Sequence[Any], candidate_lau
             + ("; " if excused and kept else "")
             + (f"holding on on-CPU time: {', '.join(kept)}" if kept else ""))
     return dataclasses.replace(verdict, verdicts=judged).with_notes(note)
+
+
+def mean_corun_load(launches: Sequence[Any]) -> float | None:
+    """The mean co-run load (CPUs busy with other tasks) over the launches that report one; None when none does."""
+    return _mean(launches, "corun_load")
+
+
+def corun_explains(extra_cpus: float) -> float:
+    """The largest slowdown (a ratio) that `extra_cpus` more CPUs of other tasks can cause a frame."""
+    return 1.0 + MAX_CORUN_SLOWDOWN * min(max(extra_cpus, 0.0), MAX_CORUN_CPUS)
+
+
+def _guard_corun(verdict: SceneVerdict, baseline_launches: Sequence[Any],
+                 candidate_launches: Sequence[Any]) -> SceneVerdict:
+    """The co-run rule: a regressed or improved metric whose slower side ran beside more load on other CPUs stands
+    only when its interval's near end is past the slowdown that load can explain."""
+    base, cand = mean_corun_load(baseline_launches), mean_corun_load(candidate_launches)
+    if base is None or cand is None:
+        return verdict
+    judged = tuple(_guarded_corun(v, base, cand) for v in verdict.verdicts)
+    if judged == verdict.verdicts:
+        return verdict
+    excused = [v.metric for v, w in zip(verdict.verdicts, judged) if w.verdict != v.verdict]
+    kept = [w.metric for v, w in zip(verdict.verdicts, judged) if w.reason != v.reason and w.verdict == v.verdict]
+    note = (f"busy host: other tasks kept {cand:.2f} CPUs busy beside the candidate's frames against {base:.2f} "
+            "beside the baseline's (co-run load); "
+            + (f"inconclusive as within what that load explains: {', '.join(excused)}" if excused else "")
+            + ("; " if excused and kept else "")
+            + (f"past what it explains: {', '.join(kept)}" if kept else ""))
+    return dataclasses.replace(verdict, verdicts=judged).with_notes(note)
+
+
+def _guarded_corun(v: Verdict, base: float, cand: float) -> Verdict:
+    sides = _slower_side(v, base, cand)
+    if sides is None or sides[0] - sides[1] <= MIN_CORUN_MARGIN:
+        return v
+    busier, other, side = sides
+    explains = corun_explains(busier - other)
+    near = _slower_by_at_least(v)
+    loaded = (f"other tasks kept {busier:.2f} CPUs busy beside the {side}'s frames against {other:.2f}, which can "
+              f"slow a frame by up to {explains:.2f}x (shared caches, memory bandwidth, clocks; stolen time does "
+              "not show it)")
+    if near is not None and near > explains:
+        reason = (f"{v.verdict.capitalize()} beyond the co-run load: {loaded}, and the interval's near end "
+                  f"({near:.3f}x slower) is past that")
+        return dataclasses.replace(v, reason=(v.reason + " " if v.reason else "") + reason)
+    reason = (f"Inconclusive, though {v.verdict} by the test: {loaded}, and the {side} is slower by "
+              + (f"at least {near:.3f}x" if near is not None else "an unknown amount") + ", which that load can explain")
+    advice = ("Rerun on a quiet device, or interleave both builds in one session (--zbench-ab), which shares "
+              "whatever load there is between them.")
+    return dataclasses.replace(v, verdict="inconclusive", reason=reason, advice=advice)
+
+
+def _slower_by_at_least(v: Verdict) -> float | None:
+    """The near end of the interval as the slower side's ratio (> 1): how much slower, at least, the side a
+    regressed (the candidate) or improved (the baseline) verdict calls slower is; None without an interval. For a
+    higher-is-better metric (an adaptive score) "slower" reads "worse"."""
+    if v.ci is None or v.ci[0] <= 0 or v.ci[1] <= 0:
+        return None
+    low, high = v.ci
+    worse_low, worse_high = (1 / high, 1 / low) if GateConfig.higher_is_better(v.metric) else (low, high)
+    return worse_low if v.verdict == "regressed" else 1 / worse_high
 
 
 def _slower_side(v: Verdict, base: float, cand: float) -> tuple[float, float, str] | None:

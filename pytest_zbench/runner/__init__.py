@@ -9,6 +9,10 @@ STARTED = time.perf_counter()
 # The same moment on the frames' clock (t_start_ns): where cold start counts from when the process's own start
 # cannot be read (runner/process.py).
 STARTED_NS = time.monotonic_ns()
+# The device's busy CPU time at the same moment: result.json's host_load counts from here (runner/host_load.py).
+from pytest_zbench.runner import host_load as _host_load  # noqa: E402  (after the clocks above, on purpose)
+
+HOST_AT_START = _host_load.sample()
 
 RUNNER_NAME = "zbench-reference"
 

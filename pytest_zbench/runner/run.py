@@ -26,7 +26,7 @@ from pytest_zbench.protocol import (
     write_result_json,
 )
 from pytest_zbench.protocol.limits import MAX_SURFACE_SIDE
-from pytest_zbench.runner import RUNNER_NAME, STARTED, activity, conditions, runner_version
+from pytest_zbench.runner import HOST_AT_START, RUNNER_NAME, STARTED, activity, conditions, host_load, runner_version
 from pytest_zbench.runner.backends import BACKENDS, Backend, FrameTiming, open_backend
 from pytest_zbench.runner.input_proxy import SyntheticTaps
 from pytest_zbench.runner.interpreter import DisplayListError, MissingFont, Program, compile_scene
@@ -304,6 +304,8 @@ def write_result(outdir: Path, job: Job, backend: Backend, issues: list[Issue], 
         process_start_source=started_from,
         peak_rss_kb=peak_rss_kb(),
         activity=measured_activity,
+        # what other tasks ran on the device over the whole run, for the busy-host guard (runner/host_load.py)
+        host_load=host_load.between(HOST_AT_START, host_load.sample()),
         **({"input_to_photon": input_to_photon} if input_to_photon is not None else {}),
         # the start sample was taken before the first frame (run), the end one now, after the last
         conditions={"start": conditions_at_start, "end": conditions.sample()},

@@ -62,6 +62,8 @@ def test_a_3ms_burn_under_a_cpu_hog_is_regressed_on_fill_and_text(project, tmp_p
         for launch in scene["per_run"]:
             assert 0.0 <= launch["stolen_share"] <= 1.0
             assert launch["oncpu_ms"]["p50"] <= launch["cpu_ms"]["p50"] + 1e-3
+            # and the CPUs other tasks kept busy while it ran (the hog: about one), from /proc/stat
+            assert launch["corun_load"] >= 0.0
     assert result.ret != 0  # a regressed scene fails its test
 
 

@@ -28,6 +28,7 @@ from ..devices.device import Device, LaunchOutcome, empty_folder, safe_component
 from ..devices.health import DeviceHealth
 from .android_frame_series import PlatformSeries
 from .cold_start import time_to_first_frame_ms
+from .corun_load import read_corun_load
 from .results import (
     DEVICE_FAULT_KINDS,
     SceneMeasurement,
@@ -160,8 +161,10 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
     if samples is not None:
         summary = summarize_launch(samples, measurement.budget_ms)
         # The launch's own cold start, beside its frames: the gate can judge it (cold-start metrics)
-        measurement.summaries.append(dataclasses.replace(summary,
-                                                         time_to_first_frame_ms=time_to_first_frame_ms(outcome)))
+        # and the other tasks' load beside it: the busy-host guard reads it (docs/regression.md, "A busy host")
+        measurement.summaries.append(dataclasses.replace(
+            summary, time_to_first_frame_ms=time_to_first_frame_ms(outcome),
+            corun_load=read_corun_load(outcome.result.extra.get("host_load"))))
         measurement.summarized.append(outcome)
 
 
