@@ -82,7 +82,7 @@ def boundaries(fractions: Sequence[float], alpha: float, design: str = "obf",
     next look (Lan-DeMets: each look spends up to alpha(t_k), less what the looks before it spent)."""
     # scipy here, not at import: this module is imported by every session (host/measure/results.py), but only
     # a sequential A/B session draws boundaries, and scipy.optimize with scipy.stats took about a second of a
-    # session's start (regression/gate.py _scipy_stats).
+    # session's start (regression/gate.py _scipy_special).
     from scipy import optimize, stats
 
     spend = spending(design)
