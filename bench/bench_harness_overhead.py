@@ -11,6 +11,11 @@ The JUnit time is the test's setup, call and teardown: the setup of the first te
 the session's own start (the host's imports, opening and probing the device), which pytest's --durations
 lines show apart; they are printed too.
 
+Each checkout's package is measured as pip installs it: copied into the scratch folder and compiled to
+bytecode first (pip writes the .pyc files at install). Run from a checkout under PYTHONDONTWRITEBYTECODE, every
+session would compile the package's sources again (0.2-0.4 s of the first test's setup here), which no
+installed copy does; `--source` measures that case instead.
+
 `--before DIR` measures another checkout of pytest-zbench (e.g. a `git worktree` of the previous commit) side
 by side: its sessions and this checkout's alternate in one run, each on the same scratch project, so that
 both see the same machine load.
@@ -19,12 +24,13 @@ A missed target is printed, not an error: this is a bench, not a timed test (exi
 itself fails).
 
     python bench/bench_harness_overhead.py [--scene fill.opaque.x1] [--runs 3] [--frames 600] [--mode paced]
-                                           [--before DIR] [--sessions 1]
+                                           [--before DIR] [--sessions 1] [--source]
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import re
@@ -70,6 +76,15 @@ def scratch_project(folder: Path, scene_file: Path) -> None:
     shutil.copy(scene_file, folder / "scenes" / scene_file.name)
     (folder / "devices.yaml").write_text(DEVICES_YAML.format(python=json.dumps(sys.executable)))
     (folder / "pytest.ini").write_text(PYTEST_INI)
+
+
+def installed_copy(checkout: Path, folder: Path) -> Path:
+    """`checkout`'s pytest_zbench copied into `folder` and compiled to bytecode, as an install has it."""
+    shutil.copytree(checkout / "pytest_zbench", folder / "pytest_zbench",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    if not compileall.compile_dir(folder / "pytest_zbench", quiet=1):
+        raise SystemExit(f"cannot compile the copy of {checkout}'s pytest_zbench in {folder}")
+    return folder
 
 
 def run_session(project: Path, checkout: Path, args: argparse.Namespace, tag: str) -> Session | str:
@@ -142,6 +157,8 @@ def main() -> int:
     parser.add_argument("--before", type=Path, default=None,
                         help="another checkout of pytest-zbench to measure side by side (sessions alternate)")
     parser.add_argument("--sessions", type=int, default=1, help="sessions per checkout (default: 1)")
+    parser.add_argument("--source", action="store_true",
+                        help="import each checkout's package in place, without compiling it first")
     args = parser.parse_args()
     scene_file = args.scene_file or ROOT / "scenes" / f"{args.scene.split('.')[0]}.yaml"
     if not scene_file.is_file():
@@ -155,6 +172,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         scratch_project(project, scene_file)
+        if not args.source:
+            checkouts = {name: installed_copy(checkout, project / f"site-{name}")
+                         for name, checkout in checkouts.items()}
         for round_index in range(args.sessions):
             for name, checkout in checkouts.items():
                 result = run_session(project, checkout, args, f"{name}-{round_index}")
@@ -163,7 +183,8 @@ def main() -> int:
                     return 1
                 columns[name].append(result)
     print(f"scene {args.scene}: {args.runs} launches x ({args.warmup} warmup + {args.frames} frames), {args.mode}, "
-          f"{args.sessions} session(s) per checkout, in a scratch project; load average "
+          f"{args.sessions} session(s) per checkout, in a scratch project, the package "
+          f"{'imported from source' if args.source else 'compiled as installed'}; load average "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}")
     report(columns)
     return 0
