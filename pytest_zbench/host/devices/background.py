@@ -27,8 +27,10 @@ class Background(Generic[T]):
         except BaseException as exc:  # handed to the caller by outcome()
             self._error = exc
 
-    def wait(self) -> None:
-        self._thread.join()
+    def wait(self, timeout_s: float | None = None) -> bool:
+        """Wait for the call to end, at most `timeout_s`; whether it has."""
+        self._thread.join(timeout_s)
+        return not self._thread.is_alive()
 
     def outcome(self) -> T:
         self._thread.join()

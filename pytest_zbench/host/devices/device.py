@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ...settings import Settings
     from .android_frame_parsers import PlatformLaunch
 
+PROBE_CLOSE_WAIT_S = 5.0  # how long closing a device waits for a probe started early (Device.close)
 PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
 # has its own fallbacks: host/devices/refresh_rate.py).
@@ -151,8 +152,11 @@ class Device:
 
     def close(self) -> None:
         probing, self._probing = self._probing, None
-        if probing is not None:  # its process ends by its deadline at the latest; the transport closes after it
-            probing.wait()
+        if probing is not None:
+            # A probe still running (a session interrupted in its first setup) gets a moment to end; a hung one
+            # is not waited for: closing the transport ends it (the connection, or the local supervisor's
+            # watchdog once this host exits), and its own deadline bounds it anyway.
+            probing.wait(PROBE_CLOSE_WAIT_S)
         if self._side is not None:
             side, self._side = self._side, None
             side.close()
