@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import datetime as _dt
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +23,7 @@ from ..inventory import Inventory
 from ..regression.config import GateConfig
 from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
-from ..transports import make_transport
-from .devices.device import PROBE_TIMEOUT_S, Device
+from .devices.device import Device, session_device
 from .devices.environment import (
     app_info,
     background_load_note,
@@ -56,7 +55,8 @@ LEASE_MIN_WAIT_S = 600.0
 
 class HostSession:
     def __init__(self, settings: Settings, inventory: Inventory, root: Path, *, run_id: str | None = None,
-                 started_utc: str | None = None) -> None:
+                 started_utc: str | None = None, probing: Mapping[str, Device] | None = None) -> None:
+        """`probing`: devices whose probe already runs (device.start_probes), taken on their first use."""
         self.settings = settings
         self.inventory = inventory
         self.root = root
@@ -68,6 +68,7 @@ class HostSession:
             host=host_info(),
         )
         self._devices: dict[str, Device] = {}
+        self._probing: dict[str, Device] = dict(probing or {})
         self.health = DeviceHealth()
         self._measurements: dict[tuple[str, str], SceneMeasurement] = {}
         self._scene_files: dict[Path, list[SceneCase]] = {}
@@ -85,9 +86,7 @@ class HostSession:
             reason = self.health.skip_reason(name)
             if reason is not None:
                 raise DeviceQuarantined(reason)
-            spec = self.inventory.get(name)
-            device = Device(spec, make_transport(spec),
-                            probe_timeout_s=self.settings.probe_timeout(spec.timeout_s, PROBE_TIMEOUT_S))
+            device = self._probing.pop(name, None) or session_device(self.inventory.get(name), self.settings)
             try:
                 device.probe()
                 sections = self.device_sections(device)
@@ -330,12 +329,13 @@ class HostSession:
 
     def close(self) -> None:
         self.gate.close()
-        for device in list(self._devices.values()):
+        for device in [*self._devices.values(), *self._probing.values()]:
             try:
                 device.close()
             except Exception:  # closing must not hide the session's real outcome
                 pass
         self._devices.clear()
+        self._probing.clear()
 
 
 def device_facts(sampled: dict[str, Any]) -> dict[str, Any]:

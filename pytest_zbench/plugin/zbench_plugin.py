@@ -65,6 +65,11 @@ class ZbenchPlugin:
 
     def open_host(self) -> HostSession:
         if self.host is None:
+            # The device's probe first: it runs while the host's modules import (host/devices/device.py
+            # start_probes), instead of after them.
+            from ..host.devices.device import start_probes
+
+            probing = start_probes(self.settings, self.inventory)
             from ..host.host_session import HostSession
 
             run: dict[str, str] = {}
@@ -73,7 +78,7 @@ class ZbenchPlugin:
 
                 run = worker_run(self.config)
             self.host = HostSession(self.settings, self.inventory, self.config.rootpath,
-                                    run_id=run.get("run_id"), started_utc=run.get("started_utc"))
+                                    run_id=run.get("run_id"), started_utc=run.get("started_utc"), probing=probing)
         return self.host
 
     def progress_sink(self) -> Any:

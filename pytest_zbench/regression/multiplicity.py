@@ -54,10 +54,10 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
     t = np.asarray(t, dtype=float)
     df = np.broadcast_to(np.asarray(df, dtype=float), t.shape)
     m = t.size
-    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
+    from scipy import special  # here, not at import, and not scipy.stats: see regression/gate.py _scipy_special
 
-    p_slow = np.where(np.isnan(t), 1.0, sps.t.sf(t, df))
-    p_fast = np.where(np.isnan(t), 1.0, sps.t.cdf(t, df))
+    p_slow = np.where(np.isnan(t), 1.0, special.stdtr(df, -t))  # the t distribution's upper tail
+    p_fast = np.where(np.isnan(t), 1.0, special.stdtr(df, t))
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
     live = np.isfinite(t)
     k = int(live.sum())
@@ -75,7 +75,7 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
 def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_slow: np.ndarray,
            p_fast: np.ndarray, *, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
     """One simulation of the min-P adjustment with `draws` draws (see max_t)."""
-    from scipy import special  # here, not at import: see regression/gate.py _scipy_stats
+    from scipy import special  # here, not at import: see regression/gate.py _scipy_special
 
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
     k = int(live.sum())
@@ -108,7 +108,7 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
 def _ranks(values: np.ndarray) -> tuple[np.ndarray, float]:
     """Mid-ranks of one metric over all launches (NaN launches placed at the middle: no information) and the
     tie correction of the rank-sum variance."""
-    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_stats
+    from scipy import stats as sps  # here, not at import: see regression/gate.py _scipy_special
 
     filled = np.where(np.isfinite(values), values, np.nanmedian(values) if np.isfinite(values).any() else 0.0)
     ranks = sps.rankdata(filled)

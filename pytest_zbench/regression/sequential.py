@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
-from scipy import optimize, stats
 
 from .config import GateConfig
 from .gate import SceneVerdict, Verdict, judge_interleaved
@@ -47,6 +46,8 @@ GRID_POINTS = 1200
 
 def spent_alpha(fraction: float, alpha: float) -> float:
     """The O'Brien-Fleming-type spending function: alpha spent by information fraction t (0 < t <= 1)."""
+    from scipy import stats  # here, not at import: see boundaries
+
     t = min(max(fraction, 1e-12), 1.0)
     return float(2.0 - 2.0 * stats.norm.cdf(stats.norm.ppf(1.0 - alpha / 2.0) / math.sqrt(t)))
 
@@ -79,6 +80,11 @@ def boundaries(fractions: Sequence[float], alpha: float, design: str = "obf",
     permutation test of n + n launches: 1 / C(2n, n)): a look whose level would fall below its floor could
     never reject, so it gets an infinite boundary and spends nothing, and what it did not spend is spent by the
     next look (Lan-DeMets: each look spends up to alpha(t_k), less what the looks before it spent)."""
+    # scipy here, not at import: this module is imported by every session (host/measure/results.py), but only
+    # a sequential A/B session draws boundaries, and scipy.optimize with scipy.stats took about a second of a
+    # session's start (regression/gate.py _scipy_special).
+    from scipy import optimize, stats
+
     spend = spending(design)
     out: list[float] = []
     grid = density = None  # the sub-density of S_k = Z_k sqrt(t_k) on paths that have not crossed yet
@@ -134,6 +140,8 @@ def nominal_alphas(fractions: Sequence[float], alpha: float, design: str = "obf"
 @functools.lru_cache(maxsize=256)  # a session's scenes mostly look at the same fractions
 def _nominal_alphas(fractions: tuple[float, ...], alpha: float, design: str,
                     floors: tuple[float, ...] | None) -> tuple[float, ...]:
+    from scipy import stats  # here, not at import: see boundaries
+
     return tuple(0.0 if math.isinf(b) else float(stats.norm.sf(b))
                  for b in boundaries(fractions, alpha, design, floors))
 

@@ -280,7 +280,9 @@ def serve() -> int:
         # `plain`: a short script of the host's that starts nothing (the platform probe), without the
         # supervisor's own start; otherwise the supervisor, whose stdin tells it when the host is gone
         plain = bool(request.get("plain"))
-        command = argv if plain else [sys.executable, "-I", os.path.abspath(__file__), "run", "--pdeathsig", "--", *argv]
+        # (-S: the supervisor needs no site-packages; transports/supervised.py start_supervisor says why)
+        command = argv if plain else [sys.executable, "-I", "-S", os.path.abspath(__file__), "run", "--pdeathsig",
+                                      "--", *argv]
         try:
             proc = subprocess.Popen(command, stdin=subprocess.DEVNULL if plain else subprocess.PIPE,
                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)

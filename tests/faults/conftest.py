@@ -102,7 +102,10 @@ class FaultSession:
         """Until a process with this test's mark runs (the runner, once the session got that far)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            found = {pid: cmd for pid, cmd in processes_with(self.mark).items() if str(HOSTILE) in cmd}
+            # A launch's runner, not the probe: the probe now starts while the host imports, so a kill timed
+            # from it could land while the first launch's job is being pushed, before anything measures.
+            found = {pid: cmd for pid, cmd in processes_with(self.mark).items()
+                     if str(HOSTILE) in cmd and not cmd.rstrip("'\"").endswith(" probe")}
             if found:
                 return found
             time.sleep(0.1)

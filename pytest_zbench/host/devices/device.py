@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...errors import DeviceError
-from ...inventory import DeviceSpec, Display
+from ...inventory import DeviceSpec, Display, Inventory
 from ...protocol import (
     FrameTable,
     Issue,
@@ -36,13 +36,16 @@ from ...protocol import (
     read_result_json,
 )
 from ...protocol.limits import MAX_ARTIFACT_BYTES
-from ...transports import Transport, device_join, make_transport
+from ...transports import CommandResult, Transport, device_join, make_transport
 from .android_frame_parsers import PLATFORM_DUMPS
+from .background import Background
 from .refresh_rate import RefreshRate, measure_refresh
 
 if TYPE_CHECKING:
+    from ...settings import Settings
     from .android_frame_parsers import PlatformLaunch
 
+PROBE_CLOSE_WAIT_S = 5.0  # how long closing a device waits for a probe started early (Device.close)
 PROBE_TIMEOUT_S = 120.0  # unless --zbench-timeout or the device's timeout_s says otherwise (Settings.probe_timeout)
 # The surface size used when neither the inventory nor the probe says what the screen is (the refresh rate
 # has its own fallbacks: host/devices/refresh_rate.py).
@@ -136,6 +139,7 @@ class Device:
         self._refresh: RefreshRate | None = None
         self._side: Transport | None = None
         self._opened = False
+        self._probing: Background[CommandResult] | None = None
 
     @property
     def name(self) -> str:
@@ -147,6 +151,12 @@ class Device:
             self._opened = True
 
     def close(self) -> None:
+        probing, self._probing = self._probing, None
+        if probing is not None:
+            # A probe still running (a session interrupted in its first setup) gets a moment to end; a hung one
+            # is not waited for: closing the transport ends it (the connection, or the local supervisor's
+            # watchdog once this host exits), and its own deadline bounds it anyway.
+            probing.wait(PROBE_CLOSE_WAIT_S)
         if self._side is not None:
             side, self._side = self._side, None
             side.close()
@@ -163,10 +173,21 @@ class Device:
             self._side = side
         return self._side
 
+    def start_probe(self) -> None:
+        """Start the runner's probe in the background; `probe()` waits for it. Started before the host imports
+        what it measures with, the probe's process (for the reference runner a Python start, a Skia import and
+        an EGL context: 0.3-0.5 s) runs beside those imports instead of after them (README, "Performance")."""
+        if self._probe is None and self._probing is None:
+            self._probing = Background(self._run_probe)
+
+    def _run_probe(self) -> CommandResult:
+        self.open()
+        return self.transport.run([*self.spec.runner, "probe"], timeout_s=self.probe_timeout_s)
+
     def probe(self) -> Probe:
         if self._probe is None:
-            self.open()
-            result = self.transport.run([*self.spec.runner, "probe"], timeout_s=self.probe_timeout_s)
+            probing, self._probing = self._probing, None
+            result = probing.outcome() if probing is not None else self._run_probe()
             runner = " ".join(self.spec.runner)
             if not result.ok:
                 why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
@@ -318,6 +339,22 @@ class Device:
                 else:
                     invalid[frame] = problem
         return captures, invalid
+
+
+def session_device(spec: DeviceSpec, settings: Settings) -> Device:
+    """A device of a session, not yet opened: its transport, its probe's deadline from the settings."""
+    return Device(spec, make_transport(spec), probe_timeout_s=settings.probe_timeout(spec.timeout_s, PROBE_TIMEOUT_S))
+
+
+def start_probes(settings: Settings, inventory: Inventory) -> dict[str, Device]:
+    """The session's device with its probe started (Device.start_probe), for a session on one device: its
+    first test needs it. None for a session on several devices (each may be measured by another xdist worker,
+    which would probe the rest for nothing) or on a device the inventory lacks (its first test says so)."""
+    if len(settings.devices) != 1 or settings.devices[0] not in inventory.devices:
+        return {}
+    device = session_device(inventory.get(settings.devices[0]), settings)
+    device.start_probe()
+    return {device.name: device}
 
 
 def _too_large(name: str, size: int) -> str:
