@@ -201,9 +201,9 @@ def _bisect(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding.line())
     if bisector.undecided:
-        print(f"not bisected, inconclusive between the ends: {', '.join(bisector.undecided)}; more launches "
-              "(--pytest-args --zbench-runs=N, or the sequential gate: --pytest-args \"--zbench-budget=MINUTES\") "
-              "may decide them")
+        print(f"not bisected, inconclusive between the ends after their retries: {', '.join(bisector.undecided)}; "
+              "a larger --max-launches or --budget, or a quieter device, may decide them (bisect.md lists each "
+              "attempt)")
     elif not findings:
         print("no scene regressed or changed its pixels between the two ends")
     not_bisected = [{"scene": scene, **bisector.pair_record(commits[0], commits[-1], scene)}
