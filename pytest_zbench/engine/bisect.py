@@ -121,8 +121,7 @@ class Bisector:
         if key not in self._attempts and not (ends and (a.sha, b.sha, "") in self._attempts):
             for name, attempt in self._session(a, b, None if ends else scene, self.policy.first, "first", 1).items():
                 self._attempts.setdefault((a.sha, b.sha, name), [attempt])
-            self._attempts.setdefault(key, [])
-        return self._attempts[key]
+        return self._attempts.setdefault(key, [])  # [] for a scene the ends' session did not measure
 
     def ab(self, a: Commit, b: Commit, scene: str) -> dict[str, Any]:
         """run.json `regression` of B against A for `scene`: its latest attempt's ({} when not measured)."""
