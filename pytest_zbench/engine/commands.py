@@ -4,6 +4,7 @@
     zbench deploy --device NAME --list | --remove HASH
     zbench bisect GOOD BAD --device NAME --build CMD --artifact PATH [--repo DIR] [--project DIR] [--pixels]
                   [--speed] [--scene ID ...] [--keep-builds] [--report DIR] [--pytest-args ARGS]
+                  [--max-launches N] [--budget MINUTES]
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 def add_commands(commands: Any) -> None:
     """Register the subcommands on the `zbench` parser's subparsers; each sets its handler as `run`."""
+    from .ab_attempts import DEFAULT_BUDGET_MIN, DEFAULT_CAP
     from .deploy import DEFAULT_KEEP
 
     deploy = commands.add_parser(
@@ -74,6 +76,12 @@ def add_commands(commands: Any) -> None:
     bisect.add_argument("--pytest-args", default="", metavar="ARGS",
                         help="arguments for each pytest session, one string split like a shell command line, such "
                              "as '-k blur --zbench-runs=6' (default: none)")
+    bisect.add_argument("--max-launches", type=int, default=DEFAULT_CAP, metavar="N",
+                        help="an A/B left inconclusive is tried again with twice the launches per side, up to N "
+                             f"(default: {DEFAULT_CAP})")
+    bisect.add_argument("--budget", type=float, default=DEFAULT_BUDGET_MIN, metavar="MINUTES",
+                        help="no retry is started that would end after the bisect has run this long "
+                             f"(default: {DEFAULT_BUDGET_MIN:g})")
     bisect.set_defaults(run=_bisect)
 
 
@@ -128,6 +136,7 @@ def _bisect(args: argparse.Namespace) -> int:
 
     from ..inventory import load_inventory
     from ..transports import make_transport
+    from .ab_attempts import RetryPolicy, first_design
     from .bisect import Bisector, clean_scratch, write_report
     from .steps import Builds, Suite, commits_between, make_scratch
 
@@ -142,6 +151,11 @@ def _bisect(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"zbench bisect: --build or --pytest-args is not a command line ({exc})", file=sys.stderr)
         return EXIT_USAGE
+    if args.max_launches < 4 or not 0 < args.budget < float("inf"):
+        print(f"zbench bisect: --max-launches {args.max_launches} must be at least 4 (the sequential gate's first "
+              f"look) and --budget {args.budget:g} a positive number of minutes", file=sys.stderr)
+        return EXIT_USAGE
+    policy = RetryPolicy(first_design(pytest_args), cap=args.max_launches, budget_min=args.budget)
     try:
         spec = load_inventory(args.devices).get(args.device)
         repo = Path(args.repo).resolve()
@@ -158,7 +172,7 @@ def _bisect(args: argparse.Namespace) -> int:
         builds = Builds(repo, build_argv, args.artifact, args.entry, spec, transport, scratch, progress)
         try:
             bisector = Bisector(commits, builds, Suite(Path(args.project).resolve(), tuple(pytest_args)), spec.name,
-                                scratch, progress)
+                                scratch, progress, policy)
             for end in (commits[0], commits[-1]):
                 if not bisector.usable(end):
                     print(f"zbench bisect: {end.short} ({end.subject}) could not be built, and an end cannot be "
@@ -187,12 +201,14 @@ def _bisect(args: argparse.Namespace) -> int:
     for finding in findings:
         print(finding.line())
     if bisector.undecided:
-        print(f"not bisected, inconclusive between the ends: {', '.join(bisector.undecided)}; more launches "
-              "(--pytest-args --zbench-runs=N, or the sequential gate: --pytest-args \"--zbench-budget=MINUTES\") "
-              "may decide them")
+        print(f"not bisected, inconclusive between the ends after their retries: {', '.join(bisector.undecided)}; "
+              "a larger --max-launches or --budget, or a quieter device, may decide them (bisect.md lists each "
+              "attempt)")
     elif not findings:
         print("no scene regressed or changed its pixels between the two ends")
-    json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report))
+    not_bisected = [{"scene": scene, **bisector.pair_record(commits[0], commits[-1], scene)}
+                    for scene in bisector.undecided]
+    json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report), not_bisected)
     print(f"report: {json_path}, {md_path}")
     # Found: every finding a culprit. A scene left undecided at the ends is said above; alone it is no finding.
     found = bool(findings) and all(f.status == "culprit" for f in findings)
