@@ -69,9 +69,12 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project, t
     verdict, sequential = unchanged["regression"]["verdict"], unchanged["sequential"]
     # Never a change it does not have, however the launches spread.
     assert verdict in ("same", "inconclusive"), unchanged["regression"]["message"]
-    if verdict == "same":  # decided before its maximum
+    if verdict == "same":  # decided at a look, at its maximum at the latest
+        # Not asserted before the maximum: in one run the first 4 + 4 launches of this unchanged scene read
+        # 0.72x, and the interval came inside the bar only at 12 + 12. How often an identical build stops early
+        # is the bench's figure (bench/bench_sequential_gate.py, docs/regression.md).
         assert sequential["stopped"] == "decided"
-        assert sequential["launches_a"] < MAX_LAUNCHES and sequential["launches_b"] < MAX_LAUNCHES
+        assert sequential["launches_a"] <= MAX_LAUNCHES and sequential["launches_b"] <= MAX_LAUNCHES
     else:
         # Undecided only at its maximum: on this shared machine a launch's median of these 0.05-0.09 ms frames
         # spread 11-29 % from launch to launch in three clean-clone runs, too much for 12 + 12 launches to put
@@ -84,9 +87,10 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project, t
     for scene in (slow, unchanged):
         looks = scene["sequential"]["looks"]
         assert [look["index"] for look in looks] == list(range(len(looks)))
-        # the levels rise with the information fraction and never pass alpha
+        # each look's level is what the spending leaves it, never past the alpha of one direction (the levels
+        # need not rise: the permutation test's discreteness leaves some looks less to spend than the one before)
         levels = [look["nominal_alpha"] for look in looks]
-        assert levels == sorted(levels) and levels[-1] <= scene["sequential"]["alpha"]
+        assert all(0 <= level <= scene["sequential"]["alpha_per_direction"] for level in levels)
         assert all(look["verdict"] == "inconclusive" for look in looks[:-1])
     # The looks where people read them: JUnit properties of each perf test, and the report's scene section
     for case in ET.parse(tmp_path / "junit.xml").iter("testcase"):
