@@ -110,6 +110,7 @@ def test_xdist_workers_record_their_scenes_under_one_run(project, history_url):
 
 
 @pytest.mark.acceptance
+@pytest.mark.exclusive  # a history verdict on speeds measured here: beside another measuring test, a session read 1.54x
 @pytest.mark.parametrize("runs", [1, 2])  # no within-session spread at all; the quick preset's two launches
 def test_quick_runs_against_any_baseline_get_a_verdict_with_its_reason(project, tmp_path, runs):
     """--zbench-runs=1/2 against a history of one session and of several, and against a run.json: a verdict
@@ -196,6 +197,7 @@ scenes:
 
 
 @pytest.mark.acceptance
+@pytest.mark.exclusive  # its last session's history verdict is on speeds measured here
 def test_zbench_history_and_calibrate_against_real_runs(project, history_url):
     write_inventory(project, local=0)
     history = history_url
