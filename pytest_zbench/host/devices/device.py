@@ -203,11 +203,12 @@ class Device:
                 raise DeviceError(self._clean(str(exc))) from None
         return self._probe
 
-    def sample_conditions(self) -> dict[str, Any]:
-        """The platform probe now (temperature, clocks, throttling, power); never raises."""
+    def sample_conditions(self, *, facts: bool = True) -> dict[str, Any]:
+        """The platform probe now (temperature, clocks, throttling, power); never raises. `facts=False`
+        beside a launch: without the probes of what the device is (conditions_probe.sample_conditions)."""
         from .conditions_probe import sample_conditions
 
-        return sample_conditions(self.transport, self.spec)
+        return sample_conditions(self.transport, self.spec, facts=facts)
 
     def refresh(self) -> RefreshRate:
         """The display's refresh rate and where it comes from (host/devices/refresh_rate.py), read once."""
