@@ -166,6 +166,7 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
             summary, time_to_first_frame_ms=time_to_first_frame_ms(outcome),
             corun_load=read_corun_load(outcome.result.extra.get("host_load"))))
         measurement.summarized.append(outcome)
+        measurement.samples.append(samples)
 
 
 def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float, on_progress: Any,
