@@ -753,7 +753,7 @@ def _clean_rows(header: list[str], extras: tuple[str, ...], kept: list[_RowCells
     if "" in frames or joined.count("\n") != count - 1 or not _CELL_PATTERNS["integer"][1].match(joined):
         bad |= np.fromiter((not _CELL_PATTERNS["integer"][0].match(c) or c == "" for c in frames), bool, count)
     frame_rule = rules.rule("frame")
-    if frame_rule.maximum is not None or (frame_rule.minimum or 0) > 0 or frame_rule.types != {"integer"}:
+    if frame_rule.maximum is not None or (frame_rule.minimum or 0) > 0 or frame_rule.types != frozenset({"integer"}):
         bad[:] = True  # a frame rule this does not vectorise
     for name in TIMING_COLUMNS:
         row_values[name] = numbers(name, ABSURD_MS)
