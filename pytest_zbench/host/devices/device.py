@@ -246,11 +246,12 @@ class Device:
         # (host/devices/android_frame_dumps.py), stay.
         empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
         self.transport.mkdir(outdir)
+        job_json = job.to_json()  # serialised once: the device's copy and the launch folder's are the same text
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
             job_file = Path(tmp) / "job.json"
-            job_file.write_text(job.to_json(), encoding="utf-8")
+            job_file.write_text(job_json, encoding="utf-8")
             self.transport.push(job_file, remote_job)
-        (local_dir / "job.json").write_text(job.to_json(), encoding="utf-8")
+        (local_dir / "job.json").write_text(job_json, encoding="utf-8")
 
         def on_line(line: str) -> None:
             progress = parse_progress(line)
