@@ -48,6 +48,7 @@ from .hierarchy import (
     bootstrap,
     launch_value,
     launch_values,
+    median_last_axis,
     satterthwaite_df,
     within_sessions,
 )
@@ -577,7 +578,7 @@ def _launch_bootstrap(a: Session, b: Session, config: GateConfig,
         va, vb = a.column(j), b.column(j)
         draw_a = va[np.minimum((u_a[:, :va.size] * va.size).astype(int), va.size - 1)]
         draw_b = vb[np.minimum((u_b[:, :vb.size] * vb.size).astype(int), vb.size - 1)]
-        diff = np.median(draw_b, axis=1) - np.median(draw_a, axis=1)
+        diff = median_last_axis(draw_b) - median_last_axis(draw_a)
         lo, hi = np.percentile(diff, [tail, 100 - tail])
         out.append((math.exp(float(lo)), math.exp(float(hi))))
     return out

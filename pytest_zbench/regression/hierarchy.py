@@ -258,6 +258,17 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
     return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, measured)
 
 
+def median_last_axis(values: np.ndarray) -> np.ndarray:
+    """np.median over the last axis of finite values, the same numbers: a sort and the middle one (or the mean
+    of the middle two). The bootstraps take thousands of medians of a few launches each, where np.median's
+    partition costs 4-5x a sort."""
+    ordered = np.sort(values, axis=-1)
+    n = ordered.shape[-1]
+    if n % 2:
+        return ordered[..., n // 2]
+    return (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2
+
+
 def _draw(pool: np.ndarray, u: np.ndarray) -> np.ndarray:
     """pool[k] for uniform draws u in [0, 1): the same u picks the same row of a shared pool, so metrics known
     in the same rows are drawn jointly (their correlation kept)."""
@@ -309,7 +320,7 @@ def bootstrap(candidate: Session, baseline: Sequence[Session], within: WithinSes
         if residuals.size:
             for n in np.unique(counts[counts > 0]):  # sessions of equal size share one vectorised median
                 which = np.flatnonzero(counts == n)
-                w[:, which] = np.median(_draw(residuals, u_launch[:, which, :n]), axis=2)
+                w[:, which] = median_last_axis(_draw(residuals, u_launch[:, which, :n]))
         b = _draw(offsets, u_offset) if offsets.size else np.zeros((resamples, len(sessions)))
         base = np.flatnonzero(counts[1:] > 0) + 1
         within_rep[:, j] = w[:, 0] - w[:, base].mean(axis=1)
@@ -330,6 +341,7 @@ def satterthwaite_df(var_between: float, var_within: float, *, var_of_between: f
 
 __all__ = [
     "BetweenSessions", "LOG_FLOOR", "MEDIAN_VARIANCE_FACTOR", "Replicates", "Session", "SessionGroup",
-    "WithinSessions", "between_sessions", "bootstrap", "launch_value", "launch_values", "median_variance_factor",
+    "WithinSessions", "between_sessions", "bootstrap", "launch_value", "launch_values", "median_last_axis",
+    "median_variance_factor",
     "satterthwaite_df", "shamos_spread", "to_log", "within_sessions",
 ]

@@ -23,6 +23,7 @@ from pytest_zbench.regression.hierarchy import (
     between_sessions,
     bootstrap,
     launch_value,
+    median_last_axis,
     median_variance_factor,
     satterthwaite_df,
     shamos_spread,
@@ -197,6 +198,13 @@ def test_max_t_holds_the_family_rate_under_the_null():
         t = z / math.sqrt(rng.chisquare(8) / 8)
         hits += max_t(t, np.array([8.0, 8.0]), corr, rng=rng, draws=2000).adj_slow.min() <= 0.05
     assert hits / 400 == pytest.approx(0.05, abs=0.03)
+
+
+@pytest.mark.parametrize("shape", [(50, 3, 1), (50, 3, 2), (40, 7), (30, 2, 9), (30, 2, 10)])
+def test_median_last_axis_is_numpys_median(shape):
+    values = np.random.default_rng(len(shape)).normal(size=shape)
+    values[..., 0] = 0.5  # ties
+    assert np.array_equal(median_last_axis(values), np.median(values, axis=-1))
 
 
 @pytest.mark.parametrize("seed", range(4))
