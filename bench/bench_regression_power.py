@@ -40,7 +40,8 @@ shift, and the bimodal chain is drawn without a loop over frames (checked agains
 
 Run: python bench/bench_regression_power.py [--null-trials N] [--trials N] [--launches N] [--frames N]
 [--jobs N] [--session-spreads TAU ...] [--pooling]. The defaults (1,000 identical-build trials per cell, so that
-a bound of 1 % can be shown) take about half an hour on 2 idle cores.
+a bound of 1 % can be shown) took 25.5 minutes with 2 processes on the shared 2-core machine beside other test
+suites, one session spread at a time (docs/regression.md quotes the table).
 """
 
 from __future__ import annotations
