@@ -35,8 +35,10 @@ gate's power at 20 % within 5 points of the t test at alpha in every history cel
 10 %; each missed one is listed.
 
 Speed: the gate is the cost (about 12-16 ms a judgement, bootstrap and min-P; a cell judges about 12,000 times
-at the defaults), so each simulated session is summarised once per trial and the scaled candidate once per
-shift, and the bimodal chain is drawn without a loop over frames (checked against the loop).
+at the defaults), and it was made faster where it spends that (min-P by t quantiles, the bootstraps' medians by
+a sort: docs/regression.md, "How well it works", the same counts at the same seeds). Here each simulated
+session is summarised once per trial and the scaled candidate once per shift, and the bimodal chain is drawn
+without a loop over frames (checked against the loop).
 
 Run: python bench/bench_regression_power.py [--null-trials N] [--trials N] [--launches N] [--frames N]
 [--jobs N] [--session-spreads TAU ...] [--pooling]. The defaults (1,000 identical-build trials per cell, so that
@@ -156,9 +158,7 @@ def cell(family: str, tau: float, n: int, frames: int, null_trials: int, trials:
     rng = np.random.default_rng(seed)
     cells = [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]
     counts = {c: {"fp": 0, "improved": 0, "cover": 0, "launch_fp": 0, "null_log": 0.0, "null_log2": 0.0,
-                  "null_effects": 0, **{s: 0 for s in SHIFTS}} for c in cells}
-    for key in counts:
-        counts[key]["no_floor"] = 0
+                  "null_effects": 0, "no_floor": 0, **{s: 0 for s in SHIFTS}} for c in cells}
     for trial in range(max(null_trials, trials)):
         history = [session_frames(family, rng, n, frames, tau) for _ in range(max(HISTORY_SESSIONS))]
         candidate = session_frames(family, rng, n, frames, tau)
