@@ -272,7 +272,7 @@ class RegressionGate:
         config = GateConfig(threshold=threshold, metrics=metrics)
         return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
                         "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,
-                        "resamples": config.resamples, "seed": config.seed,
+                        "resamples": config.resamples, "seed": config.seed, "between_floor": config.between_floor,
                         "mode": "interleaved A/B, launches" if interleaved else "sessions (two levels)"}
 
     @property
