@@ -14,9 +14,12 @@ lines show apart; they are printed too.
 Each checkout's package is measured as pip installs it: copied into the scratch folder and compiled to
 bytecode first (pip writes the .pyc files at install). Run from a checkout under PYTHONDONTWRITEBYTECODE, every
 session would compile the package's sources again (0.2-0.4 s of the first test's setup here), which no
-installed copy does; `--source` measures that case instead. Under PYTHONDONTWRITEBYTECODE (printed when
-set) pytest cannot cache what it rewrites either: whatever modules of the package it rewrites are compiled
-again in every session (pytest_zbench/plugin/rewrite_scope.py keeps that to the plugin's own).
+installed copy does; `--source` measures that case instead. pytest rewrites the asserts of every module of
+a plugin's package and caches its rewritten copies beside the bytecode, which the first session after an
+install writes: the sessions run without PYTHONDONTWRITEBYTECODE (as a user's environment and CI's,
+ci/env.sh), after one short session per checkout that is not counted. Under that variable (or with a
+read-only site-packages) pytest compiles its copies again in every session, 0.4-0.6 s of the first test's
+setup here (docs/architecture.md, "A scene's way through a session").
 
 `--before DIR` measures another checkout of pytest-zbench (e.g. a `git worktree` of the previous commit) side
 by side: its sessions and this checkout's alternate in one run, each on the same scratch project, so that
@@ -98,6 +101,8 @@ def run_session(project: Path, checkout: Path, args: argparse.Namespace, tag: st
                f"--zbench-mode={args.mode}", f"--zbench-results={results}", f"--junitxml={junit}",
                f"--zbench-history={out / 'history.sqlite'}", "--durations=0", "-vv", "-p", "no:cacheprovider", "-q"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(checkout), os.environ.get("PYTHONPATH")])))
+    if not args.source:  # an installed package: pytest keeps its rewritten copies (module doc)
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
     started = time.monotonic()
     proc = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env)
     session_s = time.monotonic() - started
@@ -178,6 +183,13 @@ def main() -> int:
         if not args.source:
             checkouts = {name: installed_copy(checkout, project / f"site-{name}")
                          for name, checkout in checkouts.items()}
+        if not args.source:  # the first session after an install writes pytest's rewritten copies: not counted
+            short = argparse.Namespace(**{**vars(args), "runs": 1, "frames": 10, "warmup": 2})
+            for name, checkout in checkouts.items():
+                result = run_session(project, checkout, short, f"{name}-first")
+                if isinstance(result, str):
+                    print(result)
+                    return 1
         for round_index in range(args.sessions):
             for name, checkout in checkouts.items():
                 result = run_session(project, checkout, args, f"{name}-{round_index}")
@@ -188,7 +200,8 @@ def main() -> int:
     print(f"scene {args.scene}: {args.runs} launches x ({args.warmup} warmup + {args.frames} frames), {args.mode}, "
           f"{args.sessions} session(s) per checkout, in a scratch project, the package "
           f"{'imported from source' if args.source else 'compiled as installed'}"
-          f"{', PYTHONDONTWRITEBYTECODE set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else ''}; load average "
+          f"{', PYTHONDONTWRITEBYTECODE set' if args.source and os.environ.get('PYTHONDONTWRITEBYTECODE') else ''}"
+          "; load average "
           f"{', '.join(f'{v:.1f}' for v in load_at_start)} at the start, "
           f"{', '.join(f'{v:.1f}' for v in os.getloadavg())} at the end")
     report(columns)
