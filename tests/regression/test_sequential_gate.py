@@ -4,6 +4,7 @@ test_sequential_gate_session.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -173,6 +174,31 @@ def test_launches_to_decide_favours_the_scene_nearer_a_decision():
     at_bar = judge_look(launches(5.0, 4, 7), launches(5.3, 4, 8), config, 1e-9)
     assert clear.verdict == at_bar.verdict == "inconclusive"
     assert launches_to_decide(clear, 4) < launches_to_decide(at_bar, 4)
+
+
+def _with(verdict, *metrics):
+    """The scene verdict with its first metric's verdict copied once per (metric, effect, interval)."""
+    first = verdict.verdicts[0]
+    return dataclasses.replace(verdict, verdicts=tuple(
+        dataclasses.replace(first, metric=metric, effect=effect, ci=ci) for metric, effect, ci in metrics))
+
+
+def test_launches_to_decide_takes_the_nearer_of_a_change_and_same():
+    judged = judge_look(launches(5.0, 6, 1), launches(5.5, 6, 2), CONFIG, 1e-9)
+    # A slowdown decides as a change by its median, whatever a tail metric whose interval never comes inside
+    # its same bar: half-width log(1.31 / 1.10) / 2 against log 1.2, at 6 launches per side.
+    slowed = _with(judged, ("cpu_ms.p50", 1.2, (1.10, 1.31)), ("jank_share", 1.0, (0.5, 2.0)))
+    half = (math.log(1.31) - math.log(1.10)) / 2
+    assert launches_to_decide(slowed, 6) == pytest.approx(6 * (half / math.log(1.2)) ** 2, rel=1e-9)
+    # A median just inside the bar may still be decided a change: the change's estimate, not same's
+    near = _with(judged, ("cpu_ms.p50", 1.04, (0.98, 1.10)))
+    half = (math.log(1.10) - math.log(0.98)) / 2
+    assert launches_to_decide(near, 6) == pytest.approx(6 * (half / math.log(1.04)) ** 2, rel=1e-9)
+    # No change in sight: same's estimate, every interval inside its same bar (the tail's is twice as wide)
+    flat = _with(judged, ("cpu_ms.p50", 1.0, (0.97, 1.03)), ("cpu_ms.p95", 1.0, (0.9, 1.11)))
+    room = math.log(1 + 2 * DEFAULT_AB_THRESHOLD)
+    assert launches_to_decide(flat, 6) == pytest.approx(6 * (math.log(1.11 / 0.9) / 2 / room) ** 2, rel=1e-9)
+    assert futile(launches_to_decide(slowed, 6), 6, 14) is False
 
 
 # The schedule, with launches that are synthetic summaries and a clock that counts seconds per launch.
