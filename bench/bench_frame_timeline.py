@@ -20,28 +20,12 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-import yaml
+from adb_launches import PACKAGE, emulated_devices, interleaved_launches
+from frame_timeline_traces import Frame, build_trace
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))
-
-from frame_timeline_traces import Frame, build_trace  # noqa: E402
-from remote.fake_adbd import FakeAdbd  # noqa: E402
-from remote.servers import AdbServer, adb_device_entry  # noqa: E402
-
-from pytest_zbench.host.devices.device import Device  # noqa: E402
-from pytest_zbench.host.devices.health import DeviceHealth  # noqa: E402
-from pytest_zbench.host.measure.launches import guarded_launch  # noqa: E402
-from pytest_zbench.inventory import load_inventory  # noqa: E402
-from pytest_zbench.protocol import Job  # noqa: E402
-from pytest_zbench.scenes import load_scene_file  # noqa: E402
-from pytest_zbench.transports import make_transport  # noqa: E402
-
-PACKAGE = "com.soundvisualization.accessibility"
+from pytest_zbench.host.devices.device import LaunchOutcome
 
 
 def main() -> int:
@@ -54,29 +38,11 @@ def main() -> int:
                     (k * period, (k + 1) * period - 1_000_000)) for k in range(1, 121)]
     with tempfile.TemporaryDirectory(prefix="zbench-bench-") as tmp_name:
         tmp = Path(tmp_name)
-        adb = AdbServer().start()
-        adbd = FakeAdbd(tmp / "adbd").start()
-        adbd.serve_trace(build_trace(frames))
         (tmp / "traces").mkdir()
-        devices: dict[str, Device] = {}
-        try:
-            adb.connect(adbd.serial)
-            display = {"width": 64, "height": 48, "refresh_hz": 60}
-            entries = {"platform": adb_device_entry(adb, adbd.serial, tmp / "w-p", display=display, package=PACKAGE),
-                       "timeline": adb_device_entry(adb, adbd.serial, tmp / "w-t", display=display, package=PACKAGE,
-                                                    frame_timeline=str(tmp / "traces"))}
-            (tmp / "devices.yaml").write_text(yaml.safe_dump({"devices": entries}))
-            specs = load_inventory(tmp / "devices.yaml").devices
-            devices = {name: Device(specs[name], make_transport(specs[name])) for name in entries}
-            for device in devices.values():
-                device.open()
-            times = _launches(devices, args.n, args.frames, tmp)
-        finally:
-            for device in devices.values():
-                device.close()
-            adb.adb("disconnect", adbd.serial)
-            adbd.stop()
-            adb.stop()
+        entries = {"platform": {"package": PACKAGE},
+                   "timeline": {"package": PACKAGE, "frame_timeline": str(tmp / "traces")}}
+        with emulated_devices(tmp, entries, trace=build_trace(frames)) as devices:
+            times = interleaved_launches(devices, args.n, args.frames, tmp, _timeline_read)
     platform, timeline = (statistics.median(times[k]) for k in ("platform", "timeline"))
     print(f"adb launch wall time, {args.n} launches each of a paced {args.frames}-frame mini scene at 60 Hz, "
           "interleaved; medians")
@@ -86,28 +52,9 @@ def main() -> int:
     return 0
 
 
-def _launches(devices: dict[str, Device], n: int, frames: int, tmp: Path) -> dict[str, list[float]]:
-    scene_file = tmp / "mini.yaml"
-    scene_file.write_text("family: mini\nscenes:\n  - id: mini.fill.x1\n    ops:\n"
-                          "      - {op: rect, x: 0, y: 0, w: '100%', h: '100%', color: '#3366CC80'}\n")
-    case = load_scene_file(scene_file)[0]
-    job = Job(backend="software", mode="paced", refresh_hz=60.0, warmup_frames=5, frames=frames, capture=(),
-              seed=1, scene=case.job_scene(64, 48))
-    times: dict[str, list[float]] = {name: [] for name in devices}
-    health = DeviceHealth()
-    for i in range(n + 1):  # the first round warms up
-        for name, device in devices.items():
-            started = time.perf_counter()
-            outcome = guarded_launch(device, job, i, tmp / "out" / name / f"launch-{i}", 120.0, None, health,
-                                     tmp / "out")
-            took = time.perf_counter() - started
-            if not outcome.complete:
-                raise SystemExit(f"{name}: launch failed: {outcome.issues}")
-            if name == "timeline" and not (outcome.platform_frames and outcome.platform_frames.timeline):
-                raise SystemExit(f"timeline: no frame timeline read: {outcome.platform_frames}")
-            if i:
-                times[name].append(took)
-    return times
+def _timeline_read(name: str, outcome: LaunchOutcome) -> None:
+    if name == "timeline" and not (outcome.platform_frames and outcome.platform_frames.timeline):
+        raise SystemExit(f"timeline: no frame timeline read: {outcome.platform_frames}")
 
 
 if __name__ == "__main__":

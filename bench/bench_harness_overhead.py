@@ -14,7 +14,9 @@ lines show apart; they are printed too.
 Each checkout's package is measured as pip installs it: copied into the scratch folder and compiled to
 bytecode first (pip writes the .pyc files at install). Run from a checkout under PYTHONDONTWRITEBYTECODE, every
 session would compile the package's sources again (0.2-0.4 s of the first test's setup here), which no
-installed copy does; `--source` measures that case instead.
+installed copy does; `--source` measures that case instead. Under PYTHONDONTWRITEBYTECODE (printed when
+set) pytest cannot cache what it rewrites either: whatever modules of the package it rewrites are compiled
+again in every session (pytest_zbench/plugin/rewrite_scope.py keeps that to the plugin's own).
 
 `--before DIR` measures another checkout of pytest-zbench (e.g. a `git worktree` of the previous commit) side
 by side: its sessions and this checkout's alternate in one run, each on the same scratch project, so that
@@ -169,6 +171,7 @@ def main() -> int:
             parser.error(f"--before {args.before}: no pytest_zbench package in that folder")
         checkouts = {"before": args.before.resolve(), "after": ROOT}
     columns: dict[str, list[Session]] = {name: [] for name in checkouts}
+    load_at_start = os.getloadavg()  # the machine's load is part of the reading: printed before and after
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
         scratch_project(project, scene_file)
@@ -184,8 +187,10 @@ def main() -> int:
                 columns[name].append(result)
     print(f"scene {args.scene}: {args.runs} launches x ({args.warmup} warmup + {args.frames} frames), {args.mode}, "
           f"{args.sessions} session(s) per checkout, in a scratch project, the package "
-          f"{'imported from source' if args.source else 'compiled as installed'}; load average "
-          f"{', '.join(f'{v:.1f}' for v in os.getloadavg())}")
+          f"{'imported from source' if args.source else 'compiled as installed'}"
+          f"{', PYTHONDONTWRITEBYTECODE set' if os.environ.get('PYTHONDONTWRITEBYTECODE') else ''}; load average "
+          f"{', '.join(f'{v:.1f}' for v in load_at_start)} at the start, "
+          f"{', '.join(f'{v:.1f}' for v in os.getloadavg())} at the end")
     report(columns)
     return 0
 

@@ -727,6 +727,66 @@ void zk_conditions(zk_buf *m) {
     if (cpus) zk_buf_add(m, "}");
 }
 
+static double rusage_cpu_ms(const struct rusage *ru) {
+    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
+           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
+}
+
+/* result.json `host_load`: what other tasks ran on the device while the runner ran (docs/runner-protocol.md).
+ * The busy time of every CPU (/proc/stat's aggregate `cpu` line: all but idle and iowait) and this process's
+ * own CPU time, sampled when the run starts and when it writes its result: the whole run, because /proc/stat
+ * counts in clock ticks that a small scene's measured frames cannot resolve. Another task on another core slows
+ * a frame without taking its CPU, so stolen_ms cannot show it; the busy-host guard reads this (docs/regression.md,
+ * "A busy host"). */
+typedef struct {
+    int ok;
+    int64_t wall_ns, busy_ns, own_cpu_ns;
+    int cpus;
+} host_sample;
+
+static host_sample host_now(void) {
+    host_sample h = {0};
+    FILE *f = fopen("/proc/stat", "r");
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!f || hz <= 0) { if (f) fclose(f); return h; }
+    char line[512];
+    unsigned long long busy = 0;
+    int have_total = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "cpu ", 4) == 0) {
+            unsigned long long v[8];
+            /* user nice system idle iowait irq softirq steal; guest and guest_nice are inside user and nice */
+            if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
+                       &v[6], &v[7]) == 8) {
+                busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+                have_total = 1;
+            }
+        } else if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9') {
+            h.cpus++;
+        }
+    }
+    fclose(f);
+    struct rusage ru;
+    if (!have_total || !h.cpus || getrusage(RUSAGE_SELF, &ru) != 0) return h;
+    h.wall_ns = zk_now_ns();
+    h.busy_ns = (int64_t)(busy * (1000000000ULL / (unsigned long long)hz));
+    h.own_cpu_ns = (int64_t)(rusage_cpu_ms(&ru) * 1e6);
+    h.ok = 1;
+    return h;
+}
+
+static void host_load_json(zk_buf *b, const host_sample *start) {
+    host_sample end = host_now();
+    if (!start->ok || !end.ok || end.wall_ns <= start->wall_ns || end.cpus != start->cpus) {
+        zk_buf_add(b, "null"); /* no /proc/stat, or a CPU came or went: the window is not comparable */
+        return;
+    }
+    int64_t busy = end.busy_ns - start->busy_ns, own = end.own_cpu_ns - start->own_cpu_ns;
+    zk_buf_add(b, "{\"source\": \"proc_stat\", \"wall_ms\": %.3f, \"busy_ms\": %.3f, \"own_cpu_ms\": %.3f, \"cpus\": %d}",
+               (double)(end.wall_ns - start->wall_ns) / 1e6, busy > 0 ? (double)busy / 1e6 : 0.0,
+               own > 0 ? (double)own / 1e6 : 0.0, start->cpus);
+}
+
 /* One side's sample: the kit's readings, then the engine's own members. */
 static void sample_conditions(zk_engine *e, zk_buf *out) {
     zk_conditions(out);
@@ -752,12 +812,8 @@ typedef struct {
     int activity_state; /* 0 none, 1 started, 2 complete */
     struct rusage activity_start, activity_end;
     int64_t activity_t0, activity_t1;
+    host_sample host_at_start; /* result.json `host_load`: from the run's start to its result */
 } run_state;
-
-static double rusage_cpu_ms(const struct rusage *ru) {
-    return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1e3 +
-           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e3;
-}
 
 static void activity_json(zk_buf *b, const run_state *s) {
     if (s->activity_state != 2 || s->activity_t1 <= s->activity_t0) { zk_buf_add(b, "null"); return; }
@@ -811,6 +867,8 @@ static void write_result(run_state *s) {
     else zk_buf_add(&b, "null");
     zk_buf_add(&b, ", \"activity\": ");
     activity_json(&b, s);
+    zk_buf_add(&b, ", \"host_load\": ");
+    host_load_json(&b, &s->host_at_start);
     if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
     zk_buf end = {0};
     sample_conditions(e, &end);
@@ -1010,6 +1068,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     }
     run_state s;
     memset(&s, 0, sizeof s);
+    s.host_at_start = host_now();
     s.e = e;
     s.outdir = outdir;
     if (job_load(&s.job, job_path, err, sizeof err) != 0) {

@@ -9,6 +9,7 @@
 * xdist.py            pytest-xdist scheduling and the run record between controller and workers
 * hookspecs.py        the hooks a project may implement (pytest_zbench_run_finished)
 * stash.py            the stash keys, and what the modules read of the session object (ActiveZbench)
+* rewrite_scope.py    imported first: pytest rewrites the asserts of the plugin's modules, not the host's
 
 None of them imports one that imports it back (tests/test_imports.py walks every import).
 
@@ -17,6 +18,7 @@ Only this package imports pytest; everything it calls takes plain values (docs/a
 
 from __future__ import annotations
 
+from . import rewrite_scope  # noqa: F401  (first: the modules imported below are not assertion-rewritten)
 from .fixtures import device, golden, scene, zbench_session
 from .options import pytest_addhooks, pytest_addoption, pytest_configure, pytest_unconfigure
 

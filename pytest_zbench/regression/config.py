@@ -46,6 +46,13 @@ DEFAULT_THRESHOLD = 0.15
 DEFAULT_AB_THRESHOLD = 0.05
 # The scene's family-wise false-alarm rate: every gated metric of a scene is tested together at this alpha.
 DEFAULT_ALPHA = 0.01
+# The smallest between-session spread the history gate believes (a relative spread of a session's offset): an
+# estimate below it is raised to it, keeping the estimate's degrees of freedom. Two or three sessions can agree
+# by chance far more closely than a device's sessions do (a CI candidate read 1.54x two baseline sessions that
+# agreed within 0.4 % and was flagged); 2 % is about the quietest spread measured on a real device here (1.9 %
+# from 5 sessions of a quiet local run), against 14.5 % on the loaded shared machine. Its reasons and its cost in
+# power: docs/regression.md, "A floor on the between-session spread".
+DEFAULT_BETWEEN_FLOOR = 0.02
 # `.zbench/` is the project's local, git-ignored state.
 DEFAULT_HISTORY_PATH = ".zbench/history.sqlite"
 
@@ -56,7 +63,8 @@ class GateConfig:
 
     threshold: the bar an effect must pass to count (the noise enters through the test and the interval, not
     the bar). alpha: the scene's family-wise false-alarm rate (all gated metrics together). resamples: of the
-    hierarchical (history) or launch (A/B) bootstrap, seeded by `seed`.
+    hierarchical (history) or launch (A/B) bootstrap, seeded by `seed`. between_floor: the smallest relative
+    between-session spread the history gate uses (DEFAULT_BETWEEN_FLOOR; 0 turns the floor off).
 
     jank_offset is added to both medians of jank_share (a share of frames) before the ratio is taken, so
     that 0 % -> 0 % is "same" (effect 1.0) and 0 % -> 1 % of frames janky reads as 1.2x rather than
@@ -71,6 +79,7 @@ class GateConfig:
     metrics: tuple[str, ...] = GATING_METRICS
     jank_offset: float = 0.05
     max_suggested_launches: int = 50
+    between_floor: float = DEFAULT_BETWEEN_FLOOR
 
     def __post_init__(self) -> None:
         checks = {
@@ -80,6 +89,7 @@ class GateConfig:
             "resamples": self.resamples >= 100,
             "jank_offset": self.jank_offset >= 0,
             "max_suggested_launches": self.max_suggested_launches >= 2,
+            "between_floor": 0 <= self.between_floor < 1,
         }
         bad = [name for name, ok in checks.items() if not ok]
         if bad:

@@ -48,6 +48,7 @@ from .hierarchy import (
     bootstrap,
     launch_value,
     launch_values,
+    median_last_axis,
     satterthwaite_df,
     within_sessions,
 )
@@ -89,6 +90,7 @@ class Verdict:
     baseline_median: float | None = None
     candidate_median: float | None = None
     between_session: float | None = None  # relative spread of a session's offset, exp(tau) - 1
+    between_measured: float | None = None  # its estimate when below the floor (between_session is then the floor)
     between_df: float | None = None
     between_sessions_used: int = 0
     between_sources: tuple[str, ...] = ()
@@ -138,8 +140,10 @@ class Verdict:
             parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; alpha {self.alpha:g} for "
                          f"the scene; {self.test_method})")
         if self.mode == "sessions":
+            floor = ("" if self.between_measured is None else
+                     f"the floor, measured {self.between_measured:.1%}; ")
             spread = ("between-session spread unknown" if self.between_session is None else
-                      f"between-session spread {self.between_session:.1%} ({self.between_df:.0f} df from "
+                      f"between-session spread {self.between_session:.1%} ({floor}{self.between_df:.0f} df from "
                       f"{self.between_sessions_used} sessions: {', '.join(self.between_sources) or 'none'})")
             within = ("" if self.within_session is None else
                       f", within-session launch spread {self.within_session:.1%}")
@@ -307,7 +311,7 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
     groups += [SessionGroup(tuple(Session.of(list(ls), metrics, offsets) for ls in p.sessions if len(ls)), p.source)
                for p in pool]
     within = within_sessions([*base, cand], len(metrics))
-    between = between_sessions(groups, len(metrics))
+    between = between_sessions(groups, len(metrics), floor=config.between_floor)
     rng = np.random.default_rng(config.seed)
     if any(between.known(j) for j in range(len(metrics))):
         reps = bootstrap(cand, base, within, between, resamples=config.resamples, rng=rng)
@@ -334,8 +338,13 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
             rows.append(dict(common, thin=True))
             continue
         s_b = stats.size
-        se = float(np.nanstd(total[:, j]))
         var_w, var_b = float(np.nanvar(reps.within[:, j])), float(np.nanvar(reps.between[:, j]))
+        # A floored tau: the pooled deviations are smaller than the floor (identical sessions have none), so
+        # the bootstrap's between part is topped up to what the floor implies for the candidate's offset less
+        # the mean of s_b baseline offsets, tau^2 (1 + 1 / s_b).
+        top_up = max(0.0, (1 + 1 / s_b) * float(between.tau2[j]) - var_b) if between.floored(j) else 0.0
+        var_b += top_up
+        se = math.sqrt(float(np.nanvar(total[:, j])) + top_up)
         # The own group's within part as the bootstrap reads it, so that both parts of the variance are
         # measured alike (group 0 is this scene's sessions).
         var_tau2 = between.variance_of_tau2(j, group=0, w=float(reps.session_within[j]))
@@ -349,6 +358,8 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
         rows.append(dict(common, d=d, se=se, var_w=var_w, var_b=var_b, df=df, t=t, q=q,
                          ci=(math.exp(d - q * se), math.exp(d + q * se)),
                          between_session=_relative(math.sqrt(float(between.tau2[j]))),
+                         between_measured=(_relative(math.sqrt(float(between.measured_tau2[j])))
+                                           if between.floored(j) and between.measured_tau2 is not None else None),
                          between_df=float(between.df[j])))
 
     live = [i for i, r in enumerate(rows) if not r.get("thin")]
@@ -567,7 +578,7 @@ def _launch_bootstrap(a: Session, b: Session, config: GateConfig,
         va, vb = a.column(j), b.column(j)
         draw_a = va[np.minimum((u_a[:, :va.size] * va.size).astype(int), va.size - 1)]
         draw_b = vb[np.minimum((u_b[:, :vb.size] * vb.size).astype(int), vb.size - 1)]
-        diff = np.median(draw_b, axis=1) - np.median(draw_a, axis=1)
+        diff = median_last_axis(draw_b) - median_last_axis(draw_a)
         lo, hi = np.percentile(diff, [tail, 100 - tail])
         out.append((math.exp(float(lo)), math.exp(float(hi))))
     return out

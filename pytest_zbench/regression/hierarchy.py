@@ -162,7 +162,8 @@ class BetweenSessions:
 
     tau2[j]: variance of a session offset (log scale); df[j]: its degrees of freedom (sum over contributing
     groups of sessions - 1; 0 = unknown); var_tau2[j]: its sampling variance (normal theory), for the degrees
-    of freedom of the test; deviations[k, j]: every contributing session's deviation from its group's mean,
+    of freedom of the test; measured_tau2[j]: the estimate before the floor (tau2[j] = max(it, floor^2));
+    deviations[k, j]: every contributing session's deviation from its group's mean,
     rescaled to variance tau2[j] (NaN where it lacks metric j), the bootstrap's draws of a session offset;
     sources[j]: which groups contributed; sessions[j]: how many sessions; parts[j]: per contributing group
     (its index, its degrees of freedom, the within-session part w_g of its session statistics' variance)."""
@@ -174,9 +175,14 @@ class BetweenSessions:
     sources: tuple[tuple[str, ...], ...]
     sessions: np.ndarray
     parts: tuple[tuple[tuple[int, int, float], ...], ...] = ()
+    measured_tau2: np.ndarray | None = None
 
     def known(self, j: int) -> bool:
         return bool(self.df[j] > 0)
+
+    def floored(self, j: int) -> bool:
+        """Whether tau2[j] is the floor, raised from a smaller estimate (measured_tau2[j])."""
+        return self.measured_tau2 is not None and bool(self.tau2[j] > self.measured_tau2[j])
 
     def variance_of_tau2(self, j: int, *, group: int | None = None, w: float | None = None) -> float:
         """The sampling variance of tau2[j] (normal theory: a pooled variance with df[j] degrees of freedom),
@@ -188,8 +194,14 @@ class BetweenSessions:
         return float(2 * total / self.df[j] ** 2)
 
 
-def between_sessions(groups: Sequence[SessionGroup], n_metrics: int) -> BetweenSessions:
+def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: float = 0.0) -> BetweenSessions:
     """Pool the session-level spread of `groups` (each about its own mean), metric by metric.
+
+    `floor` (relative, config.DEFAULT_BETWEEN_FLOOR in the gate): tau is never taken below log(1 + floor).
+    Two or three sessions agree by chance far more closely than a device's sessions do, and an estimate of 0.4 %
+    from 1 df would let one session's offset pass for an effect. The floor keeps the estimate's degrees of
+    freedom (var_tau2 is computed at the floored tau2), so a t reference on them still asks a 1-df comparison
+    for a large effect (docs/regression.md, "A floor on the between-session spread").
 
     A group's session statistics vary by tau^2 plus what the spread of their own launches explains, w_g (the
     variance of a median of n launches: MEDIAN_VARIANCE_FACTOR[n] x sigma_g^2 / n, sigma_g robust): tau^2 is
@@ -200,6 +212,8 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int) -> BetweenS
     df = np.zeros(n_metrics)
     var_tau2 = np.zeros(n_metrics)
     counts = np.zeros(n_metrics, dtype=int)
+    measured = np.zeros(n_metrics)
+    floor2 = math.log1p(floor) ** 2
     sources: list[tuple[str, ...]] = []
     per_group: list[list[tuple[int, np.ndarray, float, int]]] = [[] for _ in range(n_metrics)]
     rows: list[list[float]] = []
@@ -221,7 +235,8 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int) -> BetweenS
             used.append(group.source)
             per_group[j].append((g, stats - stats.mean(), w, g_df))
         if dfs > 0:
-            tau2[j] = max(0.0, (ss - w_sum) / dfs)
+            measured[j] = max(0.0, (ss - w_sum) / dfs)
+            tau2[j] = max(measured[j], floor2)
             df[j] = dfs
             var_tau2[j] = 2 * sum(g_df * (tau2[j] + w) ** 2 for _, _, w, g_df in per_group[j]) / dfs ** 2
             counts[j] = sum(g_df + 1 for *_, g_df in per_group[j])
@@ -240,7 +255,18 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int) -> BetweenS
                 rows[index[(g, i)]][j] = float(deviation) * scale
     matrix = np.array(rows, dtype=float).reshape(len(rows), n_metrics)
     parts = tuple(tuple((g, int(g_df), float(w)) for g, _, w, g_df in per_group[j]) for j in range(n_metrics))
-    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts)
+    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, measured)
+
+
+def median_last_axis(values: np.ndarray) -> np.ndarray:
+    """np.median over the last axis of finite values, the same numbers: a sort and the middle one (or the mean
+    of the middle two). The bootstraps take thousands of medians of a few launches each, where np.median's
+    partition costs 4-5x a sort."""
+    ordered = np.sort(values, axis=-1)
+    n = ordered.shape[-1]
+    if n % 2:
+        return ordered[..., n // 2]
+    return (ordered[..., n // 2 - 1] + ordered[..., n // 2]) / 2
 
 
 def _draw(pool: np.ndarray, u: np.ndarray) -> np.ndarray:
@@ -294,7 +320,7 @@ def bootstrap(candidate: Session, baseline: Sequence[Session], within: WithinSes
         if residuals.size:
             for n in np.unique(counts[counts > 0]):  # sessions of equal size share one vectorised median
                 which = np.flatnonzero(counts == n)
-                w[:, which] = np.median(_draw(residuals, u_launch[:, which, :n]), axis=2)
+                w[:, which] = median_last_axis(_draw(residuals, u_launch[:, which, :n]))
         b = _draw(offsets, u_offset) if offsets.size else np.zeros((resamples, len(sessions)))
         base = np.flatnonzero(counts[1:] > 0) + 1
         within_rep[:, j] = w[:, 0] - w[:, base].mean(axis=1)
@@ -315,6 +341,7 @@ def satterthwaite_df(var_between: float, var_within: float, *, var_of_between: f
 
 __all__ = [
     "BetweenSessions", "LOG_FLOOR", "MEDIAN_VARIANCE_FACTOR", "Replicates", "Session", "SessionGroup",
-    "WithinSessions", "between_sessions", "bootstrap", "launch_value", "launch_values", "median_variance_factor",
+    "WithinSessions", "between_sessions", "bootstrap", "launch_value", "launch_values", "median_last_axis",
+    "median_variance_factor",
     "satterthwaite_df", "shamos_spread", "to_log", "within_sessions",
 ]

@@ -62,19 +62,24 @@ def max_t(t: np.ndarray, df: np.ndarray, corr: np.ndarray, *, rng: np.random.Gen
     live = np.isfinite(t)
     k = int(live.sum())
     if k > 1:
+        # sqrt(chi2(nu) / nu) on _U_GRID per metric, once for both passes (dense in both tails, where the t's
+        # heavy tails come from).
+        grids = [np.sqrt(2 * special.gammaincinv(v / 2, _U_GRID) / v) if math.isfinite(v) else None
+                 for v in df[live]]
         # A first pass of a fifth of the draws; the full count only when a metric's adjusted p could be near
         # alpha-like values (below 0.1), where the decision needs its precision.
-        adj_slow, adj_fast = _min_p(t, df, corr, live, p_slow, p_fast, rng=rng, draws=max(draws // 5, 100))
+        adj_slow, adj_fast = _min_p(df, corr, live, p_slow, p_fast, grids, rng=rng, draws=max(draws // 5, 100))
         if min(adj_slow.min(), adj_fast.min()) < 0.1:
-            adj_slow, adj_fast = _min_p(t, df, corr, live, p_slow, p_fast, rng=rng, draws=draws)
+            adj_slow, adj_fast = _min_p(df, corr, live, p_slow, p_fast, grids, rng=rng, draws=draws)
     method = (f"min-P over {m} metrics (correlated draws)" if k > 1 else
               "one metric, no adjustment" if m == 1 else f"min-P over {m} metrics")
     return Adjusted(p_slow, p_fast, adj_slow, adj_fast, method)
 
 
-def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_slow: np.ndarray,
-           p_fast: np.ndarray, *, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
-    """One simulation of the min-P adjustment with `draws` draws (see max_t)."""
+def _min_p(df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_slow: np.ndarray, p_fast: np.ndarray,
+           grids: list[np.ndarray | None], *, rng: np.random.Generator, draws: int) -> tuple[np.ndarray, np.ndarray]:
+    """One simulation of the min-P adjustment with `draws` draws (see max_t); grids[i]: live metric i's
+    sqrt(chi2(nu) / nu) on _U_GRID (None for an infinite nu)."""
     from scipy import special  # here, not at import: see regression/gate.py _scipy_special
 
     adj_slow, adj_fast = p_slow.copy(), p_fast.copy()
@@ -87,19 +92,20 @@ def _min_p(t: np.ndarray, df: np.ndarray, corr: np.ndarray, live: np.ndarray, p_
     values, vectors = np.linalg.eigh((sub + sub.T) / 2)
     root = vectors * np.sqrt(np.clip(values, 1e-9, None))
     z = rng.standard_normal((draws, k)) @ root.T
-    nu = df[live]
+    nu = np.where(np.isfinite(df[live]), df[live], 1e12)
     u = rng.random(draws)
-    # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u,
-    # interpolated from _U_GRID (dense in both tails, where the t's heavy tails come from).
-    scale = np.column_stack([np.interp(u, _U_GRID, np.sqrt(2 * special.gammaincinv(v / 2, _U_GRID) / v))
-                             if math.isfinite(v) else np.ones(draws) for v in nu])
+    # One uniform per draw for every metric's chi-square (comonotone): sqrt(chi2(nu) / nu) at quantile u.
+    scale = np.column_stack([np.interp(u, _U_GRID, grid) if grid is not None else np.ones(draws) for grid in grids])
     sims = z / np.maximum(scale, 1e-300)
-    cdf = special.stdtr(np.where(np.isfinite(nu), nu, 1e12)[None, :], sims)
-    p_sim_slow = (1 - cdf).min(axis=1)
-    p_sim_fast = cdf.min(axis=1)
     live_slow, live_fast = p_slow[live], p_fast[live]
-    adj_slow[live] = (1 + (p_sim_slow[:, None] <= live_slow[None, :]).sum(axis=0)) / (draws + 1)
-    adj_fast[live] = (1 + (p_sim_fast[:, None] <= live_fast[None, :]).sum(axis=0)) / (draws + 1)
+    # A draw's smallest p is at most metric i's p when some metric j's statistic passes j's quantile at that p:
+    # k x k t quantiles instead of a t tail per draw and metric (the same counts, at a fraction of the cost).
+    slow_edge = -special.stdtrit(nu[:, None], live_slow[None, :])  # [j, i]: upper tail of j at p_slow[i]
+    fast_edge = special.stdtrit(nu[:, None], live_fast[None, :])
+    hits_slow = (sims[:, :, None] >= slow_edge[None, :, :]).any(axis=1)
+    hits_fast = (sims[:, :, None] <= fast_edge[None, :, :]).any(axis=1)
+    adj_slow[live] = (1 + hits_slow.sum(axis=0)) / (draws + 1)
+    adj_fast[live] = (1 + hits_fast.sum(axis=0)) / (draws + 1)
     adj_slow[live] = np.maximum(adj_slow[live], live_slow)
     adj_fast[live] = np.maximum(adj_fast[live], live_fast)
     return adj_slow, adj_fast

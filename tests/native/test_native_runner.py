@@ -137,6 +137,31 @@ def test_a_run_writes_every_column_stolen_time_and_a_valid_result(runner, tmp_pa
         assert set(reported.get("thermal_zones_c", {})) == set(reference.get("thermal_zones_c", {}))
 
 
+def test_a_run_reports_the_load_other_tasks_put_on_the_device(runner, tmp_path):
+    """result.json `host_load` from /proc/stat, as the reference runner reports it (runner/host_load.py): a
+    busy process beside a 1.5 s run shows as at least half a CPU of co-run load, which the busy-host guard reads
+    (docs/regression.md, "A busy host"). A busy loop that is scheduled keeps a whole CPU busy; the bar leaves room
+    for it to share its CPU with the runner on a 2-CPU machine."""
+    from pytest_zbench.host.measure.corun_load import read_corun_load
+    from pytest_zbench.runner.host_load import host_busy
+
+    job = _job(tmp_path, mode="paced", warmup_frames=0, frames=90, capture=[])
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        done, out = _run(runner, job, tmp_path)
+    finally:
+        hog.kill()
+        hog.wait()
+    assert done.returncode == 0, done.stderr
+    load = read_result_json(out / "result.json").extra["host_load"]
+    reading = host_busy()
+    assert reading is not None
+    assert load["source"] == "proc_stat" and load["cpus"] == reading[1], load
+    assert load["wall_ms"] >= 1400 and 0 <= load["own_cpu_ms"] <= load["wall_ms"] * load["cpus"], load
+    corun = read_corun_load(load)
+    assert corun is not None and corun >= 0.5, load
+
+
 BAD_JOBS = {
     "not JSON": ("{\"protocol\": 1,", "not valid JSON at line 1"),
     "deeply nested": ("[" * 100000, "nested deeper than"),

@@ -187,7 +187,8 @@ scenes:
     section = regression(project.run_json(), "mini.fill.x1")
     assert section["settings"] == {"threshold": 0.4, "threshold_from": "scene file", "metrics": ["cpu_ms.p50"],
                                    "metrics_from": "scene file", "alpha": 0.01, "confidence": 0.95,
-                                   "resamples": 2000, "seed": 0, "mode": "sessions (two levels)"}
+                                   "resamples": 2000, "seed": 0, "between_floor": 0.02,
+                                   "mode": "sessions (two levels)"}
     assert [m["metric"] for m in section["metrics"]] == ["cpu_ms.p50"] and section["metrics"][0]["bar"] == 0.4
     project.write_scene("mini.yaml", (project.root / "scenes" / "mini.yaml").read_text().replace(
         "metrics: [cpu_ms.p50]", "metrics: [cpu_ms.p51]"))

@@ -141,9 +141,14 @@ def test_single_launch_sessions_use_the_session_statistics_alone():
 
 
 def test_all_equal_launches_everywhere_are_same():
+    """Identical sessions show no spread, but the between-session floor (2 %) stands for the spread they did
+    not show: the interval is the floor's, about 1 at 2 df, not the point (1.0, 1.0)."""
     base = [[launch_dict(8.0)] * 4 for _ in range(3)]
     v = judge(base, [launch_dict(8.0)] * 4, P50).by_metric()["cpu_ms.p50"]
-    assert v.verdict == "same" and v.effect == 1.0 and v.ci == (1.0, 1.0)
+    assert v.verdict == "same" and v.effect == 1.0
+    assert 1 / 1.15 < v.ci[0] < 1.0 < v.ci[1] < 1.15 and v.between_measured == 0.0
+    off = judge(base, [launch_dict(8.0)] * 4, GateConfig(metrics=("cpu_ms.p50",), between_floor=0.0))
+    assert off.by_metric()["cpu_ms.p50"].ci == (1.0, 1.0)
 
 
 def test_jank_shares_all_zero_are_same_and_a_constant_jank_is_a_regression():

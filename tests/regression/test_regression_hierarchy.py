@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
+from pytest_zbench.regression import multiplicity
 from pytest_zbench.regression.conditions import (
     build_note,
     compact,
@@ -22,6 +23,7 @@ from pytest_zbench.regression.hierarchy import (
     between_sessions,
     bootstrap,
     launch_value,
+    median_last_axis,
     median_variance_factor,
     satterthwaite_df,
     shamos_spread,
@@ -196,6 +198,47 @@ def test_max_t_holds_the_family_rate_under_the_null():
         t = z / math.sqrt(rng.chisquare(8) / 8)
         hits += max_t(t, np.array([8.0, 8.0]), corr, rng=rng, draws=2000).adj_slow.min() <= 0.05
     assert hits / 400 == pytest.approx(0.05, abs=0.03)
+
+
+@pytest.mark.parametrize("shape", [(50, 3, 1), (50, 3, 2), (40, 7), (30, 2, 9), (30, 2, 10)])
+def test_median_last_axis_is_numpys_median(shape):
+    values = np.random.default_rng(len(shape)).normal(size=shape)
+    values[..., 0] = 0.5  # ties
+    assert np.array_equal(median_last_axis(values), np.median(values, axis=-1))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_max_t_counts_by_quantiles_what_the_t_tails_of_every_draw_count(seed):
+    """min-P compares each draw's statistics with k x k t quantiles instead of taking a t tail per draw and
+    metric (the gate's hot path): the counts must be those of the tails, draw for draw (same seed, same draws)."""
+    from scipy import special
+
+    g = np.random.default_rng(100 + seed)
+    k = 3
+    t, df = g.normal(0.0, 2.5, k), np.array([2.3, 7.0, np.inf])
+    a = g.normal(size=(k, k))
+    corr = np.corrcoef(a @ a.T + np.eye(k))
+    adj = max_t(t, df, corr, rng=np.random.default_rng(seed), draws=4000)
+    # The reference: the same draws (a first pass of 800, then 4000 when some adjusted p is below 0.1), each
+    # draw's smallest one-sided p from the t distribution's tails.
+    rng = np.random.default_rng(seed)
+    nu = np.where(np.isfinite(df), df, 1e12)
+    p_slow, p_fast = special.stdtr(nu, -t), special.stdtr(nu, t)
+    values, vectors = np.linalg.eigh(corr)
+    root = vectors * np.sqrt(np.clip(values, 1e-9, None))
+    grid = multiplicity._U_GRID
+    for draws in (800, 4000):
+        z = rng.standard_normal((draws, k)) @ root.T
+        u = rng.random(draws)
+        scale = np.column_stack([np.interp(u, grid, np.sqrt(2 * special.gammaincinv(v / 2, grid) / v))
+                                 if math.isfinite(v) else np.ones(draws) for v in df])
+        cdf = special.stdtr(nu[None, :], z / scale)
+        slow = np.maximum((1 + ((1 - cdf).min(axis=1)[:, None] <= p_slow[None, :]).sum(axis=0)) / (draws + 1), p_slow)
+        fast = np.maximum((1 + (cdf.min(axis=1)[:, None] <= p_fast[None, :]).sum(axis=0)) / (draws + 1), p_fast)
+        if min(slow.min(), fast.min()) >= 0.1:
+            break
+    assert adj.adj_slow == pytest.approx(slow, abs=1e-12)
+    assert adj.adj_fast == pytest.approx(fast, abs=1e-12)
 
 
 def test_permutation_max_t_is_exact_and_handles_ties():

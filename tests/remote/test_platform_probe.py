@@ -75,6 +75,25 @@ def test_raspberrypi_with_vcgencmd(write_inventory, tmp_path):
     assert result["conditions"]["temp_c"] == 51.5 and result["conditions"]["throttled"] is True
 
 
+def test_a_sample_beside_a_launch_reads_the_conditions_without_the_device_facts(write_inventory, tmp_path):
+    """facts=False (the samples before and after each launch): the same conditions, no probe of what the device
+    is (uname, os-release, memory, cores), and none of them reported unavailable."""
+    bin_dir = _standins(tmp_path / "pi")
+    spec = write_inventory({"pi": {"transport": "local", "platform": "raspberrypi",
+                                   "env": {"PATH": f"{bin_dir}:{os.environ['PATH']}"}}})["pi"]
+    t = opened(spec)
+    try:
+        whole, beside = sample_conditions(t, spec), sample_conditions(t, spec, facts=False)
+    finally:
+        t.close()
+    check_shape(beside)
+    assert whole["device"].get("kernel") and "kernel" not in beside["device"]
+    assert not {"uname", "os_release", "meminfo", "nproc"} & set(beside["unavailable"])
+    assert beside["readings"]["clocks_hz"] == whole["readings"]["clocks_hz"]
+    assert beside["conditions"]["temp_c"] == 51.5 and beside["conditions"]["throttled"] is True
+    assert "load_avg" in beside["readings"]
+
+
 def test_raspberrypi_without_vcgencmd_over_ssh_records_unavailable(sshd, write_inventory, tmp_path):
     spec = write_inventory({"pi": sshd.device_entry(platform="raspberrypi", workdir=str(tmp_path / "w"))})["pi"]
     t = opened(spec)

@@ -51,14 +51,20 @@ THROTTLED_BITS = {
 
 PI_SOCS = {"Pi 3": "bcm2837", "Pi 4": "bcm2711", "Pi 5": "bcm2712", "Pi 2": "bcm2836", "Zero 2": "bcm2837"}
 
+# The readings use the shell's own `read`, not `cat` in a command substitution: each of those was two processes
+# per file (a subshell and cat), per thermal zone and per CPU, twice a launch (docs/architecture.md, "Host work
+# per launch"). `got` prints a one-line file's content and fails like cat when it cannot be read.
 _HELPERS = r"""
 s() { n=$1; shift; echo "@@zb-begin $n"; "$@" 2>&1; echo "@@zb-end $?"; }
+got() { v=; { IFS= read -r v || [ -n "$v" ]; } 2>/dev/null < "$1" || return 1; }
 thermal() {
   found=0
   for z in /sys/class/thermal/thermal_zone*; do
     if [ -r "$z/temp" ]; then
-      t=$(cat "$z/temp" 2>/dev/null) || continue
-      ty=$(cat "$z/type" 2>/dev/null | tr ' ' _)
+      got "$z/temp" || continue
+      t=$v; ty=
+      got "$z/type" && ty=$v
+      case $ty in *" "*) ty=$(printf '%s' "$ty" | tr ' ' _) ;; esac
       echo "${z##*/} ${ty:-unknown} $t"; found=1
     fi
   done
@@ -68,13 +74,16 @@ cpufreq() {
   found=0
   for c in /sys/devices/system/cpu/cpu[0-9]*; do
     if [ -r "$c/cpufreq/scaling_cur_freq" ]; then
-      echo "${c##*/} $(cat "$c/cpufreq/scaling_cur_freq" 2>/dev/null) $(cat "$c/cpufreq/scaling_governor" 2>/dev/null)"
+      f=; g=
+      got "$c/cpufreq/scaling_cur_freq" && f=$v
+      got "$c/cpufreq/scaling_governor" && g=$v
+      echo "${c##*/} $f $g"
       found=1
     fi
   done
   [ $found = 1 ] || { echo "no readable /sys/devices/system/cpu/cpu*/cpufreq/scaling_cur_freq"; return 1; }
 }
-loadavg() { cat /proc/loadavg; }
+loadavg() { got /proc/loadavg || { cat /proc/loadavg; return; }; echo "$v"; }
 """
 # What the device is (run.json `device`, part of its fingerprint); cheap reads, no input interpolated.
 _LINUX_FACTS = (
@@ -112,8 +121,19 @@ SCRIPTS = {
 }
 
 
-def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20.0) -> dict[str, Any]:
-    """Sample the device's conditions now; never raises for a probe the device lacks (see module doc)."""
+# Around each launch only the conditions are kept (host/measure/launches.py `launch_conditions`), never the
+# device's facts, which the session's first sample took: those probes are left out of the samples beside a
+# launch (four processes fewer, twice a launch). Platforms not listed run their whole script.
+_FACT_SECTIONS = ("uname", "os_release", "meminfo", "nproc")
+CONDITIONS_SCRIPTS = {platform: SCRIPTS[platform].replace(_LINUX_FACTS, "")
+                      for platform in ("linux", "raspberrypi", "webos")}
+
+
+def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20.0,
+                      facts: bool = True) -> dict[str, Any]:
+    """Sample the device's conditions now; never raises for a probe the device lacks (see module doc).
+    `facts=False`: a sample beside a launch, without the probes of what the device is (its `device` may stay
+    empty)."""
     platform = spec.platform
     result: dict[str, Any] = {
         "platform": platform,
@@ -123,7 +143,7 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
         "readings": {},
         "unavailable": {},
     }
-    script = SCRIPTS.get(platform)
+    script = SCRIPTS.get(platform) if facts else CONDITIONS_SCRIPTS.get(platform, SCRIPTS.get(platform))
     if script is None:
         result["note"] = REPORTED_BY_RUNNER
         return result
@@ -142,6 +162,9 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
     parse = {"linux": _linux, "raspberrypi": _raspberrypi, "android": _android, "macos": _macos,
              "webos": _webos}[platform]
     parse(sections, result)
+    if script is not SCRIPTS[platform]:
+        for name in _FACT_SECTIONS:  # not asked for: not unavailable either
+            result["unavailable"].pop(name, None)
     _fill_conditions(result)
     return result
 

@@ -203,11 +203,12 @@ class Device:
                 raise DeviceError(self._clean(str(exc))) from None
         return self._probe
 
-    def sample_conditions(self) -> dict[str, Any]:
-        """The platform probe now (temperature, clocks, throttling, power); never raises."""
+    def sample_conditions(self, *, facts: bool = True) -> dict[str, Any]:
+        """The platform probe now (temperature, clocks, throttling, power); never raises. `facts=False`
+        beside a launch: without the probes of what the device is (conditions_probe.sample_conditions)."""
         from .conditions_probe import sample_conditions
 
-        return sample_conditions(self.transport, self.spec)
+        return sample_conditions(self.transport, self.spec, facts=facts)
 
     def refresh(self) -> RefreshRate:
         """The display's refresh rate and where it comes from (host/devices/refresh_rate.py), read once."""
@@ -245,11 +246,12 @@ class Device:
         # (host/devices/android_frame_dumps.py), stay.
         empty_folder(local_dir, keep=(PLATFORM_DUMPS,))
         self.transport.mkdir(outdir)
+        job_json = job.to_json()  # serialised once: the device's copy and the launch folder's are the same text
         with tempfile.TemporaryDirectory(prefix="zbench-job-") as tmp:
             job_file = Path(tmp) / "job.json"
-            job_file.write_text(job.to_json(), encoding="utf-8")
+            job_file.write_text(job_json, encoding="utf-8")
             self.transport.push(job_file, remote_job)
-        (local_dir / "job.json").write_text(job.to_json(), encoding="utf-8")
+        (local_dir / "job.json").write_text(job_json, encoding="utf-8")
 
         def on_line(line: str) -> None:
             progress = parse_progress(line)

@@ -166,6 +166,7 @@ def add_launch(measurement: SceneMeasurement, writer: SamplesCsv, outcome: Launc
             summary, time_to_first_frame_ms=time_to_first_frame_ms(outcome),
             corun_load=read_corun_load(outcome.result.extra.get("host_load"))))
         measurement.summarized.append(outcome)
+        measurement.samples.append(samples)
 
 
 def guarded_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float, on_progress: Any,
@@ -203,7 +204,7 @@ def _fault_detail(outcome: LaunchOutcome) -> str:
 
 def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeout: float,
                     on_progress: Any, runner: Sequence[str] | None) -> LaunchOutcome:
-    before = device.sample_conditions()
+    before = device.sample_conditions(facts=False)
     started = utc_now()
     platform = platform_frames.start(device, local_dir)  # Android's own frame timing; a no-op without a package
     try:
@@ -215,7 +216,7 @@ def _sampled_launch(device: Device, job: Job, index: int, local_dir: Path, timeo
     finally:
         platform.stop()
     outcome.platform_frames = platform.result
-    after = device.sample_conditions()
+    after = device.sample_conditions(facts=False)
     extra = outcome.result.extra
     outcome.conditions = {"before": with_runner_sample(launch_conditions(before), runner_sample("start", extra)),
                           "after": with_runner_sample(launch_conditions(after), runner_sample("end", extra))}

@@ -25,7 +25,7 @@ from ...protocol.vocabulary import HostIssueKind, IssueKind
 from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, Pattern
 from ...regression.sequential import SceneSequence
 from ...scenes import ComplexitySpec, SceneCase
-from ...stats import LaunchSummary, SceneSummary
+from ...stats import LaunchSamples, LaunchSummary, SceneSummary
 from ..devices.device import LaunchOutcome
 from .adaptive_extension import EXTENSION_TIME_LIMIT_S, Extension
 from .android_frame_series import PlatformSeries
@@ -48,6 +48,8 @@ class SceneMeasurement:
     launches: list[LaunchOutcome] = field(default_factory=list)
     summaries: list[LaunchSummary] = field(default_factory=list)
     summarized: list[LaunchOutcome] = field(default_factory=list)  # each summary's launch, paired in add_launch
+    # Each summary's samples (paired in add_launch): the history stores them, derived once from the frames.
+    samples: list[LaunchSamples] = field(default_factory=list)
     summary: SceneSummary | None = None
     skipped: str | None = None  # the reason when the device cannot run the scene
     # True when it is skipped because the backend does not support what the scene measures (a compressed

@@ -130,7 +130,7 @@ class _SampledDevice:
         slot = 0
         while not stop.is_set():
             before = time.monotonic_ns()
-            sample = self._device.sample_conditions()
+            sample = self._device.sample_conditions(facts=False)
             after = time.monotonic_ns()
             self.samples.append(ConditionsSample((before + after) // 2, (after - before) / 1e9,
                                                  launch_conditions(sample)))

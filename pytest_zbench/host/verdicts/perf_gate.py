@@ -70,7 +70,6 @@ from ...regression.verdict_words import GateVerdict
 from ...settings import Settings
 from ..devices.environment import environment
 from ..measure.launch_flags import flagged_launches
-from ..measure.launches import launch_samples
 from ..measure.results import SceneMeasurement
 
 # The reference runner's argv: its build is the harness checkout, so its identity needs no argv.
@@ -222,9 +221,7 @@ def _untrusted_gpu(launches: list[dict[str, Any]], valid: bool | None) -> list[d
 def scene_record(m: SceneMeasurement, valid: bool | None = None) -> SceneRecord:
     """The history's copy of a measured scene: per-launch summaries and the raw samples behind them."""
     assert m.job is not None and m.summary is not None
-    samples = [s for s in (launch_samples(l.frames, m.job.mode, partial=l.partial) for l in m.launches)
-               if s is not None]  # one per summary: add_launch summarised exactly these
-    record = SceneRecord.from_summary(m.case.id, comparison_params(m), m.summary, samples)
+    record = SceneRecord.from_summary(m.case.id, comparison_params(m), m.summary, m.samples)
     # Each launch is stored with the conditions around it, so a later verdict can name what changed.
     return dataclasses.replace(record, launches=_untrusted_gpu(flagged_launches(m, list(record.launches)), valid))
 
@@ -275,7 +272,7 @@ class RegressionGate:
         config = GateConfig(threshold=threshold, metrics=metrics)
         return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
                         "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,
-                        "resamples": config.resamples, "seed": config.seed,
+                        "resamples": config.resamples, "seed": config.seed, "between_floor": config.between_floor,
                         "mode": "interleaved A/B, launches" if interleaved else "sessions (two levels)"}
 
     @property
