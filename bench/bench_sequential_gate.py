@@ -6,10 +6,12 @@ max + max launches; with common random numbers:
 
 * fixed: the first 10 + 10 launches judged once by the A/B gate (`judge_interleaved`, alpha 0.01 per direction,
   bar 5 %);
-* sequential: rounds of 2 + 2 launches (A, B, B, A), a look after each round from 4 + 4 on
-  (`regression/sequential.judge_look` at the level the product's `SceneSequence` gives that look: its spending
+* sequential: rounds of 2 + 2 launches (A, B, B, A), a look when the product's schedule says so
+  (`regression/sequential.look_due`: from 4 + 4, every 2 + 2 more, and at the maximum) through
+  `regression/sequential.judge_look` at the level the product's `SceneSequence` gives that look (its spending
   function, the scene's alpha split per direction, looks its permutation test could barely reach spending
-  nothing), stopping at the first decided look or at max + max.
+  nothing), stopping at the first decided look, at the first look from 6 + 6 whose intervals say the maximum
+  could not decide it (`futile`, undecided), or at max + max. Every default is the product's.
 
 Per family it prints: `regressed` and `improved` = identical builds judged so (each with its Clopper-Pearson 95 %
 upper bound; only `regressed` fails a build), `same early` = the share of identical builds stopped `same` before
@@ -18,8 +20,10 @@ sides) each design used, with no change and with the slowdown. Targets (docs/reg
 gate"): the sequential `regressed` rate's upper bound at most 1 %, its power at least the fixed gate's, with
 fewer launches on average.
 
-Run: python bench/bench_sequential_gate.py [--null-trials 2000] [--trials 300] [--max-launches 12]
-[--frames 300] [--jobs 2] [--sequential-alpha 0.01] [--design hsd:-1] [--reachable-splits 5]
+Run: python bench/bench_sequential_gate.py [--null-trials 2000] [--trials 1000] [--max-launches 14]
+[--first-look 4] [--look-every 2] [--futile-from 6] [--families lognormal,bimodal] [--frames 300] [--jobs 2]
+[--sequential-alpha 0.01] [--design hsd:-1] [--reachable-splits 5] [--first-seed 0]
+(fewer trials and one family to explore a design quickly; the defaults for the table in docs/regression.md)
 """
 
 from __future__ import annotations
@@ -38,39 +42,58 @@ from bench_regression_power import session_frames, summaries, upper  # noqa: E40
 
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD  # noqa: E402
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved  # noqa: E402
-from pytest_zbench.regression.sequential import DESIGN, REACHABLE_SPLITS, Look, SceneSequence, judge_look, look_fraction  # noqa: E402
+from pytest_zbench.regression.sequential import (  # noqa: E402
+    DESIGN,
+    FIRST_LOOK,
+    FUTILE_FROM,
+    LOOK_EVERY,
+    REACHABLE_SPLITS,
+    Look,
+    SceneSequence,
+    futile,
+    judge_look,
+    launches_to_decide,
+    look_due,
+    look_fraction,
+)
+from pytest_zbench.settings import DEFAULT_MAX_LAUNCHES  # noqa: E402
 
 FIXED = 10
-ROUND = 2  # launches per side per round
-FIRST_LOOK = 4
 SHIFT = 0.10
 SESSION_SPREAD = 0.05
+ROUND = 2  # launches per side per round (host/measure/sequential_rounds.py)
 FAMILIES = ("lognormal", "bimodal")
 
 
 def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConfig, design: str,
-               reachable_splits: int) -> tuple[str, int]:
+               reachable_splits: int, first_look: int, look_every: int, futile_from: int) -> tuple[str, int]:
     """The verdict and the launches (both sides) of one sequential run over these launches: the product's
     SceneSequence gives each look its level (alpha split per direction, unreachable looks spend nothing)."""
-    looks = list(range(FIRST_LOOK, max_launches + 1, ROUND))
-    if looks[-1] != max_launches:
-        looks.append(max_launches)
+    # rounds of 2 + 2 (A, B, B, A) as the product launches them; a look when the product's schedule says so
+    rounds = sorted({*range(ROUND, max_launches + 1, ROUND), max_launches})
+    looks: list[int] = []
+    for n in rounds:
+        if look_due(n, looks[-1] if looks else 0, max_launches, first_look=first_look, look_every=look_every):
+            looks.append(n)
     sequence = SceneSequence(max_launches=max_launches, alpha=config.alpha, budget_min=0.0, design=design,
                              reachable_splits=reachable_splits)
     verdict = "inconclusive"
     for n in looks:
         level = sequence.level(n)
-        verdict = judge_look(a[:n], b[:n], config, level).verdict
+        judged = judge_look(a[:n], b[:n], config, level)
+        verdict = judged.verdict
         sequence.looks.append(Look(index=len(sequence.looks), launches_a=n, launches_b=n,
                                    fraction=look_fraction(n, max_launches), nominal_alpha=level, verdict=verdict,
                                    effect=None, elapsed_s=0.0))
         if verdict != "inconclusive":
             return verdict, 2 * n
+        if futile(launches_to_decide(judged, n), n, max_launches, futile_from=futile_from):
+            return verdict, 2 * n
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, int, float, str, int]) -> dict:
-    family, seed, shift, max_launches, frames, alpha, design, reachable_splits = job
+def trial(job: tuple[str, int, float, int, int, float, str, int, int, int, int]) -> dict:
+    family, seed, shift, max_launches, frames, alpha, design, reachable_splits, first_look, look_every, futile_from = job
     rng = np.random.default_rng(seed)
     session = session_frames(family, rng, 2 * max_launches, frames, SESSION_SPREAD)
     a = summaries(session[:max_launches])
@@ -78,15 +101,24 @@ def trial(job: tuple[str, int, float, int, int, float, str, int]) -> dict:
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS, seed=seed)
     fixed = judge_interleaved(a[:FIXED], b[:FIXED], config).verdict
     verdict, used = sequential(a, b, max_launches, dataclasses.replace(config, alpha=alpha), design,
-                               reachable_splits)
+                               reachable_splits, first_look, look_every, futile_from)
     return {"family": family, "shift": shift, "fixed": fixed, "sequential": verdict, "launches": used}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--null-trials", type=int, default=2000)
-    parser.add_argument("--trials", type=int, default=300)
-    parser.add_argument("--max-launches", type=int, default=12)
+    parser.add_argument("--trials", type=int, default=1000)
+    parser.add_argument("--max-launches", type=int, default=DEFAULT_MAX_LAUNCHES,
+                        help=f"per side (default {DEFAULT_MAX_LAUNCHES}, the product's)")
+    parser.add_argument("--first-look", type=int, default=FIRST_LOOK,
+                        help=f"launches per side at the first look (default {FIRST_LOOK}, the product's)")
+    parser.add_argument("--look-every", type=int, default=LOOK_EVERY,
+                        help=f"launches per side between looks (default {LOOK_EVERY}, the product's)")
+    parser.add_argument("--futile-from", type=int, default=FUTILE_FROM,
+                        help=f"launches per side from which an undecided scene that its maximum could not decide "
+                             f"stops (default {FUTILE_FROM}, the product's; past the maximum: never)")
+    parser.add_argument("--families", default=",".join(FAMILIES), help="comma-separated, of " + ", ".join(FAMILIES))
     parser.add_argument("--frames", type=int, default=300)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--sequential-alpha", type=float, default=0.01,
@@ -99,15 +131,18 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"a look spends alpha only at a level of this many times its permutation test's "
                              f"smallest p-value (default {REACHABLE_SPLITS})")
     args = parser.parse_args(argv)
+    families = tuple(f for f in args.families.split(",") if f)
+    if not families or set(families) - set(FAMILIES):
+        parser.error(f"--families {args.families!r}: expected a comma-separated list of {', '.join(FAMILIES)}")
     jobs = [(family, seed, shift, args.max_launches, args.frames, args.sequential_alpha, args.design,
-             args.reachable_splits)
-            for family in FAMILIES for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
+             args.reachable_splits, args.first_look, args.look_every, args.futile_from)
+            for family in families for shift, count in ((0.0, args.null_trials), (SHIFT, args.trials))
             for seed in range(args.first_seed, args.first_seed + count)]
     started = time.monotonic()
     with Pool(args.jobs) as pool:
         results = pool.map(trial, jobs, chunksize=8)
     print(f"A/B, session spread {SESSION_SPREAD:.0%}, {args.frames} frames per launch; fixed {FIXED} + {FIXED} "
-          f"launches vs sequential (rounds of {ROUND} + {ROUND}, looks from {FIRST_LOOK} + {FIRST_LOOK}, at most "
+          f"launches vs sequential (looks from {args.first_look} + {args.first_look}, every {args.look_every} + {args.look_every}, futile from {args.futile_from} + {args.futile_from}, at most "
           f"{args.max_launches} + {args.max_launches}, alpha spending {args.design}, alpha "
           f"{args.sequential_alpha:g} split per direction); fixed alpha 0.01 per direction, bar 5 %; "
           f"{args.null_trials} identical-build trials and {args.trials} at +{SHIFT:.0%} per family; "
@@ -118,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     print(header)
     print("-" * len(header))
     missed = []
-    for family in FAMILIES:
+    for family in families:
         null = [r for r in results if r["family"] == family and r["shift"] == 0.0]
         slow = [r for r in results if r["family"] == family and r["shift"] == SHIFT]
         row = {}
@@ -148,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             missed.append(f"{family}: sequential power {power:.3f} < fixed {row['fixed'][1]:.3f}")
         if slow and used >= 2 * FIXED:
             missed.append(f"{family}: sequential used {used:.1f} launches on average, not fewer than {2 * FIXED}")
-    for family in FAMILIES:  # the counts, to pool runs with disjoint seeds (--first-seed)
+    for family in families:  # the counts, to pool runs with disjoint seeds (--first-seed)
         null = [r for r in results if r["family"] == family and r["shift"] == 0.0]
         print(f"{family}: sequential on identical builds: {sum(r['sequential'] == 'regressed' for r in null)} "
               f"regressed, {sum(r['sequential'] == 'improved' for r in null)} improved of {len(null)}; fixed: "

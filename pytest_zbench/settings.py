@@ -33,7 +33,7 @@ BASELINE_KEYWORDS = ("history", "none")
 
 # The sequential gate (docs/regression.md, "The sequential gate"): its alpha is spent by launches / this
 # maximum; bench/bench_sequential_gate.py measured its power and launches at this value.
-DEFAULT_MAX_LAUNCHES = 12
+DEFAULT_MAX_LAUNCHES = 14
 
 # Sustained mode (docs/sustained.md): conditions every 5 s resolve a thermal time constant of tens of seconds.
 DEFAULT_SUSTAINED_INTERVAL_S = 5.0

@@ -264,7 +264,7 @@ def test_ci_is_the_ci_variable_set_to_true():
 def test_the_sequential_gate_budget_needs_ab_and_a_max_of_at_least_four():
     settings = build({"budget_min": "2.5", "ab": "python -m x", "max_launches": "8"})
     assert settings.budget_min == 2.5 and settings.max_launches == 8
-    assert build().budget_min is None and build().max_launches == 12
+    assert build().budget_min is None and build().max_launches == 14
     with pytest.raises(UsageError, match="--zbench-budget.*--zbench-ab"):
         build({"budget_min": "2"})
     with pytest.raises(UsageError, match="--zbench-budget: -1"):

@@ -39,7 +39,16 @@ DESIGN_NAMES = {"obf": "Lan-DeMets alpha spending, O'Brien-Fleming type, alpha s
 # can give: below that only the few most extreme splits could reject, so most of what it would spend is lost to
 # the test's discreteness; the next look spends it instead (bench: fewer launches at the same power).
 REACHABLE_SPLITS = 5
-StopReason = Literal["decided", "max_launches", "budget", "device_fault", "not_judged"]
+# The look schedule, launches per side: the first look (below 4 + 4 the permutation test cannot reach p < 1/70),
+# then a look every LOOK_EVERY more, and one at the maximum.
+FIRST_LOOK = 4
+LOOK_EVERY = 2
+# Futility (docs/regression.md, "Stopping for futility"): from this look on (launches per side), an undecided
+# scene whose intervals say it needs more launches per side than its maximum stops `futile`, its verdict
+# inconclusive: the launches it would still get could not decide it, and they go to the other scenes. Stopping
+# without a verdict declares no change, so it spends no alpha (a non-binding futility bound).
+FUTILE_FROM = 6
+StopReason = Literal["decided", "futile", "max_launches", "budget", "device_fault", "not_judged"]
 # Points of the recursion's grid per look: the boundaries it gives move by < 1e-4 in z past 800 (unit test).
 GRID_POINTS = 1200
 
@@ -170,6 +179,15 @@ class Look:
         return dataclasses.asdict(self)
 
 
+def look_due(launches_per_side: int, last_look: int, max_launches: int, *, first_look: int = FIRST_LOOK,
+             look_every: int = LOOK_EVERY) -> bool:
+    """Whether a scene with `launches_per_side` judged launches a side is due a look, its last look having had
+    `last_look` (0: none): from the first look on, every `look_every` launches more, and at the maximum."""
+    if launches_per_side < first_look or launches_per_side <= last_look:
+        return False
+    return last_look == 0 or launches_per_side - last_look >= look_every or launches_per_side >= max_launches
+
+
 def look_fraction(launches_per_side: int, max_launches: int) -> float:
     return min(launches_per_side / max_launches, 1.0)
 
@@ -223,26 +241,32 @@ def _inside_bars(v: Verdict) -> bool:
 
 def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
     """How many launches per side an undecided scene would need in all, at the rate its intervals narrow
-    (half-width ~ 1/sqrt(n)): the scheduler spends what is left on the smallest first ("most promising").
+    (half-width ~ 1/sqrt(n)), were its effects to stay where they are: the scheduler spends what is left on the
+    smallest first ("most promising"), and a scene that needs more than its maximum stops `futile`.
 
-    A metric past a bar needs its interval's lower end off no-change (half-width below |log effect|); a
-    scene whose every metric sits inside the bars needs every interval inside them."""
-    past, inside = [], []
+    A change needs one metric's interval off no change (half-width below |log effect|), whichever metric
+    gets there first; `same` needs every interval inside its same bar, so none past a bar. The smaller of the
+    two: a metric just inside the bar may still be decided a change (its effect is an estimate too)."""
+    change, inside = [], []
     for v in verdict.verdicts:
         if v.ci is None or v.effect is None or v.ci[0] <= 0 or v.effect <= 0:
             return math.inf
         centre, half = math.log(v.effect), (math.log(v.ci[1]) - math.log(v.ci[0])) / 2
-        bar = math.log(1 + v.threshold)
         if half <= 0:
             return float(launches_per_side)
-        if abs(centre) > bar:
-            past.append(launches_per_side * (half / abs(centre)) ** 2)
-        else:  # to stop `same` it must come inside the metric's same bar (a tail metric's is wider)
-            room = math.log(1 + same_bar(v.metric, v.threshold)) - abs(centre)
-            inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
-    if past:
-        return min(past)
-    return max(inside) if inside else math.inf
+        change.append(launches_per_side * (half / abs(centre)) ** 2 if centre != 0 else math.inf)
+        # to stop `same` it must come inside the metric's same bar (a tail metric's is wider)
+        room = math.log(1 + same_bar(v.metric, v.threshold)) - abs(centre)
+        inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
+    if not change:
+        return math.inf
+    return min(min(change), max(inside))
+
+
+def futile(to_decide: float, launches_per_side: int, max_launches: int, *, futile_from: int = FUTILE_FROM) -> bool:
+    """Whether an undecided scene stops for futility: from `futile_from` launches per side on, before its
+    maximum, its intervals say it needs more than its maximum (launches_to_decide)."""
+    return futile_from <= launches_per_side < max_launches and to_decide > max_launches
 
 
 @dataclass

@@ -4,6 +4,7 @@ test_sequential_gate_session.py."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 
@@ -16,13 +17,16 @@ from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESH
 from pytest_zbench.regression.gate import GateConfig
 from pytest_zbench.regression.sequential import (
     DESIGN,
+    FUTILE_FROM,
     REACHABLE_SPLITS,
     TAIL_SAME_FACTOR,
     SceneSequence,
     boundaries,
+    futile,
     hsd_spent_alpha,
     judge_look,
     launches_to_decide,
+    look_due,
     nominal_alphas,
     permutation_floor,
     same_bar,
@@ -172,6 +176,31 @@ def test_launches_to_decide_favours_the_scene_nearer_a_decision():
     assert launches_to_decide(clear, 4) < launches_to_decide(at_bar, 4)
 
 
+def _with(verdict, *metrics):
+    """The scene verdict with its first metric's verdict copied once per (metric, effect, interval)."""
+    first = verdict.verdicts[0]
+    return dataclasses.replace(verdict, verdicts=tuple(
+        dataclasses.replace(first, metric=metric, effect=effect, ci=ci) for metric, effect, ci in metrics))
+
+
+def test_launches_to_decide_takes_the_nearer_of_a_change_and_same():
+    judged = judge_look(launches(5.0, 6, 1), launches(5.5, 6, 2), CONFIG, 1e-9)
+    # A slowdown decides as a change by its median, whatever a tail metric whose interval never comes inside
+    # its same bar: half-width log(1.31 / 1.10) / 2 against log 1.2, at 6 launches per side.
+    slowed = _with(judged, ("cpu_ms.p50", 1.2, (1.10, 1.31)), ("jank_share", 1.0, (0.5, 2.0)))
+    half = (math.log(1.31) - math.log(1.10)) / 2
+    assert launches_to_decide(slowed, 6) == pytest.approx(6 * (half / math.log(1.2)) ** 2, rel=1e-9)
+    # A median just inside the bar may still be decided a change: the change's estimate, not same's
+    near = _with(judged, ("cpu_ms.p50", 1.04, (0.98, 1.10)))
+    half = (math.log(1.10) - math.log(0.98)) / 2
+    assert launches_to_decide(near, 6) == pytest.approx(6 * (half / math.log(1.04)) ** 2, rel=1e-9)
+    # No change in sight: same's estimate, every interval inside its same bar (the tail's is twice as wide)
+    flat = _with(judged, ("cpu_ms.p50", 1.0, (0.97, 1.03)), ("cpu_ms.p95", 1.0, (0.9, 1.11)))
+    room = math.log(1 + 2 * DEFAULT_AB_THRESHOLD)
+    assert launches_to_decide(flat, 6) == pytest.approx(6 * (math.log(1.11 / 0.9) / 2 / room) ** 2, rel=1e-9)
+    assert futile(launches_to_decide(slowed, 6), 6, 14) is False
+
+
 # The schedule, with launches that are synthetic summaries and a clock that counts seconds per launch.
 
 @dataclass
@@ -223,18 +252,57 @@ def test_rounds_stop_decided_scenes_and_spend_the_rest_on_the_undecided():
     assert same.a.sequential.stopped == "decided" and same.a.sequential.looks[-1].verdict == "same"
     assert len(same.a.summaries) < 8  # stopped before its maximum
     assert slow.a.sequential.stopped == "decided" and slow.a.sequential.looks[-1].verdict == "regressed"
-    # an effect at the bar under a launch spread of 30 % is undecided until its maximum
-    assert unclear.a.sequential.stopped == "max_launches" and len(unclear.a.summaries) == 8
+    # an effect at the bar under a launch spread of 30 %: its intervals say 8 + 8 launches could not decide it,
+    # so it stops for futility before its maximum, undecided
+    assert unclear.a.sequential.stopped == "futile" and len(unclear.a.summaries) < 8
+    assert unclear.a.sequential.looks[-1].verdict == "inconclusive"
+    assert unclear.a.sequential.looks[-1].launches_a >= FUTILE_FROM
     for scene in (same, slow, unclear):
         assert scene.a.ab.order[:4] == ["A", "B", "B", "A"]
         levels = [look.nominal_alpha for look in scene.a.sequential.looks]
         assert levels == sorted(levels) and all(level < 0.01 for level in levels)
 
 
+def test_an_undecided_scene_runs_to_its_maximum_when_futility_comes_no_earlier():
+    clock = [0.0]
+    unclear = _Scene("unclear", 5.0, 5.25, clock, 30, spread=0.3)
+    run_rounds([unclear], _judge, budget_s=1000, max_launches=FUTILE_FROM, alpha=0.01, clock=lambda: clock[0])
+    assert unclear.a.sequential.stopped == "max_launches" and len(unclear.a.summaries) == FUTILE_FROM
+    assert unclear.a.sequential.looks[-1].launches_a == FUTILE_FROM
+
+
+def test_looks_follow_the_schedule_and_the_maximum_always_gets_one():
+    def schedule(max_launches: int, look_every: int) -> list[int]:
+        looks: list[int] = []
+        for n in range(2, max_launches + 1, 2):  # rounds of 2 + 2
+            if look_due(n, looks[-1] if looks else 0, max_launches, look_every=look_every):
+                looks.append(n)
+        return looks
+
+    assert schedule(12, 2) == [4, 6, 8, 10, 12]
+    assert schedule(14, 4) == [4, 8, 12, 14]
+    assert not look_due(3, 0, 12)  # before the first look
+    assert look_due(FIRST_LOOK, 0, 12)
+    assert not look_due(8, 8, 12)  # no new launch: no look
+    assert not look_due(9, 8, 12, look_every=2)  # one launch failed: not yet
+    assert look_due(12, 11, 12, look_every=4)  # the maximum always gets a look
+    assert [n for n in (4, 8, 12, 16)
+            if look_due(n, n - 4 if n > 4 else 0, 16, first_look=4, look_every=4)] == [4, 8, 12, 16]
+
+
+def test_futility_stops_only_a_scene_its_maximum_could_not_decide_and_only_before_the_maximum():
+    assert futile(math.inf, FUTILE_FROM, 12)
+    assert futile(12.5, FUTILE_FROM, 12)
+    assert not futile(12.0, FUTILE_FROM, 12)  # its maximum may decide it: it keeps going
+    assert not futile(math.inf, FUTILE_FROM - 1, 12)  # too early to tell
+    assert not futile(math.inf, 12, 12)  # at its maximum it stops on max_launches, not futile
+
+
 def test_a_budget_stops_the_undecided_and_no_round_starts_that_would_not_fit():
     clock = [0.0]
     scenes = [_Scene(f"s{k}", 5.0, 5.25, clock, 40 + 10 * k, spread=0.3) for k in range(2)]
-    run_rounds(scenes, _judge, budget_s=30, max_launches=12, alpha=0.01, clock=lambda: clock[0])
+    # a maximum its intervals say may decide them (not futile): the budget is what stops them
+    run_rounds(scenes, _judge, budget_s=30, max_launches=200, alpha=0.01, clock=lambda: clock[0])
     assert clock[0] <= 30
     assert all(s.a.sequential.stopped == "budget" for s in scenes)
     # both scenes got their first look before either got more

@@ -1,17 +1,16 @@
 """The sequential gate end to end (docs/regression.md, "The sequential gate"): one A/B session under a budget in
 which B is the reference runner burning 3 ms per frame in one scene only. The unchanged scene stops before its
-maximum of launches, decided `same`; the burned one is decided `regressed`; run.json records both scenes' looks.
+maximum of launches, decided `same` or stopped `futile`; the burned one is decided `regressed`; run.json records
+both scenes' looks.
 
 Statistical, not timed: small uncapped scenes (160x120, 10 + 300 frames of well under 1 ms, so a launch's frames
 take tens of ms and its process start dominates), a 3 ms burn. The gate judges the median frame alone, at a bar
 of 25 %: on this shared machine a launch's p95 and jank share move by several times from launch to launch (one
-preempted launch). With 30 frames a launch, a launch's median was itself noisy on a loaded machine (one or two
-preempted frames of thirty move it): the unchanged scene's launch medians moved 15-30 % and it stayed undecided up
-to its maximum in one run of three. With 300 frames, as a real launch has (the default is 600), the launch median
-is a median of enough frames, and what is left is the launches' own spread, which interleaving shares between
-the sides. The burn is past the bar many times over. When the machine itself is noisy (clean-clone runs saw
-launch spreads of 11-29 % even so), the unchanged scene may run to its maximum undecided: the test then checks
-that it ran to its maximum, and that it never called a change.
+preempted launch). With 300 frames a launch, as a real launch has (the default is 600), the launch median is a
+median of enough frames; what is left is the launches' own spread, which on this machine is two speeds 1.5x
+apart in blocks of a few launches (0.059 or 0.09 ms a frame for the unchanged scene). The unchanged scene then
+either comes inside the bar (`same`) or its interval stays so wide that its maximum could not decide it
+(`futile`): both before its maximum. The burn is past the bar many times over.
 """
 
 from __future__ import annotations
@@ -21,11 +20,12 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from pytest_zbench.host.run_record import validate_run
+from pytest_zbench.settings import DEFAULT_MAX_LAUNCHES
 
 pytestmark = [pytest.mark.acceptance, pytest.mark.exclusive]
 
 SLOW, UNCHANGED = "mini.fill.x1", "mini.fill.x2"
-MAX_LAUNCHES = 12
+MAX_LAUNCHES = DEFAULT_MAX_LAUNCHES
 # The reference runner, with --cpu-burn-ms 3 for the jobs of the scene named first (the job names its scene).
 # A runs it too, naming no scene: both sides start the same way, so the unchanged scene is A/A.
 BURN_ONE_SCENE = """\
@@ -69,18 +69,13 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project, t
     verdict, sequential = unchanged["regression"]["verdict"], unchanged["sequential"]
     # Never a change it does not have, however the launches spread.
     assert verdict in ("same", "inconclusive"), unchanged["regression"]["message"]
-    if verdict == "same":  # decided at a look, at its maximum at the latest
-        # Not asserted before the maximum: in one run the first 4 + 4 launches of this unchanged scene read
-        # 0.72x, and the interval came inside the bar only at 12 + 12. How often an identical build stops early
-        # is the bench's figure (bench/bench_sequential_gate.py, docs/regression.md).
-        assert sequential["stopped"] == "decided"
-        assert sequential["launches_a"] <= MAX_LAUNCHES and sequential["launches_b"] <= MAX_LAUNCHES
-    else:
-        # Undecided only at its maximum: on this shared machine a launch's median of these 0.05-0.09 ms frames
-        # spread 11-29 % from launch to launch in three clean-clone runs, too much for 12 + 12 launches to put
-        # the interval inside the bars every time.
-        assert sequential["stopped"] == "max_launches", unchanged["regression"]["message"]
-        assert sequential["launches_a"] == sequential["launches_b"] == MAX_LAUNCHES
+    # It stops before its maximum: decided `same`, or `futile` when its intervals say the maximum could not
+    # decide it. On this shared machine a launch of this scene runs at one of two speeds 1.5x apart, in blocks
+    # of a few launches whatever the vCPU or the address layout (docs/regression.md, the end-to-end test), so
+    # its first 4 + 4 launches can read 0.68x or 1.49x and its interval stay wide: then it stops `futile`.
+    assert (sequential["stopped"], verdict) in (("decided", "same"), ("futile", "inconclusive")), (
+        sequential, unchanged["regression"]["message"])
+    assert sequential["launches_a"] < MAX_LAUNCHES and sequential["launches_b"] < MAX_LAUNCHES
     # run.json's launches are the ones the looks judged, in the order they ran (rounds of A, B, B, A)
     assert len(unchanged["per_run"]) == sequential["launches_a"]
     assert unchanged["ab"]["order"][:4] == ["A", "B", "B", "A"]
@@ -92,6 +87,7 @@ def test_an_unchanged_scene_stops_early_and_a_burned_one_is_regressed(project, t
         levels = [look["nominal_alpha"] for look in looks]
         assert all(0 <= level <= scene["sequential"]["alpha_per_direction"] for level in levels)
         assert all(look["verdict"] == "inconclusive" for look in looks[:-1])
+        assert 0 < looks[-1]["launches_a"] <= MAX_LAUNCHES
     # The looks where people read them: JUnit properties of each perf test, and the report's scene section
     for case in ET.parse(tmp_path / "junit.xml").iter("testcase"):
         props = {p.get("name"): p.get("value") for p in case.iter("property")}

@@ -1,8 +1,9 @@
 """The sequential gate's schedule on one device: scenes launched in rounds within a budget of minutes.
 
-Every scene first gets rounds up to its first look (4 launches per side), in the session's order; after each
-round from then on it is judged (regression/sequential.py: the look's level from alpha spending) and stops once
-decided or at its maximum of launches. What is left of the budget goes one round at a time to the undecided
+Every scene first gets rounds up to its first look (4 launches per side), in the session's order; from then on
+it is judged when its look schedule says so (regression/sequential.look_due; the look's level from alpha
+spending) and stops once decided, once its intervals say its maximum could not decide it (futile), or at its
+maximum of launches. What is left of the budget goes one round at a time to the undecided
 scene closest to a decision (the fewest launches per side its intervals say it needs). A round that would not
 fit in what is left (by that scene's last round) is not started. docs/regression.md, "The sequential gate".
 """
@@ -15,13 +16,13 @@ from dataclasses import dataclass
 
 from ...regression.gate import SceneVerdict
 from ...regression.interleaved_ab import Arm
-from ...regression.sequential import Look, SceneSequence, launches_to_decide
+from ...regression.sequential import FIRST_LOOK, Look, SceneSequence, futile, launches_to_decide, look_due
 from .ab_launches import ABLaunches
 from .results import SceneMeasurement
 
 # One round is counterbalanced on its own (A, B, B, A): a drift during it charges neither side.
 ROUND: tuple[Arm, ...] = ("A", "B", "B", "A")
-FIRST_LOOK = 4  # launches per side: below 4 + 4 the permutation test cannot reach p < 1/70
+__all__ = ["FIRST_LOOK", "ROUND", "run_rounds"]
 
 # (A's measurement with B in .ab, the look's nominal level) -> the look's verdict, None when not gated
 LookJudge = Callable[[SceneMeasurement, float], "SceneVerdict | None"]
@@ -71,22 +72,23 @@ def run_rounds(scenes: Sequence[ABLaunches], judge: LookJudge, *, budget_s: floa
         round_started = clock()
         scene.launches.run(list(ROUND))
         scene.round_s = clock() - round_started
-        if _look(scene, judge, clock() - started):
+        if _look(scene, judge, clock() - started, final=scene.launched_per_side >= max_launches):
             pending.remove(scene)
         elif scene.launched_per_side >= max_launches:
             scene.sequence.stopped = "max_launches"
             pending.remove(scene)
 
 
-def _look(scene: _Scene, judge: LookJudge, elapsed_s: float) -> bool:
-    """Judge the scene when it has enough launches; True when that stops it."""
+def _look(scene: _Scene, judge: LookJudge, elapsed_s: float, *, final: bool) -> bool:
+    """Judge the scene when a look is due (or, `final`, on its last round: failed launches can leave it short of
+    the maximum); True when that stops it."""
     n_a, n_b = scene.judged_per_side
     n = min(n_a, n_b)
-    if n < FIRST_LOOK:
-        return False
     sequence = scene.sequence
-    if sequence.looks and n == min(sequence.looks[-1].launches_a, sequence.looks[-1].launches_b):
-        return False  # the round's launches all failed: no new information, no look
+    last = min(sequence.looks[-1].launches_a, sequence.looks[-1].launches_b) if sequence.looks else 0
+    # not yet its first look, not yet its next one, or the round's launches all failed (no new information)
+    if not (look_due(n, last, sequence.max_launches) or (final and n > last and n >= FIRST_LOOK)):
+        return False
     level = sequence.level(n)
     verdict = judge(scene.launches.a, level)
     if verdict is None:
@@ -101,6 +103,9 @@ def _look(scene: _Scene, judge: LookJudge, elapsed_s: float) -> bool:
         sequence.stopped = "decided"
         return True
     scene.to_decide = launches_to_decide(verdict, n)
+    if futile(scene.to_decide, n, sequence.max_launches):
+        sequence.stopped = "futile"
+        return True
     return False
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-STOP_WORDS = {"decided": "decided", "max_launches": "undecided at its maximum of launches",
+STOP_WORDS = {"decided": "decided", "futile": "undecided, and its maximum of launches could not decide it",
+              "max_launches": "undecided at its maximum of launches",
               "budget": "the device session's budget ran out", "device_fault": "the device was quarantined",
               "not_judged": "not gated"}
 
