@@ -18,6 +18,7 @@ import yaml
 
 from .engine.deployed_runner import DeployedRunnerError, expand_deployed
 from .errors import InventoryError
+from .json_types import is_int, is_number
 from .protocol.limits import MAX_SURFACE_SIDE
 from .yaml_loader import DuplicateKeyError, load_yaml
 
@@ -235,7 +236,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
                               "starting with a digit)")
     for key in SECONDS_KEYS:
         value = entry.get(key)
-        if value is not None and (not _is_number(value) or not 0 < value < math.inf):
+        if value is not None and (not is_number(value) or not 0 < value < math.inf):
             raise fail(key, f"expected a positive number of seconds, got {value!r}")
     timeout = entry.get("timeout_s")
     options = {k: entry[k] for k in TRANSPORT_KEYS[transport] if k in entry}
@@ -258,7 +259,7 @@ def _device(path: Path, name: str, entry: Any) -> DeviceSpec:
     if options.get("frame_timeline") and "package" not in options:
         raise fail("frame_timeline", "the frame timeline is read for the app named by 'package': set package too")
     for key in ("port", "adb_port"):
-        if key in options and (not _is_int(options[key]) or not 0 < options[key] < 65536):
+        if key in options and (not is_int(options[key]) or not 0 < options[key] < 65536):
             raise fail(key, f"expected a TCP port number, got {options[key]!r}")
     for key in ("identity_file", "known_hosts"):
         if key in options:
@@ -363,11 +364,11 @@ def _cooldown(raw: Any, fail: Any) -> CooldownSpec:
     if unknown:
         raise fail(f"prepare.cooldown.{unknown[0]}", f"not a key of 'cooldown'; allowed: {', '.join(COOLDOWN_KEYS)}")
     below = raw["below_c"]
-    if not _is_number(below) or not 0 < below < 150:
+    if not is_number(below) or not 0 < below < 150:
         raise fail("prepare.cooldown.below_c", f"expected a temperature in degrees Celsius (0 to 150), got {below!r}")
     for key in ("max_wait_s", "poll_s"):
         value = raw.get(key)
-        if value is not None and (not _is_number(value) or not 0 < value < math.inf):
+        if value is not None and (not is_number(value) or not 0 < value < math.inf):
             raise fail(f"prepare.cooldown.{key}", f"expected a positive number of seconds, got {value!r}")
     return CooldownSpec(below_c=float(below), max_wait_s=float(raw.get("max_wait_s", COOLDOWN_DEFAULT_MAX_WAIT_S)),
                         poll_s=float(raw.get("poll_s", COOLDOWN_DEFAULT_POLL_S)))
@@ -428,7 +429,7 @@ def _ci(raw: Any, fail: Any) -> CiSpec:
     kind = "self-hosted" if "self-hosted" in labels else "hosted"
     timeout = raw.get("timeout_minutes", CI_DEFAULT_TIMEOUT_MINUTES)
     limit = CI_MAX_TIMEOUT_MINUTES[kind]
-    if not _is_int(timeout) or not 1 <= timeout <= limit:
+    if not is_int(timeout) or not 1 <= timeout <= limit:
         raise fail("ci.timeout_minutes", f"expected whole minutes from 1 to {limit} (GitHub's limit for a job on a "
                                          f"{kind} runner), got {timeout!r}")
     ab_runner = strings("ab_runner", required=False)
@@ -446,23 +447,16 @@ def _display(raw: Any, fail: Any) -> Display:
     if unknown:
         raise fail(f"unknown keys {sorted(unknown)}; allowed: width, height, refresh_hz")
     width, height, hz = raw.get("width"), raw.get("height"), raw.get("refresh_hz", 60.0)
-    if not _is_int(width) or not _is_int(height) or width <= 0 or height <= 0:
+    if not is_int(width) or not is_int(height) or width <= 0 or height <= 0:
         raise fail("width and height must be positive integers")
     if max(width, height) > MAX_SURFACE_SIDE:
         raise fail(f"{width} x {height} is larger than the {MAX_SURFACE_SIDE} pixels a side a runner renders "
                    "(MAX_SURFACE_SIDE); give the screen's size in pixels")
-    if not _is_number(hz) or not 1 <= hz <= 1000:
+    if not is_number(hz) or not 1 <= hz <= 1000:
         raise fail(f"refresh_hz {hz!r} must be a number between 1 and 1000")
     return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)
 
 
-# YAML reads `yes`, `on` and `true` as booleans, and Python's bool is an int: `port: yes` must not become port 1.
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _is_platform(name: str | None) -> TypeGuard[Platform]:

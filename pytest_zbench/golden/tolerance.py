@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from ..errors import ZbenchError
+from ..json_types import is_int, is_number
 
 SOFTWARE = "software"
 # The comparisons with the reference software set beside a device's own golden: a GPU backend's capture
@@ -161,23 +162,19 @@ _PERCENT_RE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*%\s*$")
 _WPT_RE = re.compile(r"^\s*(?:maxDifference\s*=\s*)?(\d+)(?:\s*-\s*(\d+))?\s*;\s*(?:totalPixels\s*=\s*)?(\d+)(?:\s*-\s*(\d+))?\s*$")
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool)) and math.isfinite(value)
+def _is_finite(value: Any) -> bool:
+    return is_number(value) and math.isfinite(value)
 
 
 def _channel(value: Any, key: str) -> int:
-    if not _is_int(value) or not 0 <= value <= 255:
+    if not is_int(value) or not 0 <= value <= 255:
         raise ToleranceError(key, f"{value!r} must be an integer channel delta 0..255")
     return int(value)
 
 
 def parse_budget(value: Any, key: str) -> PixelBudget:
     """A count (int >= 0) or a percentage string '0.1%' (0..100%)."""
-    if _is_int(value):
+    if is_int(value):
         if value < 0:
             raise ToleranceError(key, f"{value!r} must be a pixel count >= 0 or a percentage such as '0.1%'")
         return PixelBudget(count=int(value))
@@ -191,15 +188,15 @@ def parse_budget(value: Any, key: str) -> PixelBudget:
 
 
 def _unit_interval(value: Any, key: str) -> float:
-    if not _is_number(value) or not 0.0 <= value <= 1.0:
+    if not _is_finite(value) or not 0.0 <= value <= 1.0:
         raise ToleranceError(key, f"{value!r} must be a number in 0..1")
     return float(value)
 
 
 def _range(value: Any, key: str, *, upper: int | None) -> tuple[int, int]:
-    if _is_int(value):
+    if is_int(value):
         lo, hi = 0, value
-    elif isinstance(value, (list, tuple)) and len(value) == 2 and all(_is_int(v) for v in value):
+    elif isinstance(value, (list, tuple)) and len(value) == 2 and all(is_int(v) for v in value):
         lo, hi = value
     else:
         raise ToleranceError(key, f"{value!r} must be an integer (upper bound) or a [low, high] pair")
@@ -251,16 +248,16 @@ def _edge_mask(value: Any, key: str) -> EdgeMask | None:
         return None
     if value is True:
         return EdgeMask()
-    if _is_number(value):
+    if _is_finite(value):
         value = {"threshold": value}
     if not isinstance(value, Mapping):
         raise ToleranceError(key, f"{value!r} must be true/false, a Sobel threshold, or a mapping with keys {list(EDGE_KEYS)}")
     _unknown(value, EDGE_KEYS, key)
     threshold = value.get("threshold", EdgeMask.threshold)
-    if not _is_number(threshold) or threshold <= 0:
+    if not _is_finite(threshold) or threshold <= 0:
         raise ToleranceError(f"{key}.threshold", f"{threshold!r} must be a positive Sobel magnitude (0..255 scale)")
     dilate = value.get("dilate", EdgeMask.dilate)
-    if not _is_int(dilate) or not 0 <= dilate <= 8:
+    if not is_int(dilate) or not 0 <= dilate <= 8:
         raise ToleranceError(f"{key}.dilate", f"{dilate!r} must be an integer 0..8")
     on = value.get("on", EdgeMask.on)
     if on not in EDGE_SOURCES:
@@ -294,7 +291,7 @@ def parse_tolerance(raw: Mapping[str, Any], *, where: str = "") -> Tolerance:
     if not isinstance(exact, bool):
         raise ToleranceError(k("exact"), f"{exact!r} must be true or false")
     border = raw.get("border", 0)
-    if not _is_int(border) or border < 0:
+    if not is_int(border) or border < 0:
         raise ToleranceError(k("border"), f"{border!r} must be a pixel count >= 0")
     tol = Tolerance(
         exact=exact,
@@ -329,7 +326,7 @@ def parse_tolerance(raw: Mapping[str, Any], *, where: str = "") -> Tolerance:
 
 
 def _ssim(value: Any, key: str) -> float:
-    if not _is_number(value) or not -1.0 <= value <= 1.0:
+    if not _is_finite(value) or not -1.0 <= value <= 1.0:
         raise ToleranceError(key, f"{value!r} must be a number in -1..1 (1 means identical)")
     return float(value)
 

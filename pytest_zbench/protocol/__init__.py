@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ..errors import ZbenchError
+from ..json_types import is_int
 from .display_list import ops_features, walk_ops
 from .limits import MAX_ARTIFACT_BYTES, MAX_ISSUES, MAX_RESULT_JSON_BYTES
 from .vocabulary import (
@@ -94,13 +95,9 @@ ABSURD_MS = 3_600_000.0
 ABSURD_COUNT = 1e15
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _is_protocol_version(value: Any) -> bool:
     # `true == 1` and `1.0 == 1` in Python; the protocol field is the integer 1.
-    return _is_int(value) and value == PROTOCOL_VERSION
+    return is_int(value) and value == PROTOCOL_VERSION
 
 
 class ProtocolError(ZbenchError, ValueError):
@@ -305,7 +302,7 @@ def parse_machine(raw: Any, *, source: str = "probe") -> Machine:
             raise ProtocolError(f"{source}: machine.{key} must be a string, got {raw[key]!r}")
     for key in MACHINE_INTS:
         value = raw.get(key)
-        if value is not None and (not _is_int(value) or value < 0):
+        if value is not None and (not is_int(value) or value < 0):
             raise ProtocolError(f"{source}: machine.{key} must be a non-negative integer, got {value!r}")
     family = arch_family(raw.get("arch"))
     if family is None:
@@ -451,7 +448,7 @@ def parse_progress(line: str) -> tuple[int, int] | None:
     except json.JSONDecodeError:
         return None
     frame, of = obj.get("frame"), obj.get("of")
-    if _is_int(frame) and _is_int(of) and set(obj) <= {"frame", "of"}:
+    if is_int(frame) and is_int(of) and set(obj) <= {"frame", "of"}:
         return frame, of
     return None
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ZbenchError
+from ..json_types import is_number
 from .config import GATE_METRIC
 from .gate import BaselineSession, GateConfig, SceneVerdict, SessionPool, judge
 from .history import BaselineWindow, HistoricRun, History, SceneKey, environment_fingerprint
@@ -174,19 +175,17 @@ def _unreadable_metric(launch: Mapping[str, Any]) -> str | None:
     """The first value the gate could read from this launch summary that is not a number (or missing)."""
     for family, stats in launch.items():
         if family == "jank_share":
-            if stats is not None and not _number(stats):
+            if stats is not None and not is_number(stats):
                 return family
         elif GATE_METRIC.fullmatch(f"{family}.p50"):
             if stats is not None and not isinstance(stats, dict):
                 return family
             for name, value in (stats or {}).items():
-                if GATE_METRIC.fullmatch(f"{family}.{name}") and value is not None and not _number(value):
+                if GATE_METRIC.fullmatch(f"{family}.{name}") and value is not None and not is_number(value):
                     return f"{family}.{name}"
     return None
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...json_types import is_int, is_number
+
 
 def _number(value: Any) -> float | None:
     """A finite number at or above zero as a float, else None."""
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value < float("inf"):
+    if is_number(value) and 0 <= value < float("inf"):
         return float(value)
     return None
 
@@ -23,6 +25,6 @@ def read_corun_load(raw: Any) -> float | None:
     wall, busy, own = _number(raw.get("wall_ms")), _number(raw.get("busy_ms")), _number(raw.get("own_cpu_ms"))
     cpus = raw.get("cpus")
     if wall is None or wall <= 0 or busy is None or own is None or not (
-            isinstance(cpus, int) and not isinstance(cpus, bool) and cpus >= 1):
+            is_int(cpus) and cpus >= 1):
         return None
     return max(0.0, busy - own) / wall

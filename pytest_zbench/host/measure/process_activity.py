@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...json_types import is_int, is_number
+
 _DIGITS = 3
 
 
@@ -45,11 +47,11 @@ class ProcessActivity:
 
 
 def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    return is_int(value) and value >= 0
 
 
 def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+    return is_number(value) and value >= 0
 
 
 def read_activity(raw: Any) -> ProcessActivity | None:

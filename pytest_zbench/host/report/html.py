@@ -17,8 +17,9 @@ import urllib.parse
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
+from ...json_types import is_number
 from ...regression.changepoints import ChangePoint
 from ...regression.config import metric_unit
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
@@ -242,7 +243,7 @@ def _distributions(section: dict[str, Any], scene: dict[str, Any]) -> str:
             title=f"{name}: {verdict}, {_effect_words(m)}", title_colour=CHART_COLOURS.get(verdict, NEUTRAL_COLOUR),
             legend=legend, caption=f"{name} of each launch (a dot) and each row's median (a bar), as the gate judged "
                                    f"them: {verdict}, {_effect_words(m)}" + (f", bar ±{100 * m['bar']:.1f}%"
-                                                                             if _number(m.get("bar")) else "")))
+                                                                             if is_number(m.get("bar")) else "")))
     note = (f"<p class=note>Per-launch values of {html.escape(', '.join(missing))}: missing or not numbers in "
             "run.json, so their chart is omitted.</p>" if missing else "")
     figures = [f for f in figures if f]
@@ -260,10 +261,10 @@ def _session_label(sessions: Sequence[Any], index: int, ab: bool) -> str:
 
 def _effect_words(m: dict[str, Any]) -> str:
     ci: list[Any] = m["ci"] if isinstance(m.get("ci"), list) and len(m["ci"]) == 2 else [None, None]
-    if not _number(m.get("effect")):
+    if not is_number(m.get("effect")):
         return "no effect"
     interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x"
-                if _number(ci[0]) and _number(ci[1]) else "no interval")
+                if is_number(ci[0]) and is_number(ci[1]) else "no interval")
     return f"effect {m['effect']:.3f}x, {interval}"
 
 
@@ -287,9 +288,9 @@ def _history(section: dict[str, Any]) -> str:
         value, when, build = s.get("value"), str(s.get("started_utc") or ""), str(s.get("build") or "?")
         mine = s.get("candidate") is True
         points.append(charts.HistoryPoint(
-            float(value) if _number(value) else None, when[5:16].replace("T", " ") if same_day else when[5:10],
+            float(value) if is_number(value) else None, when[5:16].replace("T", " ") if same_day else when[5:10],
             f"run {s['run_id'][:8]}, build {build[:10]}, {when[:16]}: "
-            + (f"{value:.4g}" if _number(value) else "no value") + (" (this run)" if mine else ""), mine))
+            + (f"{value:.4g}" if is_number(value) else "no value") + (" (this run)" if mine else ""), mine))
     unit = metric_unit(metric)
     found = "; ".join(c.describe() for c in steps) or "none found"
     own = "" if any(p.candidate for p in points) else "; this session's run is not among them (not recorded, or A/B)"
@@ -359,7 +360,7 @@ def _reference_quantiles(scene: dict[str, Any], gpu_shown: bool) -> list[charts.
         entry = frames.get(series) or {}
         levels, values = entry.get("levels"), entry.get(side)
         if (isinstance(levels, list) and isinstance(values, list) and len(levels) == len(values) >= 2
-                and all(_number(v) for v in levels + values)):
+                and all(is_number(v) for v in levels + values)):
             out.append(charts.Quantiles(f"{name} {series}, median of its {entry.get(f'n_{side}', '?')} launches' "
                                         "quantiles", [float(v) for v in levels], [float(v) for v in values],
                                         charts.REFERENCE_COLOUR if series == "cpu_ms" else "#888888"))
@@ -619,12 +620,8 @@ def _float(text: str | None) -> float | None:
         return None
 
 
-def _number(value: Any) -> TypeGuard[float]:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _ms(value: Any) -> str:
-    return f"{value:.2f}" if _number(value) else ""
+    return f"{value:.2f}" if is_number(value) else ""
 
 
 def _value(value: Any) -> str:

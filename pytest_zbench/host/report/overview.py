@@ -13,6 +13,8 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ...json_types import is_number
+
 # What needs attention first: the summary and the page order (an unknown word sorts last).
 ATTENTION = ("error", "failed", "regressed", "missing", "inconclusive", "written", "passed", "unchanged",
              "improved", "no_baseline", "skipped")
@@ -108,11 +110,11 @@ def headline(section: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 
 def effect_text(metric: Mapping[str, Any] | None) -> str:
     """`25.0x [0.910x, 690x] cpu_ms.p50`: candidate / baseline, its interval, the metric; '' without an effect."""
-    if metric is None or not _number(metric.get("effect")):
+    if metric is None or not is_number(metric.get("effect")):
         return ""
     ci = metric.get("ci")
     interval = (f" [{ci[0]:.3g}x, {ci[1]:.3g}x]" if isinstance(ci, (list, tuple)) and len(ci) == 2
-                and all(_number(v) for v in ci) else " [no interval]")
+                and all(is_number(v) for v in ci) else " [no interval]")
     return f"{metric['effect']:.3g}x{interval} {metric.get('metric')}"
 
 
@@ -148,7 +150,7 @@ def _row(s: Mapping[str, Any], words: tuple[str, str, str]) -> str:
         "frame_p50": frame.get("p50"), "frame_p95": frame.get("p95"), "frame_p99": frame.get("p99"),
         "cpu_p50": cpu.get("p50"), "gpu_p50": None if s.get("gpu_valid") is False else gpu.get("p50"),
         "jank": metrics.get("jank"), "slow_frames": metrics.get("slow_frames"),
-        "overrun_p95": (metrics.get("overrun_ms") or {}).get("p95"), "verdict": verdict, "effect": effect if _number(effect) else None,
+        "overrun_p95": (metrics.get("overrun_ms") or {}).get("p95"), "verdict": verdict, "effect": effect if is_number(effect) else None,
         "golden": golden, "result": result,
     }
     data = " ".join(f"data-{_data_name(k)}='{html.escape(str(v))}'" for k, v in values.items() if v is not None)
@@ -183,9 +185,5 @@ def _score(a: Mapping[str, Any]) -> str:
         f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(str(a.get('unit', '')))}{ci}")
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def _ms(value: Any) -> str:
-    return f"{value:.2f}" if _number(value) else ""
+    return f"{value:.2f}" if is_number(value) else ""

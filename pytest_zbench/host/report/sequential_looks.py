@@ -7,6 +7,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ...json_types import is_number
+
 STOP_WORDS = {"decided": "decided", "futile": "undecided, and its maximum of launches could not decide it",
               "max_launches": "undecided at its maximum of launches",
               "budget": "the device session's budget ran out", "device_fault": "the device was quarantined",
@@ -53,7 +55,7 @@ def report_section(scene: dict[str, Any]) -> str:
                     f"<td>{look.get('launches_a')} + {look.get('launches_b')}</td>"
                     f"<td>{_number(look.get('fraction'), '.2f')}</td><td>{_level(look.get('nominal_alpha'))}</td>"
                     f"<td class='{html.escape(verdict)}'>{html.escape(verdict)}</td>"
-                    f"<td>{_number(effect, '.3f') + 'x' if _is_number(effect) else ''}</td>"
+                    f"<td>{_number(effect, '.3f') + 'x' if is_number(effect) else ''}</td>"
                     f"<td>{_number(look.get('elapsed_s'), '.1f')}</td></tr>")
     table = ("<table class=looks><tr><th>look</th><th>launches A + B</th><th>information fraction</th>"
              "<th>level per direction</th><th>verdict</th><th>effect (first metric)</th><th>s since the rounds "
@@ -66,14 +68,11 @@ def report_section(scene: dict[str, Any]) -> str:
 
 
 def _level(value: Any) -> str:
-    if not _is_number(value):
+    if not is_number(value):
         return ""
     return "0" if value == 0 else f"{value:.2g}"
 
 
 def _number(value: Any, spec: str) -> str:
-    return format(value, spec) if _is_number(value) else ""
+    return format(value, spec) if is_number(value) else ""
 
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
