@@ -15,9 +15,9 @@
 #
 # The device is cached outside the clone, in ${XDG_CACHE_HOME:-~/.cache}/zbench/arm64/<key>, the key naming
 # the Debian suite and the dependency versions; a second run on the machine only installs the runner. The
-# runner itself (what it imports: pytest_zbench/__init__.py, errors.py, protocol/, schema/, runner/) is
-# copied into this clone's .zbench/arm64/runner: the device runs that copy, and refuses to start when it
-# differs from the checkout.
+# runner itself (what it imports: pytest_zbench/__init__.py, errors.py, json_types.py, protocol/, schema/,
+# runner/) is copied into this clone's .zbench/arm64/runner: the device runs that copy, and refuses to start
+# when it differs from the checkout.
 #
 # Needs debootstrap and qemu-user-static (ci/setup.sh installs both). Environment: PYTHON (the host
 # interpreter whose skia-python and numpy versions are matched, default python3), ZBENCH_ARM64_SUITE (default
@@ -36,8 +36,8 @@ layout=1                                  # bump when the device's layout change
 # The userland's packages: python3, the font the runner draws text with, and the libraries skia-python's
 # wheel links against (libEGL, libGL through glvnd, expat). No Mesa: the gles2 backend is left out there.
 packages="python3,fonts-dejavu-core,libegl1,libgl1,libexpat1"
-runner_files=(pytest_zbench/__init__.py pytest_zbench/errors.py pytest_zbench/protocol pytest_zbench/schema
-              pytest_zbench/runner)
+runner_files=(pytest_zbench/__init__.py pytest_zbench/errors.py pytest_zbench/json_types.py
+              pytest_zbench/protocol pytest_zbench/schema pytest_zbench/runner)
 
 die() { echo "arm64-device: $*" >&2; exit 1; }
 
