@@ -12,11 +12,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_zbench.host.measure.sequential_rounds import FIRST_LOOK, run_rounds
+from pytest_zbench.host.measure.sequential_rounds import run_rounds
 from pytest_zbench.regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig
 from pytest_zbench.regression.sequential import (
     DESIGN,
+    FIRST_LOOK,
     FUTILE_FROM,
     REACHABLE_SPLITS,
     TAIL_SAME_FACTOR,

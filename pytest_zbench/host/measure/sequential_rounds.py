@@ -22,7 +22,6 @@ from .results import SceneMeasurement
 
 # One round is counterbalanced on its own (A, B, B, A): a drift during it charges neither side.
 ROUND: tuple[Arm, ...] = ("A", "B", "B", "A")
-__all__ = ["FIRST_LOOK", "ROUND", "run_rounds"]
 
 # (A's measurement with B in .ab, the look's nominal level) -> the look's verdict, None when not gated
 LookJudge = Callable[[SceneMeasurement, float], "SceneVerdict | None"]
