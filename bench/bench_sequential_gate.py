@@ -4,8 +4,8 @@ The sessions come from bench_regression_power.py (lognormal or bimodal frames, A
 offset of 3 %, a session offset shared by both sides of the A/B session). Each trial draws one A/B session of
 max + max launches; with common random numbers:
 
-* fixed: the first 10 + 10 launches judged once by the A/B gate (`judge_interleaved`, alpha 0.01 per direction,
-  bar 5 %);
+* fixed: the first 10 + 10 launches judged once by the A/B gate (`judge_interleaved`, alpha 0.01 split per
+  direction, bar 5 %);
 * sequential: rounds of 2 + 2 launches (A, B, B, A), a look when the product's schedule says so
   (`regression/sequential.look_due`: from 4 + 4, every 2 + 2 more, and at the maximum) through
   `regression/sequential.judge_look` at the level the product's `SceneSequence` gives that look (its spending
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--sequential-alpha", type=float, default=0.01,
                         help="the scene's alpha the sequential gate spends, half per direction (the fixed gate "
-                             "keeps 0.01 per direction)")
+                             "keeps the default, 0.01, also half per direction)")
     parser.add_argument("--design", default=DESIGN, help=f"alpha spending: obf or hsd:GAMMA (default {DESIGN})")
     parser.add_argument("--first-seed", type=int, default=0,
                         help="the trials' seeds start here: runs with disjoint seeds can be pooled (counts printed)")
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"A/B, session spread {SESSION_SPREAD:.0%}, {args.frames} frames per launch; fixed {FIXED} + {FIXED} "
           f"launches vs sequential (looks from {args.first_look} + {args.first_look}, every {args.look_every} + {args.look_every}, futile from {args.futile_from} + {args.futile_from}, at most "
           f"{args.max_launches} + {args.max_launches}, alpha spending {args.design}, alpha "
-          f"{args.sequential_alpha:g} split per direction); fixed alpha 0.01 per direction, bar 5 %; "
+          f"{args.sequential_alpha:g} split per direction); fixed alpha 0.01 split per direction, bar 5 %; "
           f"{args.null_trials} identical-build trials and {args.trials} at +{SHIFT:.0%} per family; "
           f"{time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
     header = (f"{'family':<10} {'design':<11} {'regressed (95% up)':>19} {'improved (95% up)':>18} "

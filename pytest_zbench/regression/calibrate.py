@@ -11,8 +11,9 @@ on (regression/hierarchy.py):
 * minimum detectable effect (MDE) for n launches against a baseline of 5 sessions: the smallest true slowdown
   the gate flags with `power`, by normal theory on the gate's rule: the effect's standard error
   se = sqrt(tau^2 (1 + 1/5) + c_n sigma^2 / n (1 + 1/5)), the interval's critical value from the t
-  distribution at the family's alpha split over the gated metrics (Bonferroni: an upper bound of what the
-  gate's min-P adjustment needs), the effect past max(threshold, critical x se) `power` of the time.
+  distribution at the level of the `regressed` direction (alpha / 2) split over the gated metrics (Bonferroni:
+  an upper bound of what the gate's min-P adjustment needs), the effect past max(threshold, critical x se)
+  `power` of the time.
 
 The gate reads the A/A sessions themselves (regression/baseline.calibration_sessions): they supply its
 between-session spread. The calibration table keeps the figures for people: the within-session spread as the
@@ -81,7 +82,7 @@ def minimum_detectable_effect(spread: Spread, n: int, *, power: float = 0.8, con
     df = max(spread.between_df, sessions - 1)
     within = median_variance_factor(n) * spread.within ** 2 / n
     se = math.sqrt((spread.between ** 2 + within) * (1 + 1 / sessions))
-    crit = float(sps.t.ppf(1 - config.alpha / k, df))
+    crit = float(sps.t.ppf(1 - config.alpha_per_direction / k, df))
     needed = max(math.log1p(config.threshold), crit * se) + float(sps.norm.ppf(power)) * se
     return round(math.expm1(needed), 4)
 
@@ -94,7 +95,7 @@ def ab_minimum_detectable_effect(spread: Spread, n: int, *, power: float = 0.8,
         return None
     k = metrics or len(config.metrics)
     se = math.sqrt(2 * median_variance_factor(n) * spread.within ** 2 / n)
-    crit = float(sps.t.ppf(1 - config.alpha / k, 2 * n - 2))
+    crit = float(sps.t.ppf(1 - config.alpha_per_direction / k, 2 * n - 2))
     bar = math.log1p(config.threshold if threshold is None else threshold)
     return round(math.expm1(max(bar, crit * se) + float(sps.norm.ppf(power)) * se), 4)
 

@@ -44,7 +44,10 @@ ADAPTIVE_GATING_METRICS: tuple[str, ...] = ("adaptive.score",)
 # sessions) and in A/B (interleaved launches of one session, where session offsets cancel: the sensitive mode).
 DEFAULT_THRESHOLD = 0.15
 DEFAULT_AB_THRESHOLD = 0.05
-# The scene's family-wise false-alarm rate: every gated metric of a scene is tested together at this alpha.
+# The scene's family-wise false-change rate: every gated metric of a scene is tested together at this alpha, and
+# each direction (`regressed`, `improved`) spends half of it, as the sequential gate does: the chance that
+# identical builds are called changed either way stays at alpha, and that they fail a build (`regressed`) at
+# alpha / 2 (docs/regression.md, "Verdicts").
 DEFAULT_ALPHA = 0.01
 # The smallest between-session spread the history gate believes (a relative spread of a session's offset): an
 # estimate below it is raised to it, keeping the estimate's degrees of freedom. Two or three sessions can agree
@@ -62,7 +65,8 @@ class GateConfig:
     """Knobs of the gate; the defaults are the product's documented defaults (docs/regression.md).
 
     threshold: the bar an effect must pass to count (the noise enters through the test and the interval, not
-    the bar). alpha: the scene's family-wise false-alarm rate (all gated metrics together). resamples: of the
+    the bar). alpha: the scene's family-wise false-change rate (all gated metrics together, both directions:
+    each of `regressed` and `improved` is tested at alpha_per_direction = alpha / 2). resamples: of the
     hierarchical (history) or launch (A/B) bootstrap, seeded by `seed`. between_floor: the smallest relative
     between-session spread the history gate uses (DEFAULT_BETWEEN_FLOOR; 0 turns the floor off).
 
@@ -96,6 +100,12 @@ class GateConfig:
             raise ValueError(f"invalid gate setting(s): {', '.join(f'{n}={getattr(self, n)!r}' for n in bad)}")
         if not self.metrics:
             raise ValueError("the gate needs at least one metric")
+
+    @property
+    def alpha_per_direction(self) -> float:
+        """The level each direction is tested at: a false `regressed` (what fails a build) at most alpha / 2, a
+        false change either way at most alpha."""
+        return self.alpha / 2
 
     def offset(self, metric: str) -> float:
         return self.jank_offset if metric == "jank_share" else 0.0

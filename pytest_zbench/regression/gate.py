@@ -14,9 +14,10 @@ inside a launch are correlated, so the launch is the smallest unit of inference 
   session offsets): launch-level, a permutation test of rank sums and a launch bootstrap interval.
 
 In both, the gated metrics are one family, tested together with max-T (regression/multiplicity.py) at the
-scene's alpha, and a verdict agrees with its interval:
+scene's alpha, each direction at half of it (GateConfig.alpha_per_direction), and a verdict agrees with its
+interval:
 
-* regressed: effect past 1 + threshold, family-adjusted p <= alpha, and the interval's lower end above 1;
+* regressed: effect past 1 + threshold, family-adjusted p <= alpha / 2, and the interval's lower end above 1;
 * improved: symmetrically below 1 / (1 + threshold);
 * inconclusive: neither, and the interval reaches past a bar (or the data cannot decide at all);
 * same: the interval lies inside both bars.
@@ -137,8 +138,8 @@ class Verdict:
             tail = _tail(self.metric, better=self.verdict == "improved")
             stat = (f"t={self.t:.3g}, df {self.df:.3g}, " if self.t is not None and self.df is not None
                     and math.isfinite(self.t) else "")
-            parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; alpha {self.alpha:g} for "
-                         f"the scene; {self.test_method})")
+            parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; level {self.alpha / 2:g} per "
+                         f"direction, alpha {self.alpha:g} both ways; {self.test_method})")
         if self.mode == "sessions":
             floor = ("" if self.between_measured is None else
                      f"the floor, measured {self.between_measured:.1%}; ")
@@ -429,7 +430,7 @@ def _worse_ratio(effect: float, ci: tuple[float, float], metric: str,
 
 def _outcome(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
              config: GateConfig) -> Outcome:
-    alpha = config.alpha * (1 + 1e-9)
+    alpha = config.alpha_per_direction * (1 + 1e-9)
     effect, ci = _worse_ratio(effect, ci, metric, config)
     worse_bar, better_bar = 1 + config.threshold, 1 / (1 + config.threshold)
     if effect > worse_bar and p_worse <= alpha and ci[0] > 1:
@@ -456,8 +457,8 @@ def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_bet
     bar = f"the {'regression' if edge == worse_bar else 'improvement'} bar {ratio_text(shown)}"
     interval = f"{config.confidence:.0%} CI {ratio_text(ci[0])}..{ratio_text(ci[1])}"
     if worse > worse_bar or worse < better_bar:
-        why = (f"the effect is past {bar} but not established (adjusted p={p:.3g} vs alpha "
-               f"{config.alpha:g}; {interval})")
+        why = (f"the effect is past {bar} but not established (adjusted p={p:.3g} vs {config.alpha_per_direction:g}, "
+               f"alpha / 2 for each direction; {interval})")
     else:
         why = f"the {interval} reaches past {bar}"
     return why, shown
@@ -488,8 +489,9 @@ def _session_advice(row: Mapping[str, Any], edge: float, config: GateConfig) -> 
     if math.isfinite(row["t"]) and abs(row["t"]) > 4 and row["between_df"] < 6:
         return None, few_df
     special = _scipy_special()
-    crit = float(special.stdtrit(row["df"], 1 - config.alpha)) if math.isfinite(row["df"]) else float(
-        special.ndtri(1 - config.alpha))  # t and normal quantiles
+    level = 1 - config.alpha_per_direction
+    crit = float(special.stdtrit(row["df"], level)) if math.isfinite(row["df"]) else float(
+        special.ndtri(level))  # t and normal quantiles
     distance = min(abs(math.log(row["effect"]) - math.log(edge)), abs(math.log(row["effect"])))
     room = (distance / crit) ** 2 - row["var_b"] if crit > 0 else -1.0
     n_now = row["n_candidate"]
@@ -507,10 +509,11 @@ def _session_advice(row: Mapping[str, Any], edge: float, config: GateConfig) -> 
                   "an interleaved A/B run (--zbench-ab) is more sensitive.")
 
 
-def min_launches_per_side(alpha: float) -> int:
-    """The fewest launches per side for which an exact permutation test of n vs n can reach alpha."""
+def min_launches_per_side(level: float) -> int:
+    """The fewest launches per side for which an exact one-sided permutation test of n vs n can reach `level`
+    (a direction's share of the alpha: GateConfig.alpha_per_direction)."""
     m = 1
-    while 1 / math.comb(2 * m, m) > alpha * (1 + 1e-9):
+    while 1 / math.comb(2 * m, m) > level * (1 + 1e-9):
         m += 1
     return m
 
@@ -543,12 +546,12 @@ def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], conf
             p=float(adjusted.adj_slow[j]), p_improved=float(adjusted.adj_fast[j]),
             p_marginal=float(adjusted.p_slow[j]), adjustment=adjusted.method.split(" (")[0],
             test_method=adjusted.method)
-        if adjusted.min_p > config.alpha * (1 + 1e-9):
-            need = min_launches_per_side(config.alpha)
+        if adjusted.min_p > config.alpha_per_direction * (1 + 1e-9):
+            need = min_launches_per_side(config.alpha_per_direction)
             now = min(a.count(j), b.count(j))
             verdicts.append(Verdict(verdict="inconclusive", more_launches=max(need - now, 1), reason=(
                 f"Too few launches: with {b.count(j)} vs {a.count(j)} the permutation test cannot go below "
-                f"p={adjusted.min_p:.3g} > alpha {config.alpha:g}"), advice=(
+                f"p={adjusted.min_p:.3g} > {config.alpha_per_direction:g}, alpha / 2 for each direction"), advice=(
                 f"At least {need} launches per side are needed (--zbench-runs={need})."), **fields))
             continue
         outcome = _outcome(effect, cis[j], fields["p"], fields["p_improved"], metric, config)
@@ -594,7 +597,7 @@ def _more_launches(effect: float, ci: tuple[float, float], edge: float, n_b: int
     half_width = max(math.log(ci[1] / effect), math.log(effect / ci[0]), 1e-12) if ci[0] > 0 else math.inf
     distance = abs(math.log(effect) - math.log(edge))
     needed = max(n_now * (half_width / distance) ** 2 if distance > 0 else math.inf,
-                 min_launches_per_side(config.alpha))
+                 min_launches_per_side(config.alpha_per_direction))
     if not math.isfinite(needed) or needed > config.max_suggested_launches:
         return config.max_suggested_launches - min(n_b, n_c), None
     total = max(math.ceil(needed), min(n_b, n_c) + 1)

@@ -200,7 +200,8 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
     The session's final verdict is this function on the last look's launches and level, so the scheduler's
     decision and run.json's verdict are one computation (seeded: the same launches give the same verdict)."""
     level = max(nominal_alpha, 1e-12)
-    verdict = judge_interleaved(a_launches, b_launches, dataclasses.replace(config, alpha=level),
+    # The fixed gate tests each direction at half its alpha; the look's nominal level is already a direction's.
+    verdict = judge_interleaved(a_launches, b_launches, dataclasses.replace(config, alpha=2 * level),
                                 baseline_description=baseline_description)
     if verdict.verdict in ("regressed", "improved") or not verdict.verdicts:
         return verdict

@@ -2,7 +2,9 @@
 CPUs slows a frame without taking its CPU, so stolen time cannot show it, and few quiet baseline sessions cannot
 model it. Synthetic sessions shaped like the CI case: 3 quiet baseline sessions of 5 launches x 60 frames, a
 0.3 ms fill with heavy-tailed frames (2 % of frames hit by a 0.5-4 ms preemption), a session offset of 1 %, and a
-candidate session 38 % slower because another measuring process shared the machine."""
+candidate session CONTENDED times slower because another measuring process shared the machine (the CI case
+read 1.38x; the gate alone, each direction at alpha / 2 and its between-session spread at least the 2 % floor,
+flags that against 3 sessions only now and then, so the cases here are 1.5x, which it flags every time)."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from pytest_zbench.stats import PERCENTILE_METHOD
 
 LAUNCHES, FRAMES = 5, 60
 QUIET_LOAD, BUSY_LOAD = 0.05, 1.0  # CPUs other tasks kept busy: a quiet machine, one other busy core
+CONTENDED = 1.5  # the contended candidate's slowdown, within the 2x that one other busy core can explain
 
 
 def session(rng: np.random.Generator, factor: float, corun_load: float | None) -> list[dict]:
@@ -56,7 +59,7 @@ def judged(baseline: list[list[dict]], candidate: list[dict]):
 @pytest.mark.parametrize("seed", [3, 5, 7, 9])
 def test_a_same_build_session_beside_another_busy_core_is_not_regressed_against_three_quiet_sessions(seed):
     rng, baseline = history(seed)
-    candidate = session(rng, 1.38, BUSY_LOAD)
+    candidate = session(rng, CONTENDED, BUSY_LOAD)
     test, guarded = judged(baseline, candidate)
     assert test.verdict == "regressed"  # what the gate alone says: 3 quiet sessions cannot model the load
     assert guarded.verdict == "inconclusive", guarded.message()
@@ -69,7 +72,7 @@ def test_the_t_test_on_the_baselines_session_df_is_fooled_alike():
     """Why the fix is a load measure and not a wider interval: the reference t test on the 3 quiet sessions'
     2 df calls the same contended session a regression too (their spread says nothing of the load)."""
     rng, baseline = history(7)
-    candidate = session(rng, 1.38, BUSY_LOAD)
+    candidate = session(rng, CONTENDED, BUSY_LOAD)
     stats = np.array([np.median(np.log([l["cpu_ms"]["p50"] for l in s])) for s in baseline])
     d = float(np.median(np.log([l["cpu_ms"]["p50"] for l in candidate]))) - stats.mean()
     t = d / (stats.std(ddof=1) * math.sqrt(1 + 1 / stats.size))
@@ -86,14 +89,14 @@ def test_a_real_slowdown_beside_the_same_load_stays_regressed():
 
 def test_equal_load_on_both_sides_excuses_nothing():
     rng, baseline = history(7, corun_load=BUSY_LOAD)
-    candidate = session(rng, 1.38, BUSY_LOAD)
+    candidate = session(rng, CONTENDED, BUSY_LOAD)
     test, guarded = judged(baseline, candidate)
     assert test.verdict == guarded.verdict == "regressed"
 
 
 def test_without_a_load_reading_the_rule_is_off():
     rng, baseline = history(7, corun_load=None)
-    candidate = session(rng, 1.38, None)
+    candidate = session(rng, CONTENDED, None)
     assert judged(baseline, candidate)[1].verdict == "regressed"
 
 
@@ -104,7 +107,7 @@ def test_the_slowdown_a_co_run_load_explains_is_bounded(extra, bound):
 
 def test_an_improvement_against_a_loaded_baseline_within_the_bound_is_inconclusive():
     rng = np.random.default_rng(8)
-    baseline = [session(rng, 1.38 * math.exp(rng.normal(0.0, 0.01)), BUSY_LOAD) for _ in range(3)]
+    baseline = [session(rng, CONTENDED * math.exp(rng.normal(0.0, 0.01)), BUSY_LOAD) for _ in range(3)]
     candidate = session(rng, 1.0, QUIET_LOAD)
     test, guarded = judged(baseline, candidate)
     assert test.verdict == "improved"

@@ -421,32 +421,34 @@ def ab_fixed(factor: float, *, anti_p95: bool = False) -> list[dict]:
     return [launch_dict(v, p95=100.0 / v if anti_p95 else None) for v in values]
 
 
-def test_the_scenes_alpha_is_one_percent_and_the_verdict_turns_exactly_at_the_adjusted_p():
-    assert GateConfig().alpha == 0.01
+def test_the_scenes_alpha_is_one_percent_each_direction_half_and_the_verdict_turns_exactly_at_the_adjusted_p():
+    assert GateConfig().alpha == 0.01 and GateConfig().alpha_per_direction == 0.005
     base = [fixed_session(o) for o in SESSION_OFFSETS]
     for seed in (0, 1):
         v = judge(base, fixed_session(0.25), GateConfig(seed=seed)).by_metric()["cpu_ms.p50"]
-        assert v.verdict == "regressed" and v.alpha == 0.01 and 0 < v.p <= 0.01
+        assert v.verdict == "regressed" and v.alpha == 0.01 and 0 < v.p <= 0.005
         assert v.ci[0] > 1.0 and v.effect > 1.15  # so alpha alone decides below
-        just_below = judge(base, fixed_session(0.25), GateConfig(seed=seed, alpha=v.p / 1.02)).by_metric()
-        just_above = judge(base, fixed_session(0.25), GateConfig(seed=seed, alpha=v.p * 1.02)).by_metric()
+        just_below = judge(base, fixed_session(0.25), GateConfig(seed=seed, alpha=2 * v.p / 1.02)).by_metric()
+        just_above = judge(base, fixed_session(0.25), GateConfig(seed=seed, alpha=2 * v.p * 1.02)).by_metric()
         assert just_below["cpu_ms.p50"].p == v.p == just_above["cpu_ms.p50"].p  # alpha does not move p
         assert just_below["cpu_ms.p50"].verdict == "inconclusive" and just_above["cpu_ms.p50"].verdict == "regressed"
     a, b = ab_fixed(1.0), ab_fixed(1.08)
     v = judge_interleaved(a, b, GateConfig(threshold=0.05)).by_metric()["cpu_ms.p50"]
-    assert v.verdict == "regressed" and v.p == pytest.approx(7 / 924)  # exact: 7 of the 924 splits
-    below = judge_interleaved(a, b, GateConfig(threshold=0.05, alpha=v.p / 1.02)).by_metric()["cpu_ms.p50"]
-    assert below.verdict == "inconclusive"
+    assert v.p == pytest.approx(7 / 924)  # exact: 7 of the 924 splits, past the 0.005 of one direction
+    assert v.verdict == "inconclusive" and "vs 0.005, alpha / 2 for each direction" in v.reason
+    above = judge_interleaved(a, b, GateConfig(threshold=0.05, alpha=2 * v.p * 1.02)).by_metric()["cpu_ms.p50"]
+    assert above.verdict == "regressed"
 
 
 def test_the_family_correction_charges_for_independent_information_only():
     """Two gated metrics: exactly correlated they are one question (no charge); exactly anti-correlated, either
     can be the extreme one, and min-P charges double (what Bonferroni would charge for two). Here that decides
-    the verdict: an effect whose own p is below alpha is not regressed when the family's is above it."""
+    the verdict: an effect whose own p is below the level is not regressed when the family's is above it (a
+    scene alpha of 2 % here: 1 % for each direction)."""
     same = [fixed_session(o) for o in SESSION_OFFSETS]
     anti = [fixed_session(o, anti_p95=True) for o in SESSION_OFFSETS]
     for seed in (0, 1):
-        config = GateConfig(seed=seed)
+        config = GateConfig(seed=seed, alpha=0.02)
         one_question = judge(same, fixed_session(0.18), config).by_metric()["cpu_ms.p50"]
         two_questions = judge(anti, fixed_session(0.18, anti_p95=True), config).by_metric()["cpu_ms.p50"]
         assert one_question.p_marginal == pytest.approx(two_questions.p_marginal)  # the same p50 data
@@ -455,8 +457,9 @@ def test_the_family_correction_charges_for_independent_information_only():
         assert two_questions.p == pytest.approx(2 * two_questions.p_marginal, rel=0.25) and two_questions.p > 0.01
         assert two_questions.verdict == "inconclusive" and "min-P over 2 metrics" in two_questions.adjustment
     # A/B, exact (all 924 splits): the anti-correlated pair's max-T is |z|, so exactly twice the one-sided p.
-    plain = judge_interleaved(ab_fixed(1.0), ab_fixed(1.08), GateConfig(threshold=0.05)).by_metric()["cpu_ms.p50"]
+    ab = GateConfig(threshold=0.05, alpha=0.02)
+    plain = judge_interleaved(ab_fixed(1.0), ab_fixed(1.08), ab).by_metric()["cpu_ms.p50"]
     paired = judge_interleaved(ab_fixed(1.0, anti_p95=True), ab_fixed(1.08, anti_p95=True),
-                               GateConfig(threshold=0.05)).by_metric()["cpu_ms.p50"]
+                               ab).by_metric()["cpu_ms.p50"]
     assert plain.p == plain.p_marginal == pytest.approx(7 / 924) and plain.verdict == "regressed"
     assert paired.p == pytest.approx(14 / 924) and paired.verdict == "inconclusive"

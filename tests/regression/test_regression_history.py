@@ -195,7 +195,7 @@ def test_judge_against_history(history):
     assert judge_against_history(history, key, base.launches).verdict is None
     for day in range(1, 4):
         history.record(run(day), [scene(5.0, seed=day)])
-    slower = scene(6.5, seed=9)
+    slower = scene(7.5, seed=9)
     result = judge_against_history(history, key, slower.launches, window=3)
     assert result.verdict is not None and result.verdict.verdict == "regressed"
     assert "3 run(s) of fill.alpha.x4 on pi3b/gles2" in result.message()
