@@ -6,7 +6,7 @@ spread of bench/bench_regression_power.py). A and B are the same build. For each
 
 * bias: the mean of log(median B / median A) over `--trials` draws, as a ratio (1.000x: none);
 * FP: the share of draws the A/B gate (`judge_interleaved` at the A/B defaults, cpu_ms.p50) judges `regressed`,
-  over `--gate-trials` draws, with its Clopper-Pearson 95 % upper bound.
+  over `--gate-trials` draws, with its one-sided Clopper-Pearson 95 % upper bound.
 
 Run: python bench/bench_ab_order.py [--launches N] [--trials N] [--gate-trials N] [--drifts D ...]
 """
@@ -14,13 +14,17 @@ Run: python bench/bench_ab_order.py [--launches N] [--trials N] [--gate-trials N
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 from pytest_zbench.regression.config import DEFAULT_AB_THRESHOLD
 from pytest_zbench.regression.gate import GateConfig, judge_interleaved
 from pytest_zbench.regression.interleaved_ab import Pattern, interleave, split
+
+sys.path.insert(0, str(Path(__file__).parent))
+from bench_regression_power import upper  # noqa: E402
 
 LAUNCH_SPREAD = 0.03
 PATTERNS: tuple[Pattern, ...] = ("ABAB", "ABBA")
@@ -29,10 +33,6 @@ PATTERNS: tuple[Pattern, ...] = ("ABAB", "ABBA")
 def draws(n: int, drift: float, trials: int, rng: np.random.Generator) -> np.ndarray:
     slots = np.arange(2 * n) / max(2 * n - 1, 1)
     return drift * slots + rng.normal(0.0, LAUNCH_SPREAD, size=(trials, 2 * n))
-
-
-def upper(k: int, n: int) -> float:
-    return 1.0 if k == n else float(sps.beta.ppf(0.975, k + 1, n - k))
 
 
 def main() -> None:

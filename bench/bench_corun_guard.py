@@ -10,8 +10,8 @@ quiet baseline sessions, judged `regressed`.
 
 Per baseline size S it prints, for identical builds and for a 30 % slowdown: the share judged `regressed` by the
 gate alone (regression.gate.judge), by the gate with the busy-host guard (regression.contention.guard), and by
-the t test on the baseline's S - 1 between-session df (the reference test), with Clopper-Pearson 95 % upper
-bounds for the false-alarm rates.
+the t test on the baseline's S - 1 between-session df (the reference test, one-sided at the gate's level for
+`regressed`, alpha / 2), with one-sided Clopper-Pearson 95 % upper bounds for the false-alarm rates.
 
 Run: python bench/bench_corun_guard.py [--trials N] [--sessions S ...] [--busy-share P]
 """
@@ -67,10 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--busy-share", type=float, default=0.25,
                         help="share of sessions run beside another busy process (0.25)")
     args = parser.parse_args(argv)
-    alpha = GateConfig().alpha
+    alpha = GateConfig().alpha_per_direction  # the gate's level for `regressed`: the reference's too
     started = time.perf_counter()
     print(f"{args.trials} trials per cell; {LAUNCHES} launches x {FRAMES} frames per session; "
-          f"{args.busy_share:.0%} of sessions beside a busy process (+10-40 %); alpha {alpha}")
+          f"{args.busy_share:.0%} of sessions beside a busy process (+10-40 %); one-sided level {alpha} (alpha / 2)")
     print(f"{'sessions':>8} {'shift':>6} {'gate alone':>16} {'gate + co-run rule':>19} {'t test, S-1 df':>16}")
     for sessions in args.sessions:
         for shift in (0.0, 0.30):
