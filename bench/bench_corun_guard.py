@@ -25,10 +25,9 @@ import time
 from pathlib import Path
 
 import numpy as np
-from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).parent))
-from bench_regression_power import ar1, summaries, upper  # noqa: E402
+from bench_regression_power import ar1, summaries, t_reference, upper  # noqa: E402
 
 from pytest_zbench.regression import contention  # noqa: E402
 from pytest_zbench.regression.gate import GateConfig, judge  # noqa: E402
@@ -46,13 +45,6 @@ def session(rng: np.random.Generator, busy_share: float, shift: float = 0.0) -> 
     for launch in launches:
         launch["corun_load"] = float(max(0.0, (BUSY_LOAD if busy else QUIET_LOAD) + rng.normal(0.0, 0.05)))
     return launches
-
-
-def t_reference(baseline: list[list[dict]], candidate: list[dict], alpha: float) -> bool:
-    """The t test on the baseline sessions' medians of log p50, S - 1 df, one-sided at alpha."""
-    stats = np.array([np.median(np.log([l["cpu_ms"]["p50"] for l in s])) for s in baseline])
-    d = float(np.median(np.log([l["cpu_ms"]["p50"] for l in candidate]))) - stats.mean()
-    return bool(d / (stats.std(ddof=1) * math.sqrt(1 + 1 / stats.size)) > sps.t.isf(alpha, stats.size - 1))
 
 
 def cell(k: int, n: int, *, null: bool) -> str:
