@@ -11,7 +11,13 @@ from typing import Any, Literal, get_args
 
 from .errors import UsageError
 from .protocol import MODES
-from .regression.config import AB_GATING_METRICS, DEFAULT_AB_THRESHOLD, DEFAULT_THRESHOLD, GATE_METRIC
+from .regression.config import (
+    AB_GATING_METRICS,
+    DEFAULT_AB_THRESHOLD,
+    DEFAULT_BETWEEN_FLOOR,
+    DEFAULT_THRESHOLD,
+    GATE_METRIC,
+)
 from .regression.config import DEFAULT_HISTORY_PATH as DEFAULT_HISTORY
 from .regression.config import GATING_METRICS as DEFAULT_GATE_METRICS
 from .regression.location import HISTORY_ENV, HistoryLocation, parse_location, postgres_driver_missing
@@ -86,6 +92,11 @@ OPTIONS: tuple[Option, ...] = (
            "smallest slowdown the gate calls a regression, whatever the noise; a scene file's gate: threshold "
            f"wins (default: {DEFAULT_THRESHOLD} against a history or run.json, {DEFAULT_AB_THRESHOLD} in A/B, "
            "where interleaving cancels session offsets)", None, float),
+    Option("between_floor", "--zbench-between-floor", "zbench_between_floor",
+           "the smallest between-session spread the history gate uses, as a fraction: a device whose sessions "
+           "are known to agree more closely (a dedicated, pinned, thermally controlled board) can lower it, 0 "
+           "turns it off; it keeps two or three lucky sessions from deciding a verdict, at a cost in power "
+           f"against few sessions (default: {DEFAULT_BETWEEN_FLOOR})", DEFAULT_BETWEEN_FLOOR, float),
     Option("gate_metrics", "--zbench-gate-metrics", "zbench_gate_metrics",
            "per-launch statistics the gate judges, comma separated, tested together as one family (the scene's "
            "false-alarm rate is what alpha 0.01 controls); a scene file's gate: metrics wins "
@@ -140,6 +151,7 @@ class Settings:
     baseline_file: Path | None = None  # the run.json when baseline == "file"
     threshold: float | None = None  # None: the mode's default (regression/config.py)
     gate_metrics: tuple[str, ...] | None = None  # None: the mode's default (regression/config.py)
+    between_floor: float = DEFAULT_BETWEEN_FLOOR  # the history gate's smallest between-session spread
     ab: str | None = None  # the B runner: a device name or an argv string
     calibrate: bool = False  # record A/A launches as calibration runs, gate nothing
     check_runner: bool = False  # run the runner conformance kit once per device before measuring
@@ -227,6 +239,9 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
 
     if values["threshold"] is not None and not 0 <= values["threshold"] < math.inf:
         raise UsageError(f"--zbench-threshold: {values['threshold']!r}; give a slowdown ratio such as 0.15 (15 %)")
+    if not 0 <= values["between_floor"] < 1:
+        raise UsageError(f"--zbench-between-floor: {values['between_floor']!r}; give a fraction such as 0.02 "
+                         "(2 %), or 0 to turn the floor off")
     baseline = str(values["baseline"])
     baseline_file = None
     if baseline not in BASELINE_KEYWORDS:
@@ -304,6 +319,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         baseline_file=baseline_file,
         threshold=values["threshold"],
         gate_metrics=gate_metrics,
+        between_floor=values["between_floor"],
         ab=ab,
         calibrate=calibrate,
         check_runner=check_runner,

@@ -183,11 +183,12 @@ scenes:
 """)
     history = f"--zbench-history={tmp_path / 'history.sqlite'}"
     for _ in range(2):
-        project.run(*GATED, "-k", "mini.fill.x1", "--zbench-threshold=0.1", history).assert_outcomes(passed=1)
+        project.run(*GATED, "-k", "mini.fill.x1", "--zbench-threshold=0.1", "--zbench-between-floor=0.01",
+                    history).assert_outcomes(passed=1)
     section = regression(project.run_json(), "mini.fill.x1")
     assert section["settings"] == {"threshold": 0.4, "threshold_from": "scene file", "metrics": ["cpu_ms.p50"],
                                    "metrics_from": "scene file", "alpha": 0.01, "confidence": 0.95,
-                                   "resamples": 2000, "seed": 0, "between_floor": 0.02,
+                                   "resamples": 2000, "seed": 0, "between_floor": 0.01,
                                    "mode": "sessions (two levels)"}
     assert [m["metric"] for m in section["metrics"]] == ["cpu_ms.p50"] and section["metrics"][0]["bar"] == 0.4
     project.write_scene("mini.yaml", (project.root / "scenes" / "mini.yaml").read_text().replace(

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_zbench.errors import UsageError
+from pytest_zbench.regression.config import DEFAULT_BETWEEN_FLOOR
 from pytest_zbench.regression.gate import GATING_METRICS
 from pytest_zbench.settings import DEFAULT_GATE_METRICS, build_settings
 
@@ -21,6 +22,7 @@ def test_defaults(tmp_path):
     assert s.history.kind == "sqlite" and s.history.path == tmp_path / ".zbench" / "history.sqlite"
     assert (s.baseline, s.baseline_file, s.threshold, s.ab, s.calibrate) == ("history", None, None, None, False)
     assert s.gate_metrics is None and DEFAULT_GATE_METRICS == GATING_METRICS  # None: the mode's default
+    assert s.between_floor == DEFAULT_BETWEEN_FLOOR == 0.02
 
 
 def test_baseline_is_a_keyword_or_an_existing_run_json(tmp_path):
@@ -37,10 +39,17 @@ def test_baseline_is_a_keyword_or_an_existing_run_json(tmp_path):
     ({"threshold": "inf"}, "--zbench-threshold"),
     ({"gate_metrics": "cpu_ms.p50,cpu_ms.median"}, "--zbench-gate-metrics: cpu_ms.median"),
     ({"ab": "   "}, "--zbench-ab"),
+    ({"between_floor": -0.01}, "--zbench-between-floor: -0.01; give a fraction such as 0.02"),
+    ({"between_floor": 1.0}, "--zbench-between-floor: 1.0"),
 ])
 def test_bad_values_name_the_option(tmp_path, cli, match):
     with pytest.raises(UsageError, match=match):
         build(tmp_path, **cli)
+
+
+def test_a_quieter_device_lowers_the_between_session_floor_or_turns_it_off(tmp_path):
+    assert build(tmp_path, between_floor=0.005).between_floor == 0.005
+    assert build(tmp_path, between_floor=0.0).between_floor == 0.0
 
 
 def test_gate_metrics_and_calibration(tmp_path):

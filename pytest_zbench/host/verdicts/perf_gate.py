@@ -269,7 +269,7 @@ class RegressionGate:
         if not set(applied) & set(metrics):
             metrics_from = "default (adaptive scene)"
         metrics = applied
-        config = GateConfig(threshold=threshold, metrics=metrics)
+        config = GateConfig(threshold=threshold, metrics=metrics, between_floor=self.settings.between_floor)
         return config, {"threshold": threshold, "threshold_from": threshold_from, "metrics": list(metrics),
                         "metrics_from": metrics_from, "alpha": config.alpha, "confidence": config.confidence,
                         "resamples": config.resamples, "seed": config.seed, "between_floor": config.between_floor,
