@@ -457,7 +457,5 @@ def _display(raw: Any, fail: Any) -> Display:
     return Display(width, height, float(hz), refresh_declared="refresh_hz" in raw)
 
 
-
-
 def _is_platform(name: str | None) -> TypeGuard[Platform]:
     return name in PLATFORMS

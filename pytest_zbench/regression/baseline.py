@@ -186,8 +186,6 @@ def _unreadable_metric(launch: Mapping[str, Any]) -> str | None:
     return None
 
 
-
-
 @dataclass(frozen=True)
 class FileVerdict:
     """verdict is None when nothing was judged: no launches to judge against (`comparable`), or an entry

@@ -75,4 +75,3 @@ def _level(value: Any) -> str:
 
 def _number(value: Any, spec: str) -> str:
     return format(value, spec) if is_number(value) else ""
-
