@@ -49,6 +49,14 @@ DEFAULT_AB_THRESHOLD = 0.05
 # identical builds are called changed either way stays at alpha, and that they fail a build (`regressed`) at
 # alpha / 2 (docs/regression.md, "Verdicts").
 DEFAULT_ALPHA = 0.01
+
+
+def per_direction(alpha: float) -> float:
+    """The level each direction (`regressed`, `improved`) is tested at, of a scene's alpha: half of it, in the
+    fixed gates and over the sequential gate's looks alike."""
+    return alpha / 2
+
+
 # The smallest between-session spread the history gate believes (a relative spread of a session's offset): an
 # estimate below it is raised to it, keeping the estimate's degrees of freedom. Two or three sessions can agree
 # by chance far more closely than a device's sessions do (a CI candidate read 1.54x two baseline sessions that
@@ -105,7 +113,7 @@ class GateConfig:
     def alpha_per_direction(self) -> float:
         """The level each direction is tested at: a false `regressed` (what fails a build) at most alpha / 2, a
         false change either way at most alpha."""
-        return self.alpha / 2
+        return per_direction(self.alpha)
 
     def offset(self, metric: str) -> float:
         return self.jank_offset if metric == "jank_share" else 0.0

@@ -40,7 +40,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..protocol import MEASURED_GPU_SOURCES
-from .config import GATING_METRICS, GateConfig, metric_unit
+from .config import GATING_METRICS, GateConfig, metric_unit, per_direction
 from .hierarchy import (
     Replicates,
     Session,
@@ -138,7 +138,7 @@ class Verdict:
             tail = _tail(self.metric, better=self.verdict == "improved")
             stat = (f"t={self.t:.3g}, df {self.df:.3g}, " if self.t is not None and self.df is not None
                     and math.isfinite(self.t) else "")
-            parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; level {self.alpha / 2:g} per "
+            parts.append(f"{stat}p={p:.3g} for candidate {tail} ({self.adjustment}; level {per_direction(self.alpha):g} per "
                          f"direction, alpha {self.alpha:g} both ways; {self.test_method})")
         if self.mode == "sessions":
             floor = ("" if self.between_measured is None else

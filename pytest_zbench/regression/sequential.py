@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .config import GateConfig
+from .config import GateConfig, per_direction
 from .gate import SceneVerdict, Verdict, judge_interleaved
 from .multiplicity import EXHAUSTIVE_SPLITS, PERMUTATIONS
 
@@ -200,7 +200,8 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
     The session's final verdict is this function on the last look's launches and level, so the scheduler's
     decision and run.json's verdict are one computation (seeded: the same launches give the same verdict)."""
     level = max(nominal_alpha, 1e-12)
-    # The fixed gate tests each direction at half its alpha; the look's nominal level is already a direction's.
+    # The fixed gate tests each direction at per_direction(alpha); the look's nominal level is already a
+    # direction's, so the gate is given the alpha whose share it is.
     verdict = judge_interleaved(a_launches, b_launches, dataclasses.replace(config, alpha=2 * level),
                                 baseline_description=baseline_description)
     if verdict.verdict in ("regressed", "improved") or not verdict.verdicts:
@@ -286,7 +287,7 @@ class SceneSequence:
     def alpha_per_direction(self) -> float:
         """Each tail (`regressed`, `improved`) spends half the alpha: a scene's chance of any false change,
         either way, stays at alpha; its chance of a false `regressed` (what fails a build) at alpha / 2."""
-        return self.alpha / 2
+        return per_direction(self.alpha)
 
     def level(self, launches_per_side: int) -> float:
         """The nominal one-sided level of a look after `launches_per_side` launches, given the looks before."""
