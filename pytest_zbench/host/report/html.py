@@ -29,6 +29,7 @@ from .corpus import differentials_section, isolation_section
 from .counters import counters_line
 from .overview import anchor as _anchor
 from .overview import category_cells, overview_table
+from .overview import ms_text as _ms
 from .overview import rank as _rank
 from .sequential_looks import report_section as sequential_section
 from .sustained import report_section as sustained_section
@@ -618,10 +619,6 @@ def _float(text: str | None) -> float | None:
         return float(text) if text not in (None, "") else None
     except ValueError:
         return None
-
-
-def _ms(value: Any) -> str:
-    return f"{value:.2f}" if is_number(value) else ""
 
 
 def _value(value: Any) -> str:

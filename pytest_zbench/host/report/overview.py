@@ -161,8 +161,8 @@ def _row(s: Mapping[str, Any], words: tuple[str, str, str]) -> str:
         middle = f"<td colspan=8 style='text-align:left'>score {_score(adaptive)}</td>"
     else:
         gpu_cell = ("<td title='the GPU time source failed the timer check'>untrusted</td>"
-                    if s.get("gpu_valid") is False else f"<td>{_ms(gpu.get('p50'))}</td>")
-        middle = ("".join(f"<td>{_ms(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
+                    if s.get("gpu_valid") is False else f"<td>{ms_text(gpu.get('p50'))}</td>")
+        middle = ("".join(f"<td>{ms_text(v)}</td>" for v in (frame.get("p50"), frame.get("p95"), frame.get("p99"),
                                                         cpu.get("p50")))
                   + gpu_cell + f"<td>{metrics.get('jank', '')}</td>" + category_cells(metrics))
     title = html.escape(str((judged or {}).get("message") or (s.get("regression") or {}).get("message") or ""))
@@ -176,7 +176,7 @@ def _row(s: Mapping[str, Any], words: tuple[str, str, str]) -> str:
 def category_cells(metrics: Mapping[str, Any]) -> str:
     """The slow/frozen and overrun p95 cells of a series (stats.frame_categories, stats.overrun)."""
     counts = f"{metrics['slow_frames']}/{metrics.get('frozen_frames', 0)}" if "slow_frames" in metrics else ""
-    return f"<td>{counts}</td><td>{_ms((metrics.get('overrun_ms') or {}).get('p95'))}</td>"
+    return f"<td>{counts}</td><td>{ms_text((metrics.get('overrun_ms') or {}).get('p95'))}</td>"
 
 
 def _score(a: Mapping[str, Any]) -> str:
@@ -185,5 +185,6 @@ def _score(a: Mapping[str, Any]) -> str:
         f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(str(a.get('unit', '')))}{ci}")
 
 
-def _ms(value: Any) -> str:
+def ms_text(value: Any) -> str:
+    """A time in milliseconds as the report's tables show it (two decimals), '' when not a number."""
     return f"{value:.2f}" if is_number(value) else ""
