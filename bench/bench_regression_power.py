@@ -285,6 +285,12 @@ def references(sd: float, sessions: int) -> dict[str, float]:
             "t_family": float(sps.nct.sf(sps.t.isf(family, df), df, effect / sd))}
 
 
+def merged(parts: list[dict], name: str) -> tuple[dict, int, int]:
+    """One cell's counts summed over the chunks it was run in, with its identical-build and per-shift trials."""
+    counts = {k: sum(p["counts"][name][k] for p in parts) for k in parts[0]["counts"][name]}
+    return counts, sum(p["null_trials"] for p in parts), sum(p["trials"] for p in parts)
+
+
 def history_cells(jobs: list[tuple[str, float]], results: dict[tuple[str, float], list[dict]]):
     """Per history cell with 2 or more sessions, a dict: family, tau, sessions; at COVER_SHIFT the power of the
     gate, of the gate without the floor, of the t test run on the same sessions (`t_run`, at the gate's level,
@@ -292,9 +298,8 @@ def history_cells(jobs: list[tuple[str, float]], results: dict[tuple[str, float]
     test's false-alarm rate; sd (of log effect over identical builds) and the normal-theory references."""
     for family, tau in jobs:
         parts = results[(family, tau)]
-        power, null = sum(p["trials"] for p in parts), sum(p["null_trials"] for p in parts)
         for sessions in HISTORY_SESSIONS[1:]:
-            c = {k: sum(p["counts"][f"S{sessions}"][k] for p in parts) for k in parts[0]["counts"][f"S{sessions}"]}
+            c, null, power = merged(parts, f"S{sessions}")
             if not c["null_effects"] or not power:
                 continue
             sd = math.sqrt(c["null_log2"] / c["null_effects"])
@@ -342,9 +347,8 @@ def print_targets(jobs: list[tuple[str, float]], results: dict[tuple[str, float]
     checked = 0
     for family, tau in jobs:
         parts = results[(family, tau)]
-        null, power = sum(p["null_trials"] for p in parts), sum(p["trials"] for p in parts)
         for name in [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]:
-            c = {k: sum(p["counts"][name][k] for p in parts) for k in parts[0]["counts"][name]}
+            c, null, power = merged(parts, name)
             checked += 1
             if upper(c["fp"], null) > TARGET_FP:
                 missed.append(f"{family} {tau:.0%} {name}: FP upper bound {upper(c['fp'], null):.3f} > {TARGET_FP}")
@@ -425,9 +429,8 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(header))
     for family, tau in jobs:
         parts = results[(family, tau)]
-        null, power = sum(p["null_trials"] for p in parts), sum(p["trials"] for p in parts)
         for name in [*(f"S{s}" for s in HISTORY_SESSIONS), "AB"]:
-            c = {k: sum(p["counts"][name][k] for p in parts) for k in parts[0]["counts"][name]}
+            c, null, power = merged(parts, name)
             label = (f"{name[1:]} session" + ("s" if name != "S1" else "") if name != "AB"
                      else f"A/B {args.launches}+{args.launches}")
             fp = f"{c['fp'] / null:.3f} ({upper(c['fp'], null):.3f})"
