@@ -42,6 +42,7 @@ import numpy as np
 from ..protocol import MEASURED_GPU_SOURCES
 from .config import GATING_METRICS, GateConfig, metric_unit, per_direction
 from .hierarchy import (
+    BetweenSessions,
     Replicates,
     Session,
     SessionGroup,
@@ -338,19 +339,7 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
         if not between.known(j):
             rows.append(dict(common, thin=True))
             continue
-        s_b = stats.size
-        var_w, var_b = float(np.nanvar(reps.within[:, j])), float(np.nanvar(reps.between[:, j]))
-        # A floored tau: the pooled deviations are smaller than the floor (identical sessions have none), so
-        # the bootstrap's between part is topped up to what the floor implies for the candidate's offset less
-        # the mean of s_b baseline offsets, tau^2 (1 + 1 / s_b).
-        top_up = max(0.0, (1 + 1 / s_b) * float(between.tau2[j]) - var_b) if between.floored(j) else 0.0
-        var_b += top_up
-        se = math.sqrt(float(np.nanvar(total[:, j])) + top_up)
-        # The own group's within part as the bootstrap reads it, so that both parts of the variance are
-        # measured alike (group 0 is this scene's sessions).
-        var_tau2 = between.variance_of_tau2(j, group=0, w=float(reps.session_within[j]))
-        df = satterthwaite_df(var_b, var_w, var_of_between=(1 + 1 / s_b) ** 2 * var_tau2,
-                              df_within=float(within.df[j]))
+        var_w, var_b, se, df = _effect_variance(j, stats.size, reps, between, float(within.df[j]))
         # No spread anywhere: equal values say nothing (NaN: p 1 both ways), unequal ones are certain (inf).
         t = d / se if se > 0 else (math.nan if d == 0 else math.copysign(math.inf, d))
         special = _scipy_special()
@@ -383,6 +372,47 @@ def judge(baseline: Sequence[BaselineSession | Sequence[Any]], candidate: Sequen
         verdicts.append(_decide_sessions(row, float(adjusted.adj_slow[k]), float(adjusted.adj_fast[k]),
                                          float(adjusted.p_slow[k]), adjusted.method, config))
     return SceneVerdict(tuple(verdicts), tuple(skipped))
+
+
+def _effect_variance(j: int, s_b: int, reps: Replicates, between: BetweenSessions, df_within: float
+                     ) -> tuple[float, float, float, float]:
+    """Metric j's effect variance: its launches' part, its sessions' part, the standard error and the
+    Satterthwaite df, against s_b baseline sessions (docs/regression.md, "Verdicts").
+
+    The bootstrap draws session offsets at tau2 >= 0. Under the floor, its between part is topped up to what
+    the floor implies for the candidate's offset less the mean of s_b baseline offsets, tau^2 (1 + 1 / s_b)
+    (identical sessions have no deviations to draw). Without a floor, an estimate under zero (the sessions
+    agree more closely than their launches' spread explains) is kept signed (BetweenSessions.pivot_tau2): the
+    launches' part is scaled by r, the session statistics' own variance over what their launches explain, so
+    that with this scene's sessions alone the variance is theirs, on their df, as in the t test of session
+    statistics. Scaled, not added: the bootstrap's and the formula's readings of the launches' part differ by a
+    few %, which a difference of two near-equal numbers would turn into any size. Only the part of the
+    candidate's noise that a baseline session also has is scaled; what its fewer launches add beyond that is
+    launch noise, measured on many df, and is kept whole."""
+    k = 1 + 1 / s_b
+    var_w, var_b = float(np.nanvar(reps.within[:, j])), float(np.nanvar(reps.between[:, j]))
+    pivot, own_w = between.pivot_tau2(j), between.own_within(j, group=0)
+    if pivot < 0 and own_w + pivot > 0:
+        r = (own_w + pivot) / own_w
+        session_w = float(reps.session_within[j])  # one baseline session's statistic, from its launches
+        candidate_w = max(0.0, var_w - session_w / s_b)
+        scaled = r * (min(candidate_w, session_w) + session_w / s_b)
+        extra = max(0.0, candidate_w - session_w)
+        # The spread of the pivot's estimate in the units of the scaled part: (scaled / the session
+        # statistics' variance) ^ 2 x that of their pooled variance.
+        var_of_between = (scaled / (own_w + pivot)) ** 2 * between.variance_of_tau2(j)
+        df = satterthwaite_df(scaled, extra, var_of_between=var_of_between, df_within=df_within)
+        # As reported (and as the advice reads them): what more candidate launches would shrink, and the rest.
+        baseline_part = r * session_w / s_b
+        return scaled + extra - baseline_part, baseline_part, math.sqrt(scaled + extra), df
+    top_up = max(0.0, k * float(between.tau2[j]) - var_b) if between.floored(j) else 0.0
+    se = math.sqrt(float(np.nanvar(reps.total[:, j])) + top_up)
+    var_b += top_up
+    # The own group's within part as the bootstrap reads it, so that both parts of the variance are measured
+    # alike (group 0 is this scene's sessions).
+    var_tau2 = between.variance_of_tau2(j, group=0, w=float(reps.session_within[j]))
+    return var_w, var_b, se, satterthwaite_df(var_b, var_w, var_of_between=k ** 2 * var_tau2, df_within=df_within,
+                                              within_counted=between.within_uncancelled(j, group=0))
 
 
 def _correlation(columns: np.ndarray, spread: np.ndarray) -> np.ndarray:

@@ -163,7 +163,8 @@ class BetweenSessions:
     tau2[j]: variance of a session offset (log scale); df[j]: its degrees of freedom (sum over contributing
     groups of sessions - 1; 0 = unknown); var_tau2[j]: its sampling variance (normal theory), for the degrees
     of freedom of the test; measured_tau2[j]: the estimate before the floor (tau2[j] = max(it, floor^2));
-    deviations[k, j]: every contributing session's deviation from its group's mean,
+    unbiased_tau2[j]: the same before truncation at zero (negative when the sessions agree more closely than
+    their launches' spread explains; the test's pivot uses it, `pivot_tau2`); deviations[k, j]: every contributing session's deviation from its group's mean,
     rescaled to variance tau2[j] (NaN where it lacks metric j), the bootstrap's draws of a session offset;
     sources[j]: which groups contributed; sessions[j]: how many sessions; parts[j]: per contributing group
     (its index, its degrees of freedom, the within-session part w_g of its session statistics' variance)."""
@@ -176,6 +177,7 @@ class BetweenSessions:
     sessions: np.ndarray
     parts: tuple[tuple[tuple[int, int, float], ...], ...] = ()
     measured_tau2: np.ndarray | None = None
+    unbiased_tau2: np.ndarray | None = None
 
     def known(self, j: int) -> bool:
         return bool(self.df[j] > 0)
@@ -184,12 +186,41 @@ class BetweenSessions:
         """Whether tau2[j] is the floor, raised from a smaller estimate (measured_tau2[j])."""
         return self.measured_tau2 is not None and bool(self.tau2[j] > self.measured_tau2[j])
 
+    def pivot_tau2(self, j: int) -> float:
+        """The between part of the test's variance: the floor where the estimate is under it; without a floor,
+        the unbiased estimate as measured, negative included. Truncating it at zero and adding the launches'
+        part back would raise the variance exactly when the sessions happen to agree, while keeping the few
+        degrees of freedom of the estimate: a test that is never right-sized, conservative at the level and
+        without the power of the t test on the same session statistics (docs/regression.md, "Few baseline
+        sessions"). Left signed, tau2 + the launches' part is the session statistics' own pooled variance, the
+        t test's, on their degrees of freedom."""
+        if self.floored(j) or self.unbiased_tau2 is None:
+            return float(self.tau2[j])
+        return float(self.unbiased_tau2[j])
+
+    def own_within(self, j: int, *, group: int) -> float:
+        """Group `group`'s within part w_g of metric j (the variance its launches give a session statistic), 0
+        when that group did not contribute."""
+        return next((w for g, _, w in self.parts[j] if g == group), 0.0) if self.parts else 0.0
+
+    def within_uncancelled(self, j: int, *, group: int) -> float:
+        """The share of the launches' part of the test's variance whose sampling error is not already counted
+        in the between part's. The pivot's tau2 subtracts group `group`'s within part with weight g_df / df[j],
+        and the test adds the launches' part back once, so that share of its error cancels: with the judged
+        scene's sessions alone, the variance is the session statistics' own, on their df and no more. Under the
+        floor the between part is fixed and nothing cancels."""
+        if self.floored(j) or not self.df[j]:
+            return 1.0
+        own = sum(g_df for g, g_df, _ in self.parts[j] if g == group) if self.parts else 0
+        return 1.0 - own / float(self.df[j])
+
     def variance_of_tau2(self, j: int, *, group: int | None = None, w: float | None = None) -> float:
-        """The sampling variance of tau2[j] (normal theory: a pooled variance with df[j] degrees of freedom),
-        optionally with group `group`'s within part replaced by `w` (the bootstrap's own reading of it)."""
+        """The sampling variance of the pivot's tau2 (normal theory: a pooled variance with df[j] degrees of
+        freedom), optionally with group `group`'s within part replaced by `w` (the bootstrap's own reading)."""
         if not self.parts or not self.df[j]:
             return float(self.var_tau2[j])
-        total = sum(g_df * (self.tau2[j] + (w if g == group and w is not None else g_w)) ** 2
+        tau2 = self.pivot_tau2(j)
+        total = sum(g_df * max(0.0, tau2 + (w if g == group and w is not None else g_w)) ** 2
                     for g, g_df, g_w in self.parts[j])
         return float(2 * total / self.df[j] ** 2)
 
@@ -213,6 +244,7 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
     var_tau2 = np.zeros(n_metrics)
     counts = np.zeros(n_metrics, dtype=int)
     measured = np.zeros(n_metrics)
+    unbiased = np.zeros(n_metrics)
     floor2 = math.log1p(floor) ** 2
     sources: list[tuple[str, ...]] = []
     per_group: list[list[tuple[int, np.ndarray, float, int]]] = [[] for _ in range(n_metrics)]
@@ -235,7 +267,8 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
             used.append(group.source)
             per_group[j].append((g, stats - stats.mean(), w, g_df))
         if dfs > 0:
-            measured[j] = max(0.0, (ss - w_sum) / dfs)
+            unbiased[j] = (ss - w_sum) / dfs
+            measured[j] = max(0.0, unbiased[j])
             tau2[j] = max(measured[j], floor2)
             df[j] = dfs
             var_tau2[j] = 2 * sum(g_df * (tau2[j] + w) ** 2 for _, _, w, g_df in per_group[j]) / dfs ** 2
@@ -255,7 +288,7 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
                 rows[index[(g, i)]][j] = float(deviation) * scale
     matrix = np.array(rows, dtype=float).reshape(len(rows), n_metrics)
     parts = tuple(tuple((g, int(g_df), float(w)) for g, _, w, g_df in per_group[j]) for j in range(n_metrics))
-    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, measured)
+    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, measured, unbiased)
 
 
 def median_last_axis(values: np.ndarray) -> np.ndarray:
@@ -329,11 +362,13 @@ def bootstrap(candidate: Session, baseline: Sequence[Session], within: WithinSes
     return Replicates(within_rep, between_rep, session_within)
 
 
-def satterthwaite_df(var_between: float, var_within: float, *, var_of_between: float, df_within: float) -> float:
+def satterthwaite_df(var_between: float, var_within: float, *, var_of_between: float, df_within: float,
+                     within_counted: float = 1.0) -> float:
     """Degrees of freedom of an estimated variance var_between + var_within whose parts are estimated with
-    sampling variances var_of_between (the between part, from few sessions) and 2 var_within^2 / df_within."""
+    sampling variances var_of_between (the between part, from few sessions) and 2 var_within^2 / df_within, of
+    which the share `within_counted` is not already in var_of_between (BetweenSessions.within_uncancelled)."""
     total = var_between + var_within
-    spread = var_of_between + (2 * var_within ** 2 / df_within if df_within > 0 else 0.0)
+    spread = var_of_between + (within_counted ** 2 * 2 * var_within ** 2 / df_within if df_within > 0 else 0.0)
     if total <= 0 or spread <= 0:
         return math.inf
     return max(1.0, 2 * total ** 2 / spread)

@@ -88,6 +88,58 @@ def test_the_floor_keeps_the_estimates_degrees_of_freedom_and_a_larger_estimate(
     assert above.tau2[0] > math.log1p(0.02) ** 2
 
 
+def sessions_closer_than_their_launches(seed: int, launches: int = 10) -> list[list[dict]]:
+    """Three baseline sessions of `launches` launches (3 % launch spread, so a session's median varies by about
+    1.2 %) whose medians agree within 0.2 %: an unbiased between-session estimate under zero."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for level in (10.0, 10.02, 9.99):
+        values = level * np.exp(rng.normal(0.0, 0.03, launches))
+        values *= level / float(np.median(values))
+        out.append([launch(float(v)) for v in values])
+    return out
+
+
+def t_test_se(sessions: list[list[dict]]) -> float:
+    """The t test of session statistics: the spread of the baseline's medians of log p50, (1 + 1/S) for the
+    candidate's own offset."""
+    stats = np.array([np.median(np.log([l["cpu_ms"]["p50"] for l in s])) for s in sessions])
+    return float(stats.std(ddof=1) * math.sqrt(1 + 1 / stats.size))
+
+
+def test_without_the_floor_sessions_closer_than_their_launches_are_the_t_test_of_session_statistics():
+    """An estimate under zero is kept signed (BetweenSessions.pivot_tau2): the standard error is the session
+    statistics' own (within the few % by which the bootstrap's and the formula's readings of the launches'
+    part differ) on their 2 df, not the launches' spread with the estimate's 2 df, which cost the t test's power
+    against 2-3 quiet sessions. With the floor, the floor decides."""
+    base = sessions_closer_than_their_launches(seed=3)
+    candidate = [launch(12.0 * v) for v in np.exp(np.random.default_rng(4).normal(0.0, 0.03, 10))]
+    between = between_sessions([SessionGroup(tuple(Session.of(s, ("cpu_ms.p50",)) for s in base), "this scene")],
+                               1, floor=0.0)
+    assert between.unbiased_tau2[0] < 0 and between.tau2[0] == 0 and between.pivot_tau2(0) < 0
+    scene = judge(base, candidate, GateConfig(between_floor=0.0))
+    p50 = scene.by_metric()["cpu_ms.p50"]
+    se = math.log(p50.effect) / p50.t
+    assert se == pytest.approx(t_test_se(base), rel=0.15)
+    launches_alone = 0.03 * math.sqrt(1.43 / 10 * (1 + 1 / 3))  # what truncating at zero left it at, about 1.2 %
+    assert se < launches_alone / 3
+    assert p50.df == pytest.approx(2.0, abs=0.5)  # 2, and a little more for the candidate's own launches
+    assert scene.verdict == "regressed", scene.message()
+    floored = judge(base, candidate).by_metric()["cpu_ms.p50"]
+    assert floored.between_measured is not None and floored.verdict == "inconclusive", floored.message()
+
+
+def test_a_negative_estimate_with_fewer_candidate_launches_keeps_their_extra_noise():
+    """A one-launch candidate carries more launch noise than a baseline session's median of 10: that part is
+    measured on many df and is not scaled down with the sessions' agreement."""
+    base = sessions_closer_than_their_launches(seed=5)
+    p50 = judge(base, [launch(12.0)], GateConfig(between_floor=0.0)).by_metric()["cpu_ms.p50"]
+    se = math.log(p50.effect) / p50.t
+    # One launch's own spread, 3 % (estimated from 40 launches: within 30 %), against 0.1-0.2 % for the sessions.
+    assert se > 0.7 * 0.03 and se > 10 * t_test_se(base)
+    assert p50.df > 2.0
+
+
 def test_the_floor_is_a_validated_setting():
     assert GateConfig().between_floor == DEFAULT_BETWEEN_FLOOR == 0.02
     with pytest.raises(ValueError, match="between_floor"):
