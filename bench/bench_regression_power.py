@@ -27,10 +27,11 @@ launch-level test across sessions), the mistake the two-level gate replaces. `--
 other scenes of the same sessions would do.
 
 Then, per history cell, the power for a 20 % slowdown of the gate, of the gate with its between-session floor
-off (`between_floor=0`: what the floor costs), and of the reference t test run on the same sessions
-(`t_reference`: p50's session statistics, the baseline's S - 1 between-session degrees of freedom), one-sided at
-the gate's level for a direction (alpha / 2) and at half that (the Bonferroni share of each of the gate's two
-metrics), with the paired gap between gate and t test and the t test's own false-alarm rate; then, from the
+off (`between_floor=0`: what the floor costs; its false-alarm rate on the same identical builds too), and of the
+reference t test run on the same sessions (`t_reference`: p50's session statistics, the baseline's S - 1
+between-session degrees of freedom), one-sided at the gate's level for a direction (alpha / 2) and at half that
+(the Bonferroni share of each of the gate's two metrics), with the paired gap between gate and t test and the t
+test's own false-alarm rate; then, from the
 spread of the p50 effect over the cell's identical builds, the normal-theory references: a test that knew that
 spread exactly (what no test of one candidate session can beat) and a noncentral t on S - 1 df.
 
