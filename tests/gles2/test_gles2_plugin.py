@@ -123,8 +123,14 @@ def test_uncapped_frame_time_is_the_wall_clock_frame_interval(project):
     for run, launch in zip(scene["per_run"], sorted({r["launch"] for r in rows})):
         mine = [r for r in rows if r["launch"] == launch]
         starts = [int(r["t_start_ns"]) for r in mine]
+        intervals = [float(r["present_interval_ms"]) for r in mine]
+        assert run["frame_ms"]["mean"] == pytest.approx(float(np.mean(intervals)), rel=1e-3)  # rounded to 4 digits
+        # Frame i's interval runs from the previous frame's end to its own, so the first n - 1 intervals span
+        # the n starts (less the few microseconds from an end to the next start). The last interval lies past
+        # the last start: comparing the mean of all n with the starts' span is off by one frame's deviation
+        # from the mean (6 % for one preempted frame in 40 on a busy host).
         wall_ms = (starts[-1] - starts[0]) / 1e6 / (len(starts) - 1)  # frame to frame, by the clock
-        assert run["frame_ms"]["mean"] == pytest.approx(wall_ms, rel=0.05)
+        assert float(np.mean(intervals[:-1])) == pytest.approx(wall_ms, rel=0.02)
         assert run["frame_ms"]["p50"] >= run["cpu_ms"]["p50"]  # the interval holds the CPU part and more
         assert run["fps"] == pytest.approx(1000 / run["frame_ms"]["mean"], rel=0.01)
     assert scene["metrics"]["fps"] == pytest.approx(float(np.median([run["fps"] for run in scene["per_run"]])))
