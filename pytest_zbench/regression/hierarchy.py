@@ -164,8 +164,9 @@ class BetweenSessions:
     groups of sessions - 1; 0 = unknown); var_tau2[j]: its sampling variance (normal theory), for the degrees
     of freedom of the test; measured_tau2[j]: the estimate before the floor (tau2[j] = max(it, floor^2));
     unbiased_tau2[j]: the same before truncation at zero (negative when the sessions agree more closely than
-    their launches' spread explains; the test's pivot uses it, `pivot_tau2`); deviations[k, j]: every contributing session's deviation from its group's mean,
-    rescaled to variance tau2[j] (NaN where it lacks metric j), the bootstrap's draws of a session offset;
+    their launches' spread explains; the test's pivot uses it, `pivot_tau2`); deviations[k, j]: every
+    contributing session's deviation from its group's mean, rescaled to variance tau2[j] (NaN where it lacks
+    metric j), the bootstrap's draws of a session offset;
     sources[j]: which groups contributed; sessions[j]: how many sessions; parts[j]: per contributing group
     (its index, its degrees of freedom, the within-session part w_g of its session statistics' variance)."""
 
