@@ -162,9 +162,9 @@ class BetweenSessions:
 
     tau2[j]: variance of a session offset (log scale); df[j]: its degrees of freedom (sum over contributing
     groups of sessions - 1; 0 = unknown); var_tau2[j]: its sampling variance (normal theory), for the degrees
-    of freedom of the test; measured_tau2[j]: the estimate before the floor (tau2[j] = max(it, floor^2));
-    unbiased_tau2[j]: the same before truncation at zero (negative when the sessions agree more closely than
-    their launches' spread explains; the test's pivot uses it, `pivot_tau2`); deviations[k, j]: every
+    of freedom of the test; unbiased_tau2[j]: the estimate, negative when the sessions agree more closely than
+    their launches' spread explains (the test's pivot uses it, `pivot_tau2`; `measured_tau2`, it truncated at
+    zero, is what the floor is compared with: tau2[j] = max(it, floor^2)); deviations[k, j]: every
     contributing session's deviation from its group's mean, rescaled to variance tau2[j] (NaN where it lacks
     metric j), the bootstrap's draws of a session offset;
     sources[j]: which groups contributed; sessions[j]: how many sessions; parts[j]: per contributing group
@@ -177,15 +177,19 @@ class BetweenSessions:
     sources: tuple[tuple[str, ...], ...]
     sessions: np.ndarray
     parts: tuple[tuple[tuple[int, int, float], ...], ...] = ()
-    measured_tau2: np.ndarray | None = None
     unbiased_tau2: np.ndarray | None = None
+
+    @property
+    def measured_tau2(self) -> np.ndarray | None:
+        """The estimate before the floor: unbiased_tau2 truncated at zero (a variance to report)."""
+        return None if self.unbiased_tau2 is None else np.maximum(self.unbiased_tau2, 0.0)
 
     def known(self, j: int) -> bool:
         return bool(self.df[j] > 0)
 
     def floored(self, j: int) -> bool:
         """Whether tau2[j] is the floor, raised from a smaller estimate (measured_tau2[j])."""
-        return self.measured_tau2 is not None and bool(self.tau2[j] > self.measured_tau2[j])
+        return self.unbiased_tau2 is not None and bool(self.tau2[j] > max(self.unbiased_tau2[j], 0.0))
 
     def pivot_tau2(self, j: int) -> float:
         """The between part of the test's variance: the floor where the estimate is under it; without a floor,
@@ -195,7 +199,7 @@ class BetweenSessions:
         without the power of the t test on the same session statistics (docs/regression.md, "Few baseline
         sessions"). Left signed, tau2 + the launches' part is the session statistics' own pooled variance, the
         t test's, on their degrees of freedom."""
-        if self.floored(j) or self.unbiased_tau2 is None:
+        if self.unbiased_tau2 is None or self.floored(j):
             return float(self.tau2[j])
         return float(self.unbiased_tau2[j])
 
@@ -244,7 +248,6 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
     df = np.zeros(n_metrics)
     var_tau2 = np.zeros(n_metrics)
     counts = np.zeros(n_metrics, dtype=int)
-    measured = np.zeros(n_metrics)
     unbiased = np.zeros(n_metrics)
     floor2 = math.log1p(floor) ** 2
     sources: list[tuple[str, ...]] = []
@@ -269,8 +272,7 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
             per_group[j].append((g, stats - stats.mean(), w, g_df))
         if dfs > 0:
             unbiased[j] = (ss - w_sum) / dfs
-            measured[j] = max(0.0, unbiased[j])
-            tau2[j] = max(measured[j], floor2)
+            tau2[j] = max(unbiased[j], 0.0, floor2)
             df[j] = dfs
             var_tau2[j] = 2 * sum(g_df * (tau2[j] + w) ** 2 for _, _, w, g_df in per_group[j]) / dfs ** 2
             counts[j] = sum(g_df + 1 for *_, g_df in per_group[j])
@@ -289,7 +291,7 @@ def between_sessions(groups: Sequence[SessionGroup], n_metrics: int, *, floor: f
                 rows[index[(g, i)]][j] = float(deviation) * scale
     matrix = np.array(rows, dtype=float).reshape(len(rows), n_metrics)
     parts = tuple(tuple((g, int(g_df), float(w)) for g, _, w, g_df in per_group[j]) for j in range(n_metrics))
-    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, measured, unbiased)
+    return BetweenSessions(tau2, df, var_tau2, matrix, tuple(sources), counts, parts, unbiased)
 
 
 def median_last_axis(values: np.ndarray) -> np.ndarray:
