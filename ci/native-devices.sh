@@ -24,9 +24,10 @@ set -euo pipefail
 checkout="$(cd "$(dirname "$0")/.." && pwd)"
 suite="${ZBENCH_NATIVE_SUITE:-bookworm}"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/zbench/native"
-layout=1   # bump when a sysroot's layout changes, so old caches are not reused
-# What the runner needs at run time: glvnd's libEGL and libGLESv2 and Mesa's EGL driver with llvmpipe.
-packages="libegl1,libegl-mesa0,libgles2,libgl1-mesa-dri,libgbm1"
+layout=2   # bump when a sysroot's layout changes, so old caches are not reused
+# What the runners need at run time: glvnd's libEGL and libGLESv2 and Mesa's EGL driver with llvmpipe;
+# FreeType and the DejaVu font for text; Cairo for the Cairo runner (runners/cairo), with what it links.
+packages="libegl1,libegl-mesa0,libgles2,libgl1-mesa-dri,libgbm1,libfreetype6,fonts-dejavu-core,libcairo2"
 
 die() { echo "native-devices: $*" >&2; exit 1; }
 
