@@ -12,9 +12,10 @@ run python3 -m mypy
 run python3 -m ruff check .
 # The device-lab workflow: actionlint (with shellcheck on its run: scripts), GitHub's workflow JSON Schema,
 # and shellcheck on the scripts its jobs call.
-run actionlint .github/workflows/zbench.yml .github/workflows/zbench-engine.yml
-run check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/zbench.yml .github/workflows/zbench-engine.yml
-run shellcheck ci/zbench-leg.sh ci/zbench-plan.sh ci/zbench-setup.sh
+run actionlint .github/workflows/zbench.yml .github/workflows/zbench-engine.yml .github/workflows/release.yml
+run check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/zbench.yml .github/workflows/zbench-engine.yml \
+    .github/workflows/release.yml
+run shellcheck -x ci/zbench-leg.sh ci/zbench-plan.sh ci/zbench-setup.sh ci/release.sh
 # The emulated arm64 device first: a test of the suite runs on it (tests/test_arm64_device.py, an acceptance
 # run) and so does ci/acceptance.sh's scene selection; built once per machine, then cached.
 started=$SECONDS

@@ -61,6 +61,7 @@ def _parser() -> argparse.ArgumentParser:
     shown = f"${HISTORY_ENV} if set, else the nearest {DEFAULT_HISTORY_PATH} here or above"
     history_help = f"history: a SQLite file or a postgresql://USER@HOST:PORT/DB URL (default: {shown})"
     parser = argparse.ArgumentParser(prog="zbench", description="pytest-zbench history, calibration, runner checks and CI")
+    parser.add_argument("--version", action="version", version=_version_line())
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser(
@@ -144,6 +145,19 @@ def _parser() -> argparse.ArgumentParser:
                               "which the gate alone cannot call regressed (docs/regression.md, \"zbench compare\")")
     compare.add_argument("-v", "--verbose", action="store_true", help="each scene's full verdict message too")
 
+    kit = commands.add_parser("kit", help="where the C runner kit this host ships is, and what it speaks",
+                              description="The C runner kit (docs/native-runner.md) inside this installation: an "
+                                          "engine builds its runner against it, so the runner speaks the protocol "
+                                          "of the host that measures it. Without an option: its folder, protocol "
+                                          "and how to include it in a Makefile.")
+    kit_shown = kit.add_mutually_exclusive_group()
+    kit_shown.add_argument("--path", action="store_const", dest="kit_show", const="path",
+                       help="print the kit's folder only (for `KIT := $(shell zbench kit --path)`)")
+    kit_shown.add_argument("--protocol", action="store_const", dest="kit_show", const="protocol",
+                       help="print the runner protocol version the kit speaks")
+    kit_shown.add_argument("--pkg-config", action="store_const", dest="kit_show", const="pkg-config",
+                       help="print a pkg-config file (zbench-kit.pc) for the kit")
+
     devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
     devices.add_argument("--devices", default="devices.yaml", metavar="PATH", help="the inventory (default: devices.yaml)")
     devices.add_argument("--device", action="append", metavar="NAME", help="only this device (repeatable)")
@@ -187,6 +201,8 @@ def _main(argv: Sequence[str] | None) -> int:
         return _compare(args)
     if args.command == "devices":
         return _devices(args)
+    if args.command == "kit":
+        return _kit(args)
     if hasattr(args, "run"):
         return int(args.run(args))
     if args.command == "history":
@@ -308,6 +324,38 @@ def _report(args: argparse.Namespace) -> int:
     traces = write_traces(document, results)
     out = write_report(document, results, Path(args.out) if args.out else results / "report.html")
     print(f"report: {out}; {len(traces)} trace(s) beside the frames CSVs")
+    return EXIT_OK
+
+
+def _version_line() -> str:
+    from . import __version__
+    from .protocol.vocabulary import PROTOCOL_VERSION
+
+    return f"zbench {__version__} (pytest-zbench; runner protocol {PROTOCOL_VERSION})"
+
+
+def _kit(args: argparse.Namespace) -> int:
+    from . import __version__
+    from .errors import UsageError
+    from .kit_files import kit_dir, kit_protocol, pkg_config
+
+    try:
+        kit = kit_dir()
+        protocol = kit_protocol(kit)
+    except UsageError as exc:
+        print(f"zbench kit: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    if args.kit_show == "path":
+        print(kit)
+    elif args.kit_show == "protocol":
+        print(protocol)
+    elif args.kit_show == "pkg-config":
+        print(pkg_config(kit, __version__), end="")
+    else:
+        print(f"C runner kit of pytest-zbench {__version__}: {kit}")
+        print(f"  speaks runner protocol {protocol}")
+        print("  in a Makefile:  KIT := $(shell zbench kit --path)")
+        print("                  include $(KIT)/kit.mk      # then compile $(KIT_SRC) with -I$(KIT_DIR)")
     return EXIT_OK
 
 

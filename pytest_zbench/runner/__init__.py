@@ -18,11 +18,7 @@ RUNNER_NAME = "zbench-reference"
 
 
 def runner_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    # The package's own version (pytest_zbench/__init__.py): the reference runner is released with the host.
+    import pytest_zbench
 
-    try:
-        return version("pytest-zbench")
-    except PackageNotFoundError:  # running from a source tree
-        import pytest_zbench
-
-        return getattr(pytest_zbench, "__version__", "0.1.0")
+    return pytest_zbench.__version__
