@@ -86,7 +86,7 @@ def test_a_runner_built_on_the_installed_kit_passes_check_runner(release):
                     "--devices", str(inventory), "--scenes", str(clone / "scenes"), "--goldens",
                     str(clone / "goldens"), "--features", "rect,clip"], env=CLEAN_ENV, cwd=release["work"])
     assert checked.returncode == 0, checked.stdout[-3000:] + checked.stderr[-3000:]
-    assert re.search(r"^pass\s+probe\.protocol", checked.stdout, re.MULTILINE), checked.stdout[-2000:]
+    assert re.search(r"^\s*pass\s+probe\.protocol\s", checked.stdout, re.MULTILINE), checked.stdout[-2000:]
 
 
 @pytest.mark.acceptance

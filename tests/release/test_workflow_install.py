@@ -133,6 +133,9 @@ def test_the_legs_install_step_with_the_defaults_installs_the_commit_the_workflo
     # The legs' install step, as written, in a fresh environment with that requirement.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # A current pip, as actions/setup-python gives the legs (the pip of Debian 12's venv, 23.0, rejects a
+    # git+file URL, which stands in for github.com here).
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--upgrade", "pip"], check=True)
     install = next(s for s in yaml.safe_load(WORKFLOW.read_text())["jobs"]["device"]["steps"]
                    if s.get("name") == "Install pytest-zbench")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "COVERAGE_PROCESS_START")}
