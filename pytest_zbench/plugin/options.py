@@ -12,6 +12,8 @@ that uses a zbench fixture activates it then (`activate`).
 
 from __future__ import annotations
 
+import argparse
+
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +34,12 @@ PATH_OPTIONS = ("inventory", "scenes_dir", "goldens_dir", "results", "history", 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("zbench", "render benchmarks and golden images (pytest-zbench)")
+    if not _xdist_installed():
+        # `-n 2` (README's own commands use it) without pytest-xdist: one line naming the extra at configure
+        # time instead of pytest's "unrecognized arguments: -n". Registered only where xdist is absent, through
+        # the group's _addoption as xdist registers it (pytest reserves lowercase short options otherwise).
+        group._addoption("-n", "--numprocesses", dest="zbench_numprocesses_without_xdist", default=None,
+                         help=argparse.SUPPRESS)
     for option in OPTIONS:
         group.addoption(option.flag, dest=_dest(option), default=None, metavar=option.name.upper(), help=option.help)
         parser.addini(option.ini, help=option.help, default=None)
@@ -79,8 +87,20 @@ FLAG_DESTS = ("zbench_quick", "zbench_calibrate", "zbench_check_runner", "zbench
               "zbench_goldens_only")
 
 
+def _xdist_installed() -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("xdist") is not None
+    except ImportError:
+        return False
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("zbench_numprocesses_without_xdist", None) is not None:
+        raise pytest.UsageError("-n spreads tests over processes with pytest-xdist, which is not installed: "
+                                "pip install 'pytest-zbench[xdist]' (or leave -n out)")
     config.addinivalue_line("markers", "zbench_scene(scene_id): the scene the `scene` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_device(name): the device the `device` fixture gives a plain test")
     config.addinivalue_line("markers", "zbench_perf: a perf test generated from a scene file")

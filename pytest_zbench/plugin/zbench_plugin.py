@@ -33,8 +33,12 @@ class ZbenchPlugin:
         self.config = config
         self.settings = settings
         self.inventory = load_inventory(settings.inventory, required=settings.inventory_named)
+        from ..transports import require_client_library
+
         for name in settings.devices:
-            self.inventory.get(name)  # an unknown device is a usage error now, not a failure per test
+            # An unknown device, or one whose transport's client is not installed, is a usage error now, in
+            # one line, not a failure (and a traceback) per test.
+            require_client_library(self.inventory.get(name))
         if settings.ab:
             from ..host.measure.ab_launches import resolve_b_runner
 
@@ -62,6 +66,7 @@ class ZbenchPlugin:
         # Devices this process prepared (the xdist controller, or the only process): restored at the end
         self.preparations: dict[str, Preparation] = {}
         self._previous_sigterm: Any = None
+        self.keyword_selected_nothing: str | None = None  # the -k expression, when it deselected every test
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -220,6 +225,8 @@ class ZbenchPlugin:
 
     @pytest.hookimpl(trylast=True)  # after -k and -m have chosen: the count deselected is then the perf tests'
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        if not items and config.option.keyword:
+            self.keyword_selected_nothing = config.option.keyword
         deselect_perf(config, self.settings, items)
 
     # -- reporting
@@ -279,6 +286,12 @@ class ZbenchPlugin:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+        if self.keyword_selected_nothing is not None:
+            # pytest says only "N deselected": say what a scene test is called and how to list them.
+            terminalreporter.write_line(
+                f"zbench: -k {self.keyword_selected_nothing!r} selected no test; scene tests are named "
+                "perf[SCENE-DEVICE] and golden[SCENE-DEVICE], e.g. perf[fill.opaque.x1-local]: "
+                "`pytest --collect-only -q` lists them")
         write_summary(terminalreporter, self)
 
     # -- pytest-xdist (these hooks exist only when it is installed)
