@@ -13,7 +13,6 @@ that uses a zbench fixture activates it then (`activate`).
 from __future__ import annotations
 
 import argparse
-
 import os
 from typing import TYPE_CHECKING, Any
 
