@@ -1,0 +1,3 @@
+"""Engines side by side: `zbench engines RUN ...`, per scene several engines measured on one machine with their
+ratios to a reference engine (table.py), engines.html (page.py), the subcommand (command.py). docs/report.md,
+"Engines side by side"."""
