@@ -87,7 +87,7 @@ def publish(history: History, out: Path, *, metric: str = "cpu_ms.p50", last: in
                      for (device_name, backend), rows in sorted(by_device.items())]
         open_rows = sorted((row for rows in by_device.values() for row in rows if row[0].open_regression),
                            key=lambda row: _order(row[0].key))
-        engines = write_engines(staging, results, verdicts.notes)
+        engines = write_engines(staging, results)
         facts = SiteFacts(str(history.location), metric, last, verdicts.files, tuple(verdicts.notes))
         write_index(staging, summaries, open_rows, facts, index_section(engines))
         _replace(staging, out)

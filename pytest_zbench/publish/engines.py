@@ -1,7 +1,8 @@
 """The site's engines pages: per machine whose runs hold two or more engines (devices), the newest run of each
 side by side, as `zbench engines` shows them (side_by_side/). Read from the same run.json files as the verdicts
 (the results folders and their run archive, verdicts.run_files); a file that is not a run.json of this version
-is a note on the index, never a failed publish (docs/report.md, "Published site")."""
+is left out (one that cannot be read at all is a note of the verdicts' reader), never a failed publish
+(docs/report.md, "Engines side by side")."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ class EnginesPage:
     scenes: int
 
 
-def newest_engines(results: Sequence[Path], notes: list[str]) -> dict[str, list[Engine]]:
+def newest_engines(results: Sequence[Path]) -> dict[str, list[Engine]]:
     """Per machine, the newest run of each engine that measured at least one scene. Files are read oldest
     first (run_files), so of two copies of one run (the results folder's and its archive's) the archived one,
     whose report.html outlives the next session, wins."""
@@ -35,8 +36,9 @@ def newest_engines(results: Sequence[Path], notes: list[str]) -> dict[str, list[
         for path in run_files(folder):
             try:
                 document = read_run(path)
-            except EnginesError as exc:
-                notes.append(f"engines view: {exc}")
+            except EnginesError:
+                # A file that cannot be read is already a note of the verdicts' reader; one of another version
+                # holds no figures this view can trust to be comparable.
                 continue
             for engine in engines_of(document, path):
                 if not any(complete_launches(entry) for entry in engine.scenes.values()):
@@ -56,10 +58,10 @@ def reference_of(engines: Sequence[Engine]) -> Engine:
     return min(engines, key=lambda e: (-sum(1 for s in e.scenes.values() if complete_launches(s)), e.name))
 
 
-def write_engines(site: Path, results: Sequence[Path], notes: list[str]) -> list[EnginesPage]:
+def write_engines(site: Path, results: Sequence[Path]) -> list[EnginesPage]:
     """engines/<machine>.html for every machine with two or more engines."""
     pages = []
-    for machine, engines in newest_engines(results, notes).items():
+    for machine, engines in newest_engines(results).items():
         if len(engines) < 2:
             continue
         table = side_by_side(engines, reference_of(engines).name)

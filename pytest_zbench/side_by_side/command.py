@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .table import DEFAULT_METRIC
+from . import DEFAULT_METRIC
 
 DEFAULT_OUT = "zbench-engines"
 

@@ -26,9 +26,9 @@ from ..regression.config import HIGHER_IS_BETTER
 from ..regression.gate import ratio_text
 from ..regression.hierarchy import launch_values
 from ..stats import BOOTSTRAP_CONFIDENCE
+from . import DEFAULT_METRIC
 
 SCHEMA = "zbench-engines/1"
-DEFAULT_METRIC = "frame_ms.p50"
 SCORE_METRIC = "adaptive.score"
 
 CellStatus = Literal["measured", "skipped", "failed", "not_run"]
@@ -276,7 +276,7 @@ def cell(engine: Engine, ref: Engine, scene: str, metric: str) -> Cell:
     frame = metrics.get("frame_ms") or {}
     adaptive = entry.get("adaptive") if isinstance(entry.get("adaptive"), Mapping) else None
     score_ci = adaptive.get("ci") if adaptive else None
-    ratio, why = _ratio(entry, ref, scene, SCORE_METRIC if adaptive else metric)
+    ratio, why = (None, "") if engine is ref else _ratio(entry, ref, scene, SCORE_METRIC if adaptive else metric)
     return Cell(engine.name, "measured", why, len(complete_launches(entry)), entry.get("mode"),
                 _number(frame.get("p50")), _number(frame.get("p95")), _number(metrics.get("jank_share")),
                 _number(adaptive.get("score")) if adaptive else None,
