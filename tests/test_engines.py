@@ -250,7 +250,8 @@ def engine(name: str, scenes: dict) -> Engine:
 
 def entry(values: list[float], mode: str = "uncapped") -> dict:
     return {"id": "s", "mode": mode, "surface": {"width": 8, "height": 8}, "params": {},
-            "metrics": {"frame_ms": {"p50": float(np.median(values)), "p95": max(values)}, "jank_share": 0.0},
+            "metrics": {"frame_ms": {"p50": float(np.median(values)) if values else None,
+                                     "p95": max(values, default=None)}, "jank_share": 0.0},
             "per_run": [{"frame_ms": {"p50": v}, "partial": False} for v in values]}
 
 
@@ -274,3 +275,23 @@ def test_the_ratio_needs_the_same_settings_and_says_a_direction_only_when_its_in
     # The medians are taken on the log scale, as the gate takes them: of two launches, their geometric mean.
     assert math.isclose(table.rows[0].cells[1].ratio.value, math.sqrt(1.0 * 1.1) / 2.0,  # type: ignore[union-attr]
                         rel_tol=1e-9)
+
+
+def test_a_scene_without_figures_says_why_and_other_machines_are_a_note():
+    ref = engine("ref", {"s": entry([2.0, 2.1, 1.9])})
+    declined = dict(entry([]), issues=[{"kind": "feature_skipped", "detail": "blur: not drawn by this engine"}])
+    crashed = dict(entry([]), outcome="failed", issues=[{"kind": "error", "detail": "runner exited with 139"}])
+    partial = dict(entry([1.0]), per_run=[{"frame_ms": {"p50": 1.0}, "partial": True}])
+    got = {name: cell(engine(name, {"s": e}), ref, "s", "frame_ms.p50")
+           for name, e in (("declined", declined), ("crashed", crashed), ("partial", partial))}
+    assert (got["declined"].status, got["declined"].reason) == ("skipped",
+                                                                "the runner skipped it: blur: not drawn by this engine")
+    assert (got["crashed"].status, got["crashed"].reason) == ("failed",
+                                                              "no complete launch (error: runner exited with 139)")
+    assert got["partial"].status == "failed" and got["partial"].ratio is None
+    elsewhere = Engine("pi", "gles2", "r 1", "x", "Cortex-A53, aarch64, 4 cores", "runpi", "2026-01-01",
+                       Path("pi.json"), None, {"s": entry([8.0, 8.0, 8.0])})
+    table = side_by_side([ref, elsewhere])
+    (note,) = table.notes
+    assert note.startswith("not one machine: the engines ran on ref: m; pi: Cortex-A53")
+    assert table.rows[0].cells[1].ratio is not None  # still shown, under the note
