@@ -17,7 +17,7 @@ def add_commands(commands: Any) -> None:
         "engines", help="several engines' runs side by side, each scene's ratio to a reference engine",
         description="Put per scene the engines (devices) of several runs side by side, as MotionMark puts browsers: "
                     "each engine's frame time p50 and p95, jank, an adaptive scene's score with its interval, and "
-                    "the ratio to the reference engine with its 95%% launch-bootstrap interval; a scene an engine "
+                    "the ratio to the reference engine with its 95% launch-bootstrap interval; a scene an engine "
                     "skipped says why. Prints the table and writes engines.json and engines.html into --out. "
                     "docs/report.md, \"Engines side by side\".")
     engines.add_argument("runs", nargs="+", metavar="RUN",
