@@ -86,7 +86,7 @@ def measure_engines(root: Path) -> Path:
     require(NATIVE.is_file(), "the native runner zbench-gles2 (bash ci/native-devices.sh)")
     probe = subprocess.run([str(NATIVE), "probe"], capture_output=True, text=True, timeout=60)
     require('"gles2"' in probe.stdout, f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()[-300:]}")
-    (root / "scenes").mkdir()
+    (root / "scenes").mkdir(parents=True)
     for name, text in (("mini.yaml", SCENES_RECT), ("round.yaml", SCENES_ROUNDED), ("adapt.yaml", SCENES_ADAPTIVE)):
         (root / "scenes" / name).write_text(text)
     (root / "devices.yaml").write_text(INVENTORY)
