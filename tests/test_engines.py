@@ -111,6 +111,7 @@ def test_three_real_engines_side_by_side_in_the_command_and_the_published_site(t
     record_property("screenshot", str(check_command(runs, tmp_path / "command", capsys)))
     check_site(runs, tmp_path / "site", capsys)
     check_refusals(runs, capsys)
+    check_report_of_a_run_on_two_engines(runs, tmp_path)
 
 
 def median_ratio(engine: dict, reference: dict, metric: str) -> float:
@@ -214,6 +215,28 @@ def check_site(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     # Each engine's report.html linked from the page, relative to it: the archived run's.
     links = [line.split("'")[1] for line in text.split("<a href=")[2:]]
     assert len(links) == 3 and all((page.parent / link).resolve().is_file() for link in links)
+
+
+def check_report_of_a_run_on_two_engines(runs: Path, tmp_path: Path) -> None:
+    """One session on two devices: its report.html holds the engines side by side, the first device the reference."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "ZBENCH_HISTORY_URL")}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])
+    results = runs / "both"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-m", "zbench_perf", "-q", "-k",
+         "mini.fill.x1 or round.one", "--zbench-device=local,local-native", "--zbench-runs=2", "--zbench-frames=10",
+         "--zbench-warmup=2", "--zbench-mode=uncapped", f"--zbench-results={results}", "--zbench-baseline=none"],
+        cwd=runs, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    text = (results / "report.html").read_text()
+    assert text.count("<section id=engines-side-by-side>") == 1 and "reference <b>local</b>" in text
+    loaded = load(results / "report.html", tmp_path / "profile")
+    assert loaded.console == []
+    section = loaded.dom.split('<section id="engines-side-by-side">')[1].split("</section>")[0]
+    assert section.count("<tr data-scene=") == 2 and section.count('data-status="skipped"') == 1
+    assert section.count('<svg class="strip"') == 1 and "rrect" in section
+    # A run on one device has no such section.
+    assert "engines-side-by-side" not in (runs / "local" / "report.html").read_text()
 
 
 def check_refusals(runs: Path, capsys: pytest.CaptureFixture[str]) -> None:

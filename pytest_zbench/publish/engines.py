@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..side_by_side.page import write_page
-from ..side_by_side.table import Engine, EnginesError, complete_launches, engines_of, read_run, side_by_side
+from ..side_by_side.document import write_page
+from ..side_by_side.runs import read_run
+from ..side_by_side.table import Engine, EnginesError, complete_launches, engines_of, side_by_side
 from .site import slug
 from .verdicts import run_files
 

@@ -45,8 +45,9 @@ def _metric(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import write_json_atomic
-    from .page import write_page
-    from .table import EnginesError, lines, load_engines, side_by_side
+    from .document import write_page
+    from .runs import load_engines
+    from .table import EnginesError, lines, side_by_side
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

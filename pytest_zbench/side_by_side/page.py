@@ -1,22 +1,36 @@
-"""engines.html: engines side by side on one self-contained, offline page in report.html's style (its CSS,
-host/report/html.py). One column per engine, the reference first; per scene each engine's frame time p50 and
-p95, jank, an adaptive scene's score with its interval, and its ratio to the reference with the interval drawn
-on a log strip; a scene an engine did not measure shows why. `zbench engines` writes it, and `zbench publish`
-writes one per machine whose runs hold several engines (publish/engines.py)."""
+"""The engines view's HTML: one column per engine, the reference first; per scene each engine's frame time p50
+and p95, jank, an adaptive scene's score with its interval, and its ratio to the reference with the interval
+drawn on a log strip; a scene an engine did not measure shows why. engines.html (document.py: `zbench engines`,
+and `zbench publish` per machine whose runs hold several engines) and report.html's section of a run on several
+devices (host/report/html.py) are made of these parts."""
 
 from __future__ import annotations
 
 import html
 import math
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from ..host.report.html import CSS as REPORT_CSS
 from ..regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 from ..stats import BOOTSTRAP_CONFIDENCE
-from .table import SCORE_METRIC, Cell, Engine, Ratio, SideBySide, ms, score_text, share
+from .table import (
+    SCORE_METRIC,
+    Cell,
+    Engine,
+    Ratio,
+    SideBySide,
+    complete_launches,
+    engines_of,
+    ms,
+    score_text,
+    share,
+    side_by_side,
+)
 
-CSS = REPORT_CSS + """
+# Added to report.html's CSS (host/report/html.py) wherever these parts are shown.
+CSS = """
 table.engines td,table.engines th,table.side td,table.side th{vertical-align:top;text-align:left}
 table.side td{min-width:190px}table.side td.scene{min-width:0;font-weight:600;white-space:nowrap}
 .fig{white-space:nowrap}.why{font-size:12px;color:#777;max-width:260px}
@@ -115,34 +129,47 @@ def _engine_row(engine: Engine, page_folder: Path, reference: str) -> str:
             f"</td><td>{html.escape(engine.machine)}</td><td>{report}</td></tr>")
 
 
-def page_html(table: SideBySide, page_folder: Path, *, nav: str = "", title: str = "Engines side by side") -> str:
-    """The whole page; links are relative to `page_folder`, where the page goes."""
+def engines_table(table: SideBySide, page_folder: Path) -> str:
+    """The engines: backend, runner, renderer, run, machine, a link to each run's report.html."""
+    ref = table.reference.name
+    engines = "".join(_engine_row(e, page_folder, ref) for e in table.engines)
+    return ("<table class=engines><tr><th>engine</th><th>backend</th><th>runner</th><th>renderer</th><th>run</th>"
+            f"<th>machine</th><th></th></tr>{engines}</table>")
+
+
+def explanation(table: SideBySide) -> str:
+    """What the figures are, in one paragraph, and the notes the reader must see."""
+    bound = axis_bound(table)
+    unmeasured = sum(1 for row in table.rows for c in row.cells if c.status != "measured")
+    notes = "".join(f"<p class=failed>{html.escape(note)}</p>" for note in table.notes)
+    return (f"<p>{len(table.rows)} scene(s), {len(table.engines)} engine(s), reference "
+            f"<b>{html.escape(table.reference.name)}</b>. Frame time: the frame-to-frame interval (run.json "
+            "<code>metrics.frame_ms</code>), the median over launches of each launch's percentile; jank: the share of "
+            "janky frames. The ratio is engine / reference of the medians over launches of "
+            f"<code>{html.escape(table.metric)}</code> (lower is faster; an adaptive scene: <code>{SCORE_METRIC}"
+            f"</code>, higher is faster) with its {BOOTSTRAP_CONFIDENCE:.0%} interval by launch bootstrap, drawn on "
+            f"one log axis for the whole page ({_axis_text(1 / bound)} to {_axis_text(bound)}, 1x marked); "
+            f"<i>faster</i> or <i>slower</i> only when the interval excludes 1x. {unmeasured} cell(s) without "
+            f"figures say why.</p>{notes}")
+
+
+def scenes_table(table: SideBySide) -> str:
+    """Per scene a row, per engine a column."""
     ref = table.reference.name
     bound = axis_bound(table)
-    engines = "".join(_engine_row(e, page_folder, ref) for e in table.engines)
     head = "".join(f"<th{' class=ref' if e.name == ref else ''}>{html.escape(e.name)}</th>" for e in table.engines)
     rows = "".join(f"<tr data-scene='{html.escape(row.scene)}'><td class=scene>{html.escape(row.scene)}</td>"
                    + "".join(_cell(c, ref, bound) for c in row.cells) + "</tr>" for row in table.rows)
-    notes = "".join(f"<p class=failed>{html.escape(note)}</p>" for note in table.notes)
-    unmeasured = sum(1 for row in table.rows for c in row.cells if c.status != "measured")
-    return (f"<!doctype html><html lang=en><meta charset=utf-8><title>{html.escape(title)}</title>"
-            f"<style>{CSS}</style><body>{nav}<h1>{html.escape(title)}</h1>"
-            f"<p>{len(table.rows)} scene(s), {len(table.engines)} engine(s), reference <b>{html.escape(ref)}</b>. "
-            f"Frame time: the frame-to-frame interval (run.json <code>metrics.frame_ms</code>), the median over "
-            f"launches of each launch's percentile; jank: the share of janky frames. The ratio is engine / "
-            f"reference of the medians over launches of <code>{html.escape(table.metric)}</code> (lower is "
-            f"faster; an adaptive scene: <code>{SCORE_METRIC}</code>, higher is faster) with its "
-            f"{BOOTSTRAP_CONFIDENCE:.0%} interval by launch bootstrap, drawn on one log axis for the whole page "
-            f"({_axis_text(1 / bound)} to {_axis_text(bound)}, 1x marked); <i>faster</i> or <i>slower</i> only when the interval excludes 1x. "
-            f"{unmeasured} cell(s) without figures say why.</p>{notes}"
-            f"<h2>Engines</h2><table class=engines><tr><th>engine</th><th>backend</th><th>runner</th>"
-            f"<th>renderer</th><th>run</th><th>machine</th><th></th></tr>{engines}</table>"
-            f"<h2>Scenes</h2><table class=side id=engines><tr><th>scene</th>{head}</tr>{rows}</table>"
-            "</body></html>\n")
+    return f"<table class=side id=engines><tr><th>scene</th>{head}</tr>{rows}</table>"
 
 
-def write_page(table: SideBySide, path: Path, *, nav: str = "", title: str = "Engines side by side") -> Path:
-    from ..files import write_bytes_atomic
-
-    write_bytes_atomic(path, page_html(table, path.parent, nav=nav, title=title).encode("utf-8"), durable=False)
-    return path
+def report_section(document: Mapping[str, Any], page_folder: Path) -> str:
+    """report.html's section for a run on two or more devices that measured a scene: its engines side by side,
+    the first device the reference (`zbench engines RUN --reference NAME` chooses another). Nothing otherwise."""
+    engines = [e for e in engines_of(document, page_folder / "run.json")
+               if any(complete_launches(s) for s in e.scenes.values())]
+    if len(engines) < 2:
+        return ""
+    table = side_by_side(engines)
+    return (f"<section id=engines-side-by-side><h2>Engines side by side</h2>{explanation(table)}"
+            f"{scenes_table(table)}</section>")
