@@ -8,6 +8,8 @@ device's runner, run a device lab's CI.
                      [-k EXPR] [--results DIR] [--from-history]
     zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
     zbench compare A.json B.json [--fail-on M:PCT]      B judged against A, scene by scene (exit 1: regressed)
+    zbench engines RUN RUN ... [--reference NAME] [--out DIR]   engines side by side, each scene's ratio to a
+                                                        reference engine (side_by_side/)
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
@@ -179,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
     from .engine.commands import add_commands as add_engine_commands
 
     add_engine_commands(commands)  # deploy: sets `run`
+    from .side_by_side.command import add_commands as add_engines_command
+
+    add_engines_command(commands)  # engines: sets `run`
     return parser
 
 

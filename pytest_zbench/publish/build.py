@@ -14,6 +14,7 @@ from pathlib import Path
 from ..errors import ZbenchError
 from ..regression.changepoints import ChangePoint
 from ..regression.history import History, SceneKey
+from .engines import index_section, write_engines
 from .series import RunPoint, SceneSeries, find_steps, run_points, scene_series
 from .site import SITE_MARKER, SiteFacts, write_assets, write_device, write_index, write_scene
 from .verdicts import read_verdicts
@@ -86,8 +87,9 @@ def publish(history: History, out: Path, *, metric: str = "cpu_ms.p50", last: in
                      for (device_name, backend), rows in sorted(by_device.items())]
         open_rows = sorted((row for rows in by_device.values() for row in rows if row[0].open_regression),
                            key=lambda row: _order(row[0].key))
+        engines = write_engines(staging, results)
         facts = SiteFacts(str(history.location), metric, last, verdicts.files, tuple(verdicts.notes))
-        write_index(staging, summaries, open_rows, facts)
+        write_index(staging, summaries, open_rows, facts, index_section(engines))
         _replace(staging, out)
     finally:
         if pool is not None:

@@ -257,7 +257,8 @@ def write_device(site: Path, device: str, backend: str, rows: Sequence[tuple[Sce
 
 
 def write_index(site: Path, devices: Sequence[DeviceSummary], open_rows: Sequence[tuple[SceneSeries, Path]],
-                facts: SiteFacts) -> Path:
+                facts: SiteFacts, engines_section: str = "") -> Path:
+    """index.html; `engines_section`: the list of engines pages (publish/engines.py), after the regressions."""
     device_rows = "".join(
         f"<tr><td><a href='{html.escape(d.page)}'>{html.escape(d.device)}</a></td><td>{html.escape(d.backend)}</td>"
         f"<td class='num'>{d.scenes}</td><td class='num'>{d.runs}</td>"
@@ -280,6 +281,7 @@ def write_index(site: Path, devices: Sequence[DeviceSummary], open_rows: Sequenc
             f"<h2>Open regressions ({len(open_rows)})</h2>"
             + (f"<table class='sortable'><thead><tr><th>device</th>{SCENE_HEAD[4:]}</thead><tbody>{regressions}</tbody></table>"
                if open_rows else "<p>none</p>")
+            + engines_section
             + (f"<h2>Notes</h2><ul>{notes}</ul>" if notes else ""))
     index = site / "index.html"
     index.write_text(_page("zbench history", 0, body, ["assets/tables.js"]), encoding="utf-8")

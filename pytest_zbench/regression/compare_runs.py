@@ -80,16 +80,28 @@ class ThresholdCheck:
         return f"{self.rule.metric} B/A {clip_ratio(self.ratio)}{ci} [{better}], limit {self.rule.limit:.0%}: {outcome}"
 
 
-def check_threshold(a: Mapping[str, Any], b: Mapping[str, Any], rule: FailOn) -> ThresholdCheck:
-    """B's median launch against A's on one rule; the interval resamples each side's launches."""
-    a_values = launch_values([r for r in a.get("per_run") or [] if not r.get("partial")], rule.metric)
-    b_values = launch_values([r for r in b.get("per_run") or [] if not r.get("partial")], rule.metric)
-    offset = GateConfig().offset(rule.metric)
-    a_log, b_log = np.log(a_values + offset), np.log(b_values + offset)
+def launch_ratio(a: Mapping[str, Any], b: Mapping[str, Any], metric: str) -> tuple[float, tuple[float, float]] | None:
+    """B/A of two scene entries' medians over their complete launches of `metric`, with the launch-bootstrap
+    interval of that ratio (each side's launches resampled on their own); None when a side has no launch with
+    the metric. Used by --fail-on and by `zbench engines` (side_by_side/table.py)."""
+    a_values = launch_values([r for r in a.get("per_run") or [] if not r.get("partial")], metric)
+    b_values = launch_values([r for r in b.get("per_run") or [] if not r.get("partial")], metric)
+    offset = GateConfig().offset(metric)
+    with np.errstate(divide="ignore", invalid="ignore"):  # a value at or below zero: no ratio, said below
+        a_log, b_log = np.log(a_values + offset), np.log(b_values + offset)
     if a_values.size == 0 or b_values.size == 0 or not (np.isfinite(a_log).all() and np.isfinite(b_log).all()):
-        return ThresholdCheck(rule, None, None, False, False)
+        return None
     ratio = math.exp(float(np.median(b_log) - np.median(a_log)))
     lo, hi = (math.exp(bound) for bound in bootstrap_difference_ci(b_log.tolist(), a_log.tolist()))
+    return ratio, (lo, hi)
+
+
+def check_threshold(a: Mapping[str, Any], b: Mapping[str, Any], rule: FailOn) -> ThresholdCheck:
+    """B's median launch against A's on one rule; the interval resamples each side's launches."""
+    found = launch_ratio(a, b, rule.metric)
+    if found is None:
+        return ThresholdCheck(rule, None, None, False, False)
+    ratio, (lo, hi) = found
     if rule.metric in HIGHER_IS_BETTER:
         past_limit, shown_worse = ratio < 1 / (1 + rule.limit), hi < 1.0
     else:

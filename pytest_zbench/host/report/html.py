@@ -61,11 +61,16 @@ code{background:#f4f4f4;padding:0 3px}.note{color:#555;font-size:13px}
 """
 
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
+    from ...side_by_side.page import CSS as ENGINES_CSS
+    from ...side_by_side.page import report_section as engines_section
+
     scenes = sorted(document["scenes"], key=_attention_key)
+    engines = engines_section(document, path.parent)  # a run on several devices: its engines side by side
     parts = [f"<!doctype html><html lang=en><meta charset=utf-8><title>zbench run "
              f"{html.escape(document['run_id'][:8])}</title>",
-             f"<style>{CSS}</style><body>", _header(document), _timer_checks(document), _summary(scenes),
-             overview_table(scenes, _words), isolation_section(document), differentials_section(document)]
+             f"<style>{CSS}{ENGINES_CSS if engines else ''}</style><body>", _header(document),
+             _timer_checks(document), _summary(scenes), overview_table(scenes, _words), engines,
+             isolation_section(document), differentials_section(document)]
     parts += [_scene_section(scene, results_dir, path.parent) for scene in scenes]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
