@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
+from ..host.devices.device import env_secrets, sanitise
 from ..inventory import DeviceSpec
 from ..transports import make_transport
 from . import behaviour_checks as behaviour
@@ -81,11 +82,16 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
         finally:
             launcher.close()
         by_name = ctx.results
-        report.results = [by_name[n] for n in ORDER if n in by_name]
-        report.results += [r for n, r in by_name.items() if n not in ORDER]
+        ordered = [by_name[n] for n in ORDER if n in by_name] + [r for n, r in by_name.items() if n not in ORDER]
         raw = ctx.probe_raw or {}
         runner: dict[str, object] = raw["runner"] if isinstance(raw.get("runner"), dict) else {}
-        report.runner_name, report.runner_version = str(runner.get("name", "")), str(runner.get("version", ""))
+        # What the runner wrote reaches the terminal and --json as a session's would: the device's env values
+        # masked, control characters escaped (host/devices/device.py, sanitise).
+        secrets = env_secrets(spec)
+        report.results = [replace(r, detail=sanitise(r.detail, secrets), fix=sanitise(r.fix, secrets))
+                          for r in ordered]
+        report.runner_name, report.runner_version = (sanitise(str(runner.get(key, "")), secrets)
+                                                     for key in ("name", "version"))
     finally:
         transport.close()
         report.wall_s = time.monotonic() - started
