@@ -276,6 +276,10 @@ class Store:
         if not self.postgres:
             message = str(exc.orig).lower()
             return "busy" if "locked" in message or "busy" in message else None
+        # Checked first: a refused login also invalidates SQLAlchemy's connection, yet retrying it cannot help
+        # (a wrong password, user or database name stays wrong).
+        if any(text in str(exc.orig).lower() for text in _PERMANENT_CONNECT_ERRORS):
+            return None
         if exc.connection_invalidated:
             return "connection"
         sqlstate = getattr(exc.orig, "sqlstate", None) or ""
@@ -287,9 +291,8 @@ class Store:
 
         if isinstance(exc.orig, psycopg.OperationalError) and not sqlstate:
             # libpq's connection errors carry no SQLSTATE: a refused, reset or closed connection may come
-            # back; a wrong password, user or database name will not.
-            message = str(exc.orig).lower()
-            return None if any(text in message for text in _PERMANENT_CONNECT_ERRORS) else "connection"
+            # back (the permanent ones were ruled out above).
+            return "connection"
         return None
 
     def _describe(self, exc: SQLAlchemyError, kind: str | None, what: str, attempts: int) -> str:
