@@ -129,6 +129,7 @@ def test_a_build_that_runs_past_its_timeout_is_stopped(tmp_path, capsys, engine)
     nothing_left(tmp_path)
 
 
+@pytest.mark.acceptance  # whole pytest sessions of a bisect
 def test_the_sequential_gate_arguments_do_not_reach_the_capture_sessions(tmp_path, capsys, monkeypatch):
     # Before: the goldens-only session refused --zbench-budget, the bisect exited 1 with no finding and no report.
     shas = make_engine_repo(tmp_path / "engine", sys.executable, [
@@ -146,6 +147,7 @@ def test_the_sequential_gate_arguments_do_not_reach_the_capture_sessions(tmp_pat
     nothing_left(tmp_path)
 
 
+@pytest.mark.acceptance  # whole pytest sessions of a bisect
 def test_sigterm_in_a_session_writes_the_report_and_leaves_nothing(tmp_path, engine):
     scratch_parent = tmp_path / "tmp"
     scratch_parent.mkdir()
