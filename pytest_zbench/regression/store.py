@@ -143,7 +143,10 @@ _PERMANENT_CONNECT_ERRORS = ("authentication failed", "no password supplied", "p
 
 
 class HistoryError(ZbenchError):
-    """The history database could not be read or written; the message names it (password removed)."""
+    """The history database could not be read or written; the message names it (password removed).
+    `permanent`: trying again cannot help (a refused login, a missing database), unlike a lost server."""
+
+    permanent: bool = False
 
 
 class Store:
@@ -265,7 +268,9 @@ class Store:
                 if kind is None or attempt > budget[kind]:
                     if kind == "connection":
                         self._unreachable = True
-                    raise HistoryError(self._describe(exc, kind, what, attempt)) from None
+                    error = HistoryError(self._describe(exc, kind, what, attempt))
+                    error.permanent = kind is None
+                    raise error from None
                 delay = min(4.0, (0.05 if kind == "busy" else 0.5) * 2 ** (attempt - 1))
                 time.sleep(delay * (0.5 + random.random()))
 
