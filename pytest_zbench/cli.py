@@ -35,6 +35,7 @@ stores the figures in the history. The gate uses the A/A sessions themselves for
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import subprocess
 import sys
@@ -80,9 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--metric", default="cpu_ms.p50", metavar="METRIC", type=_metric,
                          help="per-launch statistic whose per-run median is the series: "
                               f"{', '.join(GATING_METRICS)}, ... (default: cpu_ms.p50)")
-    history.add_argument("--last", type=int, default=200, metavar="N",
+    history.add_argument("--last", type=_count, default=200, metavar="N",
                          help="only the newest N runs of each series (default: 200)")
-    history.add_argument("--sig-level", type=float, default=0.05, metavar="P",
+    history.add_argument("--sig-level", type=_sig_level, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
 
     calibrate = commands.add_parser("calibrate", help="run A/A sessions on a device and store its spreads")
@@ -176,7 +177,8 @@ def _parser() -> argparse.ArgumentParser:
     add_runs_command(commands)  # runs: sets `run`
     from .publish.command import add_commands as add_publish_command
 
-    add_publish_command(commands, history_default=default, history_help=history_help, metric=_metric)  # publish
+    add_publish_command(commands, history_default=default, history_help=history_help, metric=_metric,  # publish
+                        sig_level=_sig_level, count=_count)
 
     from .engine.commands import add_commands as add_engine_commands
 
@@ -241,6 +243,29 @@ def _metric(text: str) -> str:
     known = f"{', '.join(f'{m}.STAT' for m in METRICS)} with STAT one of {', '.join(SERIES_STATS)}; or " \
             f"{', '.join(LAUNCH_SCALARS)}"
     raise argparse.ArgumentTypeError(f"unknown metric {text!r}: use {known}")
+
+
+def _sig_level(text: str) -> float:
+    """A significance level: a probability strictly between 0 and 1 (nan, 7 and -1 are not); else a usage error."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 < value < 1:  # false for nan too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a significance level: give a probability between 0 and 1, "
+                                         "such as 0.05")
+    return value
+
+
+def _count(text: str) -> int:
+    """A count of at least 1; else a usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least 1")
+    return value
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -4,10 +4,12 @@ deleted. docs/report.md, "Run archive".
 
 The session still writes into <results> itself, so run.json, report.html and the per-scene folders stay where
 users and tools find them (they are the latest run's). What goes into the run's folder is what this session
-wrote: files created or changed since the session started. Files of an earlier session that this one did not
-write again (the traces of scenes it did not run) are removed from <results> when they are in the archive
-already, so the top-level folder holds the latest run and nothing older; they are never copied into a newer
-run's folder.
+wrote: files created or changed since the session started, of its own devices and scenes (`owned`), so that
+a second session writing into the same folder at the same time keeps its files out of this run's folder, and
+this session's run.json is its own document even when the other one wrote results/run.json last. Files of an
+earlier session that this one did not write again (the traces of scenes it did not run) are removed from
+<results> when they are in the archive already and unchanged since this session started, so the top-level
+folder holds the latest run and nothing older; they are never copied into a newer run's folder.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ RUNS_DIR = "runs"
 LATEST = "latest"
 MANIFEST = ".zbench-files"  # in a run's folder: the files it holds, relative to it, one a line
 DEFAULT_KEEP_RUNS = 20
+RUN_FILES = ("run.json", "run.invalid.json")
+CHECK_RUNNER_DIR = "check-runner"  # conformance/session.py: <device>.json and <device>/ per device
+# The words of a scene's files beside its folder, <device>/<scene>.<words>: frames.csv, b.frames.csv,
+# trace.json, diff.trace.json, platform.frames.csv, frametimeline.csv (host/measure, host/report).
+SCENE_FILE_WORDS = frozenset({"b", "frames", "csv", "trace", "json", "diff", "platform", "frametimeline"})
 
 
 def _walk(results: Path) -> Iterator[Path]:
@@ -107,19 +114,90 @@ class Archived:
     pruned: list[Path]
 
 
-def archive_run(results: Path, before: dict[Path, tuple[int, int]], keep: int) -> Archived | None:
-    """Copy what the session wrote (files new or changed since `before`) into a new runs/NNNN, point latest at
-    it, remove archived files of earlier runs that this one did not write again, and prune the oldest runs
-    beyond `keep`. None when the session wrote no run.json (nothing to archive)."""
-    after = _snapshot(results)
-    written = sorted(rel for rel, stamp in after.items() if before.get(rel) != stamp)
-    if not any(rel.name in ("run.json", "run.invalid.json") and len(rel.parts) == 1 for rel in written):
+def _run_id(path: Path) -> str | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8")).get("run_id")
+    except (OSError, ValueError, AttributeError):
         return None
+    return str(value) if value is not None else None
+
+
+def _scene_file(name: str, scene_ids: set[str]) -> bool:
+    """`name` is a file of one of `scene_ids` beside its folder: <scene>.<SCENE_FILE_WORDS joined by dots>."""
+    for scene in scene_ids:
+        if name.startswith(scene + ".") and set(name[len(scene) + 1:].split(".")) <= SCENE_FILE_WORDS:
+            return True
+    return False
+
+
+def _any_scene_file(name: str) -> bool:
+    """`name` looks like a file of some scene (another session's when it is none of this one's)."""
+    pieces = name.split(".")
+    return any(set(pieces[i:]) <= SCENE_FILE_WORDS for i in range(1, len(pieces)))
+
+
+def owned(written: list[Path], document: dict[str, Any], top_is_ours: bool) -> list[Path]:
+    """The files of `written` that are this session's (`document`, its run.json): its scenes' files in its
+    devices' folders, its devices' other files there and in check-runner/, and the files elsewhere only when
+    results/run.json is still its own (no other session wrote into the folder after it)."""
+    scenes: dict[str, set[str]] = {}
+    for scene in document.get("scenes") or []:
+        scenes.setdefault(str(scene.get("device")), set()).add(str(scene.get("id")))
+    devices = set(scenes) | set(document.get("devices") or {})
+    mine = []
+    for rel in written:
+        parts = rel.parts
+        if len(parts) == 1 or parts[0] not in devices | {CHECK_RUNNER_DIR}:
+            ok = top_is_ours
+        elif parts[0] == CHECK_RUNNER_DIR:
+            ok = len(parts) > 1 and (parts[1] in devices or parts[1].rsplit(".", 1)[0] in devices)
+        else:
+            ids = scenes.get(parts[0], set())
+            if len(parts) > 2:  # a folder in the device's: a scene's, or the device's own (_timer_check)
+                ok = parts[1] in ids or parts[1].startswith("_")
+            else:
+                ok = _scene_file(parts[1], ids) or (top_is_ours and not _any_scene_file(parts[1]))
+        if ok:
+            mine.append(rel)
+    return mine
+
+
+def archive_run(results: Path, before: dict[Path, tuple[int, int]], keep: int,
+                document: dict[str, Any] | None = None) -> Archived | None:
+    """Copy what the session wrote (files new or changed since `before`; with its run.json `document`, only
+    its own: `owned`) into a new runs/NNNN, point latest at it, remove archived files of earlier runs that no
+    session changed since `before`, and prune the oldest runs beyond `keep`. None when the session wrote no
+    run.json (nothing to archive)."""
+    after = _snapshot(results)
+    changed = sorted(rel for rel, stamp in after.items() if before.get(rel) != stamp)
+    if not any(rel.name in RUN_FILES and len(rel.parts) == 1 for rel in changed):
+        return None
+    written = changed
+    own_document = None
+    if document is not None and document.get("run_id") is not None:
+        run_id = str(document["run_id"])
+        top_is_ours = any(_run_id(results / name) == run_id for name in RUN_FILES if Path(name) in after)
+        written = owned(changed, document, top_is_ours)
+        if not top_is_ours:  # another session wrote results/run.json after this one: this one's from memory
+            written = [rel for rel in written if rel.name not in RUN_FILES or len(rel.parts) > 1]
+            own_document = document
     folder = _new_run_folder(results)
     for rel in written:
         target = folder / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(results / rel, target)
+    if own_document is not None:
+        from .files import write_json_atomic
+
+        write_json_atomic(folder / "run.json", own_document)
+        written = [*written, Path("run.json")]
+        try:  # its report too, drawn again from its own document (the one in results/ is the other session's)
+            from .host.report.html import write_report
+
+            write_report(own_document, results, folder / "report.html")
+            written.append(Path("report.html"))
+        except Exception:  # noqa: BLE001 - the run.json and the samples are what must not be lost
+            pass
     (folder / MANIFEST).write_text("".join(f"{rel.as_posix()}\n" for rel in written), encoding="utf-8")
     _point_latest(results, folder)
     archived_before: set[Path] = set()
@@ -127,8 +205,8 @@ def archive_run(results: Path, before: dict[Path, tuple[int, int]], keep: int) -
         if earlier != folder:
             archived_before |= _manifest(earlier)
     removed = 0
-    for rel in sorted(set(after) - set(written)):
-        if rel in archived_before:  # an earlier run's file, kept in its own folder
+    for rel in sorted(set(after) - set(changed)):
+        if rel in archived_before:  # an earlier run's file, kept in its own folder; no session changed it since
             try:
                 (results / rel).unlink()
                 removed += 1
@@ -233,11 +311,15 @@ class RunArchive:
         self.before = _snapshot(results)
         self.archived: Archived | None = None
         self.failure: str | None = None
+        self.document: dict[str, Any] | None = None  # this session's run.json, as it wrote it
+
+    def pytest_zbench_run_finished(self, config: pytest.Config, document: dict[str, Any], results_dir: Path) -> None:
+        self.document = document
 
     @pytest.hookimpl(trylast=True)  # after run.json and report.html are written
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         try:
-            self.archived = archive_run(self.results, self.before, self.keep)
+            self.archived = archive_run(self.results, self.before, self.keep, self.document)
         except OSError as exc:
             self.failure = f"the run archive in {self.results / RUNS_DIR}: {exc}"
 

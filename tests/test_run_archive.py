@@ -72,3 +72,42 @@ def test_keep_runs_is_a_count(tmp_path):
     assert settings(None).keep_runs == 20 and settings("0").keep_runs == 0
     with pytest.raises(UsageError, match="--zbench-keep-runs: -1 must be at least 0"):
         settings("-1")
+
+
+def test_two_sessions_in_one_results_folder_each_archive_only_their_own_files(tmp_path):
+    # Before: each archive took every file changed since it started, whoever wrote it: both runs' folders held
+    # the run.json written last, and the other session's was lost.
+    from pytest_zbench.run_archive import _snapshot, archive_run
+
+    results = tmp_path / "results"
+    results.mkdir()
+
+    def document(run_id: str, scene: str) -> dict:
+        return {"run_id": run_id, "devices": {"box": {}}, "scenes": [{"device": "box", "id": scene}]}
+
+    def write_session(run_id: str, scene: str) -> None:
+        (results / "box" / scene / "launch-0").mkdir(parents=True)
+        (results / "box" / scene / "launch-0" / "result.json").write_text(json.dumps({"run": run_id}))
+        (results / "box" / f"{scene}.frames.csv").write_text(f"frame,{run_id}\n")
+        (results / "run.json").write_text(json.dumps(document(run_id, scene)))
+        (results / "report.html").write_text(f"<p>{run_id}</p>")
+
+    first_before = _snapshot(results)
+    second_before = _snapshot(results)  # both started before either wrote anything
+    write_session("run-a", "scene.a")  # a finishes first ...
+    write_session("run-b", "scene.b")  # ... b writes results/run.json after it, before a archives
+    a = archive_run(results, first_before, 5, document("run-a", "scene.a"))
+    b = archive_run(results, second_before, 5, document("run-b", "scene.b"))
+    assert a is not None and b is not None
+    assert json.loads((a.folder / "run.json").read_text())["run_id"] == "run-a"
+    assert json.loads((b.folder / "run.json").read_text())["run_id"] == "run-b"
+    files_a = sorted(p.relative_to(a.folder).as_posix() for p in a.folder.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(b.folder).as_posix() for p in b.folder.rglob("*") if p.is_file())
+    assert [f for f in files_a if f.startswith("box/")] == ["box/scene.a.frames.csv",
+                                                            "box/scene.a/launch-0/result.json"]
+    assert [f for f in files_b if f.startswith("box/")] == ["box/scene.b.frames.csv",
+                                                            "box/scene.b/launch-0/result.json"]
+    assert "run-b" not in (a.folder / "report.html").read_text() if (a.folder / "report.html").exists() else True
+    assert (b.folder / "report.html").read_text() == "<p>run-b</p>"
+    # Nothing measured was removed from results/ by the other's archive
+    assert (results / "box" / "scene.a.frames.csv").is_file() and (results / "box" / "scene.b.frames.csv").is_file()

@@ -9,6 +9,7 @@ from ..protocol import parse_progress
 from ..transports.base import KILL_GRACE_S
 from .context import Context, listing, result
 from .jobs import UNKNOWN_OP
+from .launcher import Launch
 from .report import CheckResult
 
 # Malformed jobs every runner must refuse: (launch name, what is wrong).
@@ -70,16 +71,39 @@ def check_malformed(ctx: Context) -> CheckResult:
                                            f"(exit {', '.join(map(str, codes))})")
 
 
+SIGTERM_LAUNCHES = ("sigterm", "sigterm-retry")
+SIGTERM_RETRY = SIGTERM_LAUNCHES[1]
+# A progress line may be printed just before its frame's row reaches the file: one frame of slack.
+ROWS_SLACK = 1
+
+
+def frames_reported(launch: Launch) -> int:
+    """The most frames done that the launch's progress lines reported (0 without any)."""
+    done = [parsed[0] for line in launch.stdout_lines if (parsed := parse_progress(line)) is not None]
+    return max(done, default=0)
+
+
+def lost_rows(launch: Launch) -> str | None:
+    """Why the launch's kept rows fall short of the frames its progress reported, or None."""
+    reported, kept = frames_reported(launch), len(launch.frames.rows)
+    if reported - ROWS_SLACK > kept:
+        return (f"{launch.name}: progress reported {reported} frames rendered before SIGTERM, frames.csv keeps "
+                f"{kept} row(s): rows were lost")
+    return None
+
+
 def check_sigterm(ctx: Context) -> CheckResult:
     if why := ctx.blocked("frames.rows"):
         return result("signal.sigterm", "n/a", why)
-    launch = ctx.launches["sigterm"]
+    tried = [ctx.launches[name] for name in SIGTERM_LAUNCHES if name in ctx.launches]
+    launch = tried[-1]
     fix = ("on SIGTERM stop after the current frame, keep every row already written (flush each row as it is "
            f"written), and exit within {KILL_GRACE_S:g} s; the host sends SIGKILL then")
+    lost = [why for t in tried if (why := lost_rows(t))]
     if not launch.result.timed_out:
         return result("signal.sigterm", "fail", f"the long job ended before the host's SIGTERM at "
                                                 f"{launch.timeout_s:.1f} s: the runner {launch.describe_exit()}", fix)
-    bad = []
+    bad = list(lost)
     after = launch.result.wall_s - launch.timeout_s
     if after >= KILL_GRACE_S:
         bad.append(f"still running {KILL_GRACE_S:g} s after SIGTERM (it ended {after:.1f} s after it): it was killed")
@@ -113,7 +137,7 @@ def check_progress(ctx: Context) -> CheckResult:
     lines = bad = 0
     problems: list[str] = []
     for launch in ctx.launches.values():
-        if launch.job is None or launch.name == "sigterm":
+        if launch.job is None or launch.name in SIGTERM_LAUNCHES:
             continue
         last = -1
         for line in launch.stdout_lines:

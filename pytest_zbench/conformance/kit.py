@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..errors import UsageError
+from ..host.devices.device import env_secrets, sanitise
 from ..inventory import DeviceSpec
 from ..transports import make_transport
 from . import behaviour_checks as behaviour
@@ -81,11 +82,16 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
         finally:
             launcher.close()
         by_name = ctx.results
-        report.results = [by_name[n] for n in ORDER if n in by_name]
-        report.results += [r for n, r in by_name.items() if n not in ORDER]
+        ordered = [by_name[n] for n in ORDER if n in by_name] + [r for n, r in by_name.items() if n not in ORDER]
         raw = ctx.probe_raw or {}
         runner: dict[str, object] = raw["runner"] if isinstance(raw.get("runner"), dict) else {}
-        report.runner_name, report.runner_version = str(runner.get("name", "")), str(runner.get("version", ""))
+        # What the runner wrote reaches the terminal and --json as a session's would: the device's env values
+        # masked, control characters escaped (host/devices/device.py, sanitise).
+        secrets = env_secrets(spec)
+        report.results = [replace(r, detail=sanitise(r.detail, secrets), fix=sanitise(r.fix, secrets))
+                          for r in ordered]
+        report.runner_name, report.runner_version = (sanitise(str(runner.get(key, "")), secrets)
+                                                     for key in ("name", "version"))
     finally:
         transport.close()
         report.wall_s = time.monotonic() - started
@@ -184,8 +190,10 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
         long_job = make_job(timing, backend, mode="paced", refresh_hz=hz, warmup=0, frames=SIGTERM_FRAMES, capture=())
         deadline = ctx.launches["paced"].result.wall_s + SIGTERM_AFTER_S
         stopped = run("sigterm", long_job, deadline)
-        if stopped.result.timed_out and not stopped.frames.rows:
-            run("sigterm", long_job, 2 * deadline + 2.0)  # a slow start this time, or no rows at all: once more
+        # A slow start (no frame reported before the SIGTERM) is tried once more, and both launches are judged:
+        # a launch that reported frames and kept no rows lost them, which a retry must not hide.
+        if stopped.result.timed_out and not stopped.frames.rows and behaviour.frames_reported(stopped) == 0:
+            run(behaviour.SIGTERM_RETRY, long_job, 2 * deadline + 2.0)
     ctx.record(behaviour.check_sigterm(ctx))
     ctx.record(behaviour.check_progress(ctx))
     ctx.record(behaviour.check_outdir(ctx))

@@ -43,7 +43,7 @@ class Finding:
 
     scene: str
     kind: str  # speed | pixels
-    status: str  # culprit | ambiguous | no_change
+    status: str  # culprit | ambiguous | no_change | stopped (the bisect ended before the search did)
     last_good: Commit | None
     first_bad: Commit | None
     skipped: list[Commit] = field(default_factory=list)  # skipped commits between last_good and first_bad
@@ -60,10 +60,24 @@ class Finding:
             if self.effect:
                 text += f" {format_effect(self.effect)}"
             return text
-        if self.status == "ambiguous" and self.last_good and self.first_bad:
-            return (f"{self.kind} {self.scene}: ambiguous, between {self.last_good.short} and "
+        if self.status in ("ambiguous", "stopped") and self.last_good and self.first_bad:
+            return (f"{self.kind} {self.scene}: {self.status}, between {self.last_good.short} and "
                     f"{self.first_bad.short}: {self.reason}")
         return f"{self.kind} {self.scene}: {self.reason}"
+
+
+@dataclass
+class Search:
+    """The scene being searched now, its range so far (commits[lo] good, commits[hi] bad), so that a bisect
+    stopped midway still reports every step judged (Bisector.stopped_finding)."""
+
+    kind: str
+    scene: str
+    lo: int
+    hi: int
+    skipped: set[int]
+    evidence: list[dict[str, Any]]
+    step: int | None = None  # the step being judged, its A/Bs not yet in `evidence`
 
 
 def format_effect(effect: dict[str, Any]) -> str:
@@ -88,6 +102,8 @@ class Bisector:
         self._sessions = 0
         self._digests: dict[str, dict[str, list[str]]] = {}
         self.undecided: list[str] = []  # scenes whose ends' A/B stayed inconclusive: not bisected, said so
+        self.findings: list[Finding] = []  # every search finished so far, speed and pixels
+        self.current: Search | None = None  # the search under way
 
     # -- measurements (each once) ---------------------------------------------------------------------
 
@@ -172,7 +188,9 @@ class Bisector:
             self.progress(f"captures of {commit.short} on {self.device}")
             # One launch of one frame is enough (the captures come after the measured frames), whatever launches
             # the user's arguments ask of the speed sessions.
-            document = self.suite.session(self.builds.spec, self.built(commit).runner,
+            # The user's arguments are for the speed sessions: those a goldens-only session refuses (the sequential
+            # gate's) are left out (steps.capture_args).
+            document = self.suite.for_captures().session(self.builds.spec, self.built(commit).runner,
                                           self.scratch / f"pixels-{commit.short}", ["--zbench-goldens-only"],
                                           after=["--zbench-runs=1", "--zbench-frames=1", "--zbench-warmup=0"])
             self._digests[commit.sha] = {
@@ -203,7 +221,25 @@ class Bisector:
             if regression.get("verdict") != "regressed":
                 continue
             findings.append(self._bisect_speed(scene, good, bad))
+            self.findings.append(findings[-1])
+            self.current = None
         return findings
+
+    def stopped_finding(self, why: str) -> Finding | None:
+        """The search under way when the bisect was stopped, as a finding with every step judged so far and
+        the range still open; None when no search was under way. Starts no session."""
+        search = self.current
+        if search is None:
+            return None
+        evidence = list(search.evidence)
+        good, bad = self.commits[0], self.commits[-1]
+        if search.kind == SPEED and search.step is not None:
+            step = self.commits[search.step]
+            evidence += [self.pair_record(good, step, search.scene), self.pair_record(step, bad, search.scene)]
+        between = [self.commits[i] for i in sorted(search.skipped) if search.lo < i < search.hi]
+        return Finding(search.scene, search.kind, "stopped", self.commits[search.lo], self.commits[search.hi],
+                       between, None, evidence, f"the bisect was stopped ({why}) with this range still open",
+                       false_alarm_bound(self.scene_attempts(search.scene)) if search.kind == SPEED else None)
 
     def _place(self, scene: str, good: Commit, commit: Commit, bad: Commit) -> Placement:
         """Step `commit` placed from its A/Bs against both ends (step_placement.py), an undecided one tried
@@ -226,6 +262,7 @@ class Bisector:
         evidence = [self.pair_record(good, bad, scene)]
         skipped: set[int] = set()
         leaned: list[str] = []  # steps placed from one side, the other undecided
+        self.current = search = Search(SPEED, scene, lo, hi, skipped, evidence)
         while True:
             candidates = [i for i in range(lo + 1, hi) if i not in skipped]
             if not candidates:
@@ -237,15 +274,17 @@ class Bisector:
                 skipped.add(mid)
                 evidence.append({"commit": commit.sha, "skipped": built.failure})
                 continue
+            search.step = mid
             placement = self._place(scene, good, commit, bad)
             evidence += [self.pair_record(good, commit, scene), self.pair_record(commit, bad, scene)]
             evidence.append({"commit": commit.sha, "placed": placement.side, "why": placement.why})
+            search.step = None
             if placement.leaned:
                 leaned.append(commit.short)
             if placement.side == "bad":
-                hi = mid
+                hi = search.hi = mid
             elif placement.side == "good":
-                lo = mid
+                lo = search.lo = mid
             else:
                 return self._finding(scene, "ambiguous", lo, hi, skipped, evidence, f"at {commit.short}, "
                                      f"{placement.why}" + (self._why_not_retried(good, commit, bad, scene)
@@ -289,9 +328,11 @@ class Bisector:
         for scene in sorted(first):
             if (scenes and scene not in scenes) or first[scene] == last.get(scene):
                 continue
-            lo, hi, skipped = 0, len(self.commits) - 1, set()
+            lo, hi = 0, len(self.commits) - 1
+            skipped: set[int] = set()
             evidence: list[dict[str, Any]] = [{"commit": good.sha, "digests": first[scene]},
                                               {"commit": bad.sha, "digests": last.get(scene)}]
+            self.current = search = Search(PIXELS, scene, lo, hi, skipped, evidence)
             while candidates := [i for i in range(lo + 1, hi) if i not in skipped]:
                 mid = candidates[len(candidates) // 2]
                 if not self.usable(self.commits[mid]):
@@ -301,15 +342,17 @@ class Bisector:
                 digests = self.digests(self.commits[mid]).get(scene)
                 evidence.append({"commit": self.commits[mid].sha, "digests": digests})
                 if digests == first[scene]:
-                    lo = mid
+                    lo = search.lo = mid
                 else:
-                    hi = mid
+                    hi = search.hi = mid
             between = [self.commits[i] for i in sorted(skipped) if lo < i < hi]
             status = "ambiguous" if between else "culprit"
             reason = ("the capture digests first differ from the good commit's here" if not between else
                       f"{len(between)} commit(s) in the range could not be built: " + ", ".join(c.short for c in between))
             findings.append(Finding(scene, PIXELS, status, self.commits[lo], self.commits[hi], between, None,
                                     evidence, reason))
+            self.findings.append(findings[-1])
+            self.current = None
         return findings
 
 
@@ -322,23 +365,32 @@ def _deciding(regression: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def write_report(findings: Sequence[Finding], commits: Sequence[Commit], skipped: Sequence[BuiltCommit],
-                 removed: Sequence[str], out: Path, not_bisected: Sequence[dict[str, Any]] = ()) -> tuple[Path, Path]:
+                 removed: Sequence[str], out: Path, not_bisected: Sequence[dict[str, Any]] = (),
+                 searches: dict[str, dict[str, str]] | None = None,
+                 left_on_device: dict[str, str] | None = None) -> tuple[Path, Path]:
     """bisect.json and bisect.md in `out`. `not_bisected`: the ends' A/B record of each scene left inconclusive
-    between them (Bisector.pair_record with its `scene`)."""
+    between them (Bisector.pair_record with its `scene`). `searches`: speed and pixels, each with its `status`
+    (done, failed, stopped, not run) and, unless done, its `error`: each search's findings stand on their own.
+    `left_on_device`: builds of the bisect that could not be removed, with why."""
     out.mkdir(parents=True, exist_ok=True)
     document = {
         "good": asdict(commits[0]), "bad": asdict(commits[-1]), "commits": [asdict(c) for c in commits],
+        "searches": dict(searches or {}),
         "findings": [{**asdict(f), "line": f.line()} for f in findings],
         "not_bisected": list(not_bisected),
         "skipped": [{"commit": asdict(b.commit), "reason": b.failure} for b in skipped],
         "removed_builds": list(removed),
+        "left_on_device": dict(left_on_device or {}),
     }
     json_path = out / "bisect.json"
     json_path.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
     short = {c.sha: c.short for c in commits}
     lines = [f"# zbench bisect {commits[0].short}..{commits[-1].short}", "",
              f"{len(commits)} commits from `{commits[0].short}` (good) to `{commits[-1].short}` (bad).", ""]
-    if not findings and not not_bisected:
+    for kind, search in (searches or {}).items():
+        if search.get("status") != "done":
+            lines.append(f"The {kind} search {search.get('status')}: {search.get('error', '')}".rstrip(": ") + ".")
+    if not findings and not not_bisected and all(s.get("status") == "done" for s in (searches or {}).values()):
         lines.append("No scene regressed or changed its pixels between the two ends.")
     for f in findings:
         lines.append(f"- **{f.kind} `{f.scene}`**: {f.status}: {f.line().split(': ', 1)[1]}")
@@ -356,6 +408,8 @@ def write_report(findings: Sequence[Finding], commits: Sequence[Commit], skipped
         lines.append(f"- skipped `{b.commit.short}` {b.commit.subject}: {(b.failure or '').splitlines()[0][:200]}")
     if removed:
         lines.append(f"\nBuilds removed from the device afterwards: {', '.join(removed)}.")
+    for name, why in (left_on_device or {}).items():
+        lines.append(f"\nBuild {name} of this bisect is still on the device ({why}): `zbench deploy --remove {name}`.")
     md_path = out / "bisect.md"
     md_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return json_path, md_path

@@ -11,18 +11,25 @@ The steps, each through the Transport interface only (so local, ssh, adb and com
    caller expects a build identity (`expect_build`), the probe's `build.id` must be it;
 4. point `<root>/current` at it, and remove all but the `keep` newest builds (never the current one).
 
+Steps 2 to 4 hold the device's deploy lock (DeviceLock, `<root>/.lock`), so that two deploys to one device,
+from one host or two, cannot prune each other's build or swap `current` under each other.
+
 Nothing is built from unquoted input: every device command is an argv list.
 """
 
 from __future__ import annotations
 
+import errno
+import functools
 import hashlib
 import json
 import os
 import posixpath
 import secrets
+import socket
 import stat
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path, PurePosixPath
@@ -37,6 +44,9 @@ MANIFEST_NAME = ".zbench-build.json"  # written last into a build's folder; not 
 DEFAULT_KEEP = 3
 COMMAND_TIMEOUT_S = 60.0
 PROBE_TIMEOUT_S = 120.0
+LOCK_NAME = ".lock"  # in the builds' folder: held by one deploy, prune or remove at a time
+LOCK_WAIT_S = 600.0
+LOCK_POLL_S = 0.5
 
 Progress = Callable[[str], None]
 
@@ -80,6 +90,7 @@ class Deployed:
     runner_name: str
     pruned: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
+    build_dirty: bool = False  # the probe says the engine was built from a checkout with uncommitted changes
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -100,6 +111,11 @@ def hash_build(source: Path, entry: str | None = None) -> LocalBuild:
                 files.append((path.relative_to(source).as_posix(), path))
     else:
         raise UsageError(f"{source}: no such file or folder to deploy")
+    for rel, _ in files:
+        # A device lists files one a line (sha256sum): a name with a line break cannot be checked there.
+        if any(c in rel for c in "\n\r"):
+            raise UsageError(f"{source}: the file name {rel!r} holds a line break, which the device's sha256sum "
+                             "cannot report unambiguously; rename the file")
     if not files:
         raise UsageError(f"{source}: the folder holds no files to deploy")
     entries = [BuildFile(rel, _sha256(path), bool(path.stat().st_mode & stat.S_IXUSR)) for rel, path in files]
@@ -160,6 +176,12 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
         raise UsageError(f"--keep {keep}: keep at least the build just deployed (1)")
     root = resolve_root(spec, root)
     on_device = DeviceFiles(spec.name, transport)
+    with DeviceLock(on_device, root, progress=progress):
+        return _deploy_locked(spec, transport, on_device, build, root, keep, expect_build, make_current, progress)
+
+
+def _deploy_locked(spec: DeviceSpec, transport: Transport, on_device: DeviceFiles, build: LocalBuild, root: str,
+                   keep: int | None, expect_build: str | None, make_current: bool, progress: Progress) -> Deployed:
     folder = build_folder(root, build.content_hash)
     wrong = on_device.verify(folder, build)
     reused = not wrong
@@ -178,8 +200,11 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
             on_device.run(["rm", "-rf", folder], "remove the build that failed its probe", check=False)
         raise
     described = probe.build.id if probe.build else "no build identity in its probe"
-    progress(f"probed {folder}: runner {probe.runner_name} {probe.runner_version}, build {described}")
-    _write_manifest(transport, folder, build, probe)
+    dirty = bool(probe.build and probe.build.dirty)
+    progress(f"probed {folder}: runner {probe.runner_name} {probe.runner_version}, build {described}"
+             + (" DIRTY (built from a checkout with uncommitted changes)" if dirty else ""))
+    _device_writes(on_device.device, root, f"write the manifest of build {build.content_hash}",
+                   lambda: _write_manifest(transport, folder, build, probe))
     if make_current:
         on_device.run(["ln", "-sfn", build.content_hash, build_folder(root)], "point `current` at the build")
     pruned, kept = prune(on_device, root, keep, protect=build.content_hash) if keep is not None else ([], [])
@@ -187,7 +212,19 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
         progress(f"pruned {name} (older than the {keep} kept)")
     return Deployed(spec.name, build.content_hash, folder, runner, reused,
                     probe.build.id if probe.build else None, probe.build.describe if probe.build else None,
-                    probe.runner_name, pruned, kept)
+                    probe.runner_name, pruned, kept, dirty)
+
+
+def _device_writes(device: str, root: str, what: str, write: Callable[[], None]) -> None:
+    """Run `write` (a push); an OSError becomes a one-line DeployError, a full filesystem said as such."""
+    try:
+        write()
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC or "No space left" in str(exc):
+            raise DeployError(f"device {device}: the filesystem of {root} is full (no space left on the device) "
+                              f"while trying to {what}; free space there or remove old builds (`zbench deploy "
+                              "--list`, `--remove HASH`, or a smaller --keep)") from None
+        raise DeployError(f"device {device}: could not {what}: {exc.strerror or exc}") from None
 
 
 def _push(on_device: DeviceFiles, transport: Transport, build: LocalBuild, root: str, folder: str,
@@ -200,7 +237,9 @@ def _push(on_device: DeviceFiles, transport: Transport, build: LocalBuild, root:
                       "create the build's folders")
         for f in build.files:
             local = build.source if build.folder_is_file else build.source / f.path
-            transport.push(local, posixpath.join(incoming, f.path))
+            target = posixpath.join(incoming, f.path)
+            _device_writes(on_device.device, root, f"push {f.path} of build {build.content_hash}",
+                           functools.partial(transport.push, local, target))
         executables = [posixpath.join(incoming, f.path) for f in build.files if f.executable]
         if executables:
             on_device.run(["chmod", "755", *executables], "mark the build's executables")
@@ -230,6 +269,10 @@ def _probe(spec: DeviceSpec, transport: Transport, runner: list[str], expect_bui
             raise DeployError(f"{where} reports build {got!r}, not the expected {expect_build!r}: the folder holds "
                               "another build than the one asked for (or the runner does not report `build`, "
                               "docs/runner-protocol.md)")
+        if probe.build and probe.build.dirty:
+            raise DeployError(f"{where} reports build {got!r} DIRTY: it was built from a checkout with uncommitted "
+                              f"changes, so it is not {expect_build!r}; commit them, or deploy without "
+                              "--expect-build")
     return probe
 
 
@@ -261,17 +304,64 @@ def prune(on_device: DeviceFiles, root: str, keep: int, *, protect: str | None =
     return removed, [name for name in builds if name in kept]
 
 
-def remove_build(on_device: DeviceFiles, root: str, content_hash: str) -> bool:
-    """Remove one deployed build (and `current` if it pointed there); False when it was not on the device."""
+def remove_build(on_device: DeviceFiles, root: str, content_hash: str, *, allow_current: bool = False) -> bool:
+    """Remove one deployed build; False when it was not on the device. The build `current` points at is
+    refused unless `allow_current` (then the link goes too): the device's runner would be gone. The caller
+    holds the DeviceLock."""
     if not HASH_RE.fullmatch(content_hash):
         raise UsageError(f"{content_hash!r} is not a build's hash ({HASH_LENGTH} lower-case hex digits)")
     folder = build_folder(root, content_hash)
     if not on_device.exists(folder):
         return False
     if on_device.current(root) == content_hash:
+        if not allow_current:
+            raise DeployError(f"device {on_device.device}: {content_hash} is the current build, the runner of every "
+                              "session that names {deployed}; deploy another build first, or remove it and the "
+                              "`current` link with --force")
         on_device.run(["rm", "-f", build_folder(root)], "remove the `current` link")
     on_device.run(["rm", "-rf", folder], f"remove the build {content_hash}")
     return True
+
+
+class DeviceLock:
+    """The device's deploy lock: the folder `<root>/.lock`, made by `mkdir`, which is atomic on every device
+    filesystem and works through every transport (docs/engine-ci.md, "One deploy at a time"). Inside it, a
+    folder names the holder (host, process, a nonce), so that a lock left by a deploy that was killed can be
+    recognised and removed by hand. Waits up to `wait_s` for another holder, then fails naming it."""
+
+    def __init__(self, on_device: DeviceFiles, root: str, *, wait_s: float = LOCK_WAIT_S,
+                 progress: Progress = lambda line: None) -> None:
+        self.on_device, self.root, self.wait_s, self.progress = on_device, root, wait_s, progress
+        self.folder = posixpath.join(root, LOCK_NAME)
+        host = "".join(c if c.isalnum() or c in "-." else "_" for c in socket.gethostname())[:64] or "host"
+        self.holder = f"{host}-pid{os.getpid()}-{secrets.token_hex(4)}"
+
+    def __enter__(self) -> DeviceLock:
+        self.on_device.run(["mkdir", "-p", self.root], f"create the builds' folder {self.root}")
+        deadline = time.monotonic() + self.wait_s
+        said = False
+        while not self.on_device.transport.run(["mkdir", self.folder], timeout_s=COMMAND_TIMEOUT_S).ok:
+            holders = self.holders()
+            if time.monotonic() >= deadline:
+                raise DeployError(f"device {self.on_device.device}: another deploy holds {self.folder} "
+                                  f"({', '.join(holders) or 'holder unknown'}) after {self.wait_s:g} s; if none is "
+                                  f"running, remove that folder on the device")
+            if not said:
+                self.progress(f"waiting for {self.folder}, held by {', '.join(holders) or 'another deploy'}")
+                said = True
+            time.sleep(LOCK_POLL_S)
+        self.on_device.run(["mkdir", posixpath.join(self.folder, self.holder)], "name the lock's holder")
+        return self
+
+    def holders(self) -> list[str]:
+        result = self.on_device.transport.run(["ls", "-1", self.folder], timeout_s=COMMAND_TIMEOUT_S)
+        return [line.strip() for line in result.stdout.splitlines() if line.strip()] if result.ok else []
+
+    def __exit__(self, *exc: object) -> None:
+        # Only our own lock is removed: the holder's folder must still be in it.
+        if self.on_device.transport.run(["test", "-d", posixpath.join(self.folder, self.holder)],
+                                        timeout_s=COMMAND_TIMEOUT_S).ok:
+            self.on_device.run(["rm", "-rf", self.folder], f"release {self.folder}", check=False)
 
 
 class DeviceFiles:

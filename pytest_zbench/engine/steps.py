@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import tempfile
@@ -24,14 +25,90 @@ from ..errors import UsageError, ZbenchError
 from ..inventory import DeviceSpec
 from ..lab.pull_request_ab import write_ab_inventory
 from ..transports.base import Transport
-from .deploy import Deployed, DeviceFiles, deploy, hash_build, remove_build, resolve_root
+from .deploy import Deployed, DeviceFiles, DeviceLock, deploy, hash_build, remove_build, resolve_root
 
 Progress = Callable[[str], None]
 BUILD_LOG_TAIL = 1200  # characters of a failed build's output kept in the report
+DEFAULT_BUILD_TIMEOUT_MIN = 30.0
+STOP_GRACE_S = 15.0  # a child's process group gets SIGTERM, then SIGKILL after this long
+
+# The options of the plugin that only a measuring session accepts (settings.py refuses them beside
+# --zbench-goldens-only), and whether each takes a value: a capture session gets the user's arguments without
+# them. Launch counts need not be dropped: the capture session's own come after the user's and win.
+MEASURING_ONLY = {"--zbench-budget": True, "--zbench-max-launches": True, "--zbench-ab": True,
+                  "--zbench-sustained": True, "--zbench-sustained-interval": True, "--zbench-calibrate": False}
 
 
 class BisectError(UsageError):
     """The bisect cannot run as asked (not a repository, commits not in order); the message says what to fix."""
+
+
+def capture_args(pytest_args: Sequence[str]) -> list[str]:
+    """The user's pytest arguments without those a goldens-only session refuses (MEASURING_ONLY), in both the
+    `--opt=value` and the `--opt value` form."""
+    kept: list[str] = []
+    skip_value = False
+    for arg in pytest_args:
+        if skip_value:
+            skip_value = False
+            continue
+        name, has_value = arg.partition("=")[0], "=" in arg
+        if name in MEASURING_ONLY:
+            skip_value = MEASURING_ONLY[name] and not has_value
+            continue
+        kept.append(arg)
+    return kept
+
+
+@dataclass(frozen=True)
+class Finished:
+    returncode: int
+    output: str  # stdout and stderr, interleaved
+
+
+class TimedOut(Exception):
+    """A child ran past its deadline; its process group was stopped. `output`: what it printed so far."""
+
+    def __init__(self, output: str) -> None:
+        super().__init__("timed out")
+        self.output = output
+
+
+def run_group(argv: Sequence[str], cwd: Path, env: dict[str, str] | None = None,
+              timeout_s: float | None = None) -> Finished:
+    """Run argv in its own process group and wait for it; whatever ends the wait (its exit, the deadline,
+    KeyboardInterrupt from SIGINT or the bisect's SIGTERM), nothing of the group outlives this call: it gets
+    SIGTERM (so a pytest session writes what it measured and stops its runners), then SIGKILL."""
+    process = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
+    try:
+        output, _ = process.communicate(timeout=timeout_s)
+        return Finished(process.returncode, output)
+    except subprocess.TimeoutExpired:
+        raise TimedOut(_stop_group(process)) from None
+    except BaseException:
+        _stop_group(process)
+        raise
+    finally:
+        _signal_group(process, signal.SIGKILL)  # whatever the child left running in its group
+
+
+def _signal_group(process: subprocess.Popen[str], sig: int) -> None:
+    try:
+        os.killpg(process.pid, sig)
+    except (ProcessLookupError, PermissionError):  # the group is gone
+        pass
+
+
+def _stop_group(process: subprocess.Popen[str], grace_s: float = STOP_GRACE_S) -> str:
+    """SIGTERM the child's process group, SIGKILL it after `grace_s`; what the child printed meanwhile."""
+    _signal_group(process, signal.SIGTERM)
+    try:
+        output, _ = process.communicate(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        _signal_group(process, signal.SIGKILL)
+        output, _ = process.communicate()
+    return output or ""
 
 
 def git(repo: Path, *args: str, check: bool = True) -> str:
@@ -81,8 +158,10 @@ class Builds:
     `remove_all` unless it was there before."""
 
     def __init__(self, repo: Path, build_argv: Sequence[str], artifact: str, entry: str | None, spec: DeviceSpec,
-                 transport: Transport, scratch: Path, progress: Progress) -> None:
+                 transport: Transport, scratch: Path, progress: Progress,
+                 timeout_min: float = DEFAULT_BUILD_TIMEOUT_MIN) -> None:
         self.repo, self.build_argv, self.artifact, self.entry = repo, list(build_argv), artifact, entry
+        self.timeout_min = timeout_min
         self.spec, self.transport, self.scratch, self.progress = spec, transport, scratch, progress
         self.root = resolve_root(spec, None)
         self.on_device = DeviceFiles(spec.name, transport)
@@ -102,10 +181,18 @@ class Builds:
         git(self.repo, "worktree", "add", "--detach", str(worktree), commit.sha)
         try:
             self.progress(f"building {commit.short} {commit.subject!r}: {shlex.join(self.build_argv)}")
-            result = subprocess.run(self.build_argv, cwd=worktree, capture_output=True, text=True, check=False,
-                                    env={**os.environ, "ZBENCH_COMMIT": commit.sha})
+            try:
+                result = run_group(self.build_argv, worktree, {**os.environ, "ZBENCH_COMMIT": commit.sha},
+                                   self.timeout_min * 60)
+            except TimedOut as exc:
+                self.progress(f"build of {commit.short} ran past {self.timeout_min:g} minutes: skipping the commit")
+                return BuiltCommit(commit, None, f"the build did not finish within --build-timeout "
+                                                 f"{self.timeout_min:g} minutes: {exc.output[-BUILD_LOG_TAIL:].strip()}")
+            except OSError as exc:  # not found, not executable: the command, not the commit's code
+                return BuiltCommit(commit, None, f"the build command {self.build_argv[0]!r} could not be started "
+                                                 f"in the checkout ({exc.strerror}): check --build")
             if result.returncode != 0:
-                tail = (result.stdout + result.stderr)[-BUILD_LOG_TAIL:]
+                tail = result.output[-BUILD_LOG_TAIL:]
                 self.progress(f"build of {commit.short} failed (exit {result.returncode}): skipping the commit")
                 return BuiltCommit(commit, None, f"the build exited {result.returncode}: {tail.strip()}")
             artifact = worktree / self.artifact
@@ -122,16 +209,26 @@ class Builds:
             subprocess.run(["git", "-C", str(self.repo), "worktree", "remove", "--force", str(worktree)],
                            capture_output=True, check=False)
 
-    def remove_all(self, keep: bool) -> list[str]:
-        """Remove the builds this bisect deployed (not those on the device before it); their hashes."""
+    def remove_all(self, keep: bool) -> tuple[list[str], dict[str, str]]:
+        """Remove the builds this bisect deployed (not those on the device before it): the hashes removed, and
+        each build that could not be removed (the device lost) with why, so that the report names it."""
         if keep:
-            return []
-        removed = []
-        for built in self.built.values():
-            if built.deployed and built.deployed.content_hash not in self.before:
-                if remove_build(self.on_device, self.root, built.deployed.content_hash):
-                    removed.append(built.deployed.content_hash)
-        return removed
+            return [], {}
+        removed: list[str] = []
+        left: dict[str, str] = {}
+        ours = [b.deployed.content_hash for b in self.built.values()
+                if b.deployed and b.deployed.content_hash not in self.before]
+        try:
+            with DeviceLock(self.on_device, self.root):
+                for name in ours:
+                    try:
+                        if remove_build(self.on_device, self.root, name, allow_current=True):
+                            removed.append(name)
+                    except (ZbenchError, OSError) as exc:
+                        left[name] = _first_line(exc)
+        except (ZbenchError, OSError) as exc:  # the device lost: the lock could not even be taken
+            left.update({name: _first_line(exc) for name in ours if name not in removed and name not in left})
+        return removed, left
 
 
 @dataclass(frozen=True)
@@ -140,6 +237,10 @@ class Suite:
 
     project: Path
     pytest_args: tuple[str, ...]
+
+    def for_captures(self) -> Suite:
+        """The suite with only the user's arguments a goldens-only session accepts."""
+        return Suite(self.project, tuple(capture_args(self.pytest_args)))
 
     def session(self, spec: DeviceSpec, runner: Sequence[str], folder: Path, extra: Sequence[str],
                 after: Sequence[str] = ()) -> dict[str, Any]:
@@ -151,13 +252,17 @@ class Suite:
         argv = [sys.executable, "-m", "pytest", f"--zbench-devices={inventory}", f"--zbench-device={spec.name}",
                 f"--zbench-results={results}", f"--zbench-history={folder / 'unused-history.sqlite'}",
                 "-p", "no:cacheprovider", "-q", "--zbench-keep-runs=0", *extra, *self.pytest_args, *after]
-        result = subprocess.run(argv, cwd=self.project, capture_output=True, text=True, check=False)
+        result = run_group(argv, self.project)
         run_json = results / "run.json"
         if not run_json.is_file():
             raise ZbenchError(f"the suite wrote no run.json (pytest exit {result.returncode}): "
-                              f"{(result.stdout + result.stderr)[-800:]}")
+                              f"{result.output[-800:]}")
         document: dict[str, Any] = json.loads(run_json.read_text(encoding="utf-8"))
         return document
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
 def make_scratch() -> Path:

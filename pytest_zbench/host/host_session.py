@@ -172,14 +172,34 @@ class HostSession:
             scenes = [ABLaunches(device, case, self.settings, self.b_runner, self.settings.results, self.progress,
                                  self.health, planned=planned) for case in cases]
             try:
-                run_rounds(scenes, lambda m, level: self.gate.ab_look(self.record, m, level),
-                           budget_s=60.0 * self.settings.budget_min, max_launches=self.settings.max_launches,
-                           alpha=GateConfig().alpha)
-            finally:
-                for scene in scenes:
-                    scene.finish()
+                try:
+                    run_rounds(scenes, lambda m, level: self.gate.ab_look(self.record, m, level),
+                               budget_s=60.0 * self.settings.budget_min, max_launches=self.settings.max_launches,
+                               alpha=GateConfig().alpha)
+                finally:
+                    for scene in scenes:
+                        scene.finish()
+            except KeyboardInterrupt:  # SIGINT, or SIGTERM read as one (plugin/zbench_plugin.py)
+                self._keep_interrupted(device_name, scenes)
+                raise
         for scene in scenes:
             self._keep(device_name, scene.a)
+
+    def _keep_interrupted(self, device_name: str, scenes: Sequence[ABLaunches]) -> None:
+        """Sequential scenes stopped mid-rounds: the rounds interleave, so none has finished, yet every launch
+        measured so far goes to run.json and the report, each scene marked undecided (`sequential.stopped`
+        interrupted, no verdict) and recorded in no history: an interrupted A/B is no run of a build."""
+        for scene in scenes:
+            measurement = scene.a
+            if measurement.job is None or not measurement.launches:
+                continue
+            if measurement.sequential is not None:
+                measurement.sequential.stopped = "interrupted"  # type: ignore[assignment]
+            key = (device_name, measurement.case.id)
+            self._measurements[key] = measurement
+            self.record.artifact_failures += measurement.artifact_failures
+            self._history_sections[key] = None
+            self.entry(measurement)
 
     def _keep(self, device_name: str, measurement: SceneMeasurement) -> None:
         """A measured scene kept for the session: its history record, its artifact failures, the quarantine."""

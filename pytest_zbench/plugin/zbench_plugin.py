@@ -138,7 +138,23 @@ class ZbenchPlugin:
         if self.settings.check_runner:
             self._check_runners()
         if not self.config.option.collectonly:
+            self._check_history()
             self.prepare_devices()
+
+    def _check_history(self) -> None:
+        """A PostgreSQL history that refuses this session for good (a wrong password, user or database) ends it
+        before anything is measured, rather than after every scene was; a server that cannot be reached now is
+        tried again when the first scene is recorded (regression/store.py retries it)."""
+        settings = self.settings
+        if settings.goldens_only or settings.history.kind != "postgresql":
+            return
+        from ..regression.history import History, HistoryError
+
+        try:
+            History(settings.history, connection_retries=0).close()
+        except HistoryError as exc:
+            if exc.permanent:
+                raise pytest.UsageError(f"{exc}; nothing was measured") from None
 
     def prepare_devices(self) -> None:
         """Run each session device's `prepare` steps (host/devices/prepare.py). SIGTERM is then read as an

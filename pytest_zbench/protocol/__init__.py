@@ -479,6 +479,22 @@ _UNDECODABLE = "\ufffd"  # what errors="replace" puts where a byte was not UTF-8
 _DIGITS = re.compile(r"[0-9]+\Z")  # ASCII only: str.isdigit() accepts '²', which int() rejects
 
 
+# A frames.csv cell that is no usable number: dropped with a protocol issue that names its column (`_number`),
+# which `dropped_cells` counts back per column.
+_DROPPED_CELL = re.compile(r"frames\.csv column '(?P<column>[^']+)': .*; dropped")
+
+
+def dropped_cells(issues: Iterable[Issue]) -> dict[str, int]:
+    """frames.csv column -> how many of its cells were dropped as no usable number (not a number, out of range,
+    NaN), from a launch's issues."""
+    counts: dict[str, int] = {}
+    for issue in issues:
+        match = _DROPPED_CELL.fullmatch(issue.detail)
+        if match and issue.kind in ("protocol", "nan"):
+            counts[match["column"]] = counts.get(match["column"], 0) + 1
+    return counts
+
+
 def _number(cell: str, column: str, frame: int | None, issues: list[Issue], *, limit: float) -> float | None:
     cell = cell.strip()
     if cell == "":

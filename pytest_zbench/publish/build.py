@@ -36,6 +36,12 @@ class Published:
 
 def check_target(out: Path) -> None:
     """A publish replaces its folder: only an empty one, a missing one, or an earlier site is replaced."""
+    absolute = Path(os.path.abspath(out))
+    if not absolute.name:
+        raise PublishError(f"{out} is the filesystem's root: name a folder for the site (--out DIR)")
+    if Path.cwd().is_relative_to(absolute):  # replacing it would pull the folder away under the shell
+        raise PublishError(f"--out {out}: the site's folder is replaced as a whole, so it cannot be the working "
+                           "folder or hold it; name a folder for the site, such as zbench-site")
     if out.is_symlink() or (out.exists() and not out.is_dir()):
         raise PublishError(f"{out} is not a folder: name a folder for the site (--out DIR)")
     if out.is_dir() and any(out.iterdir()) and not (out / SITE_MARKER).is_file():
@@ -51,6 +57,7 @@ def publish(history: History, out: Path, *, metric: str = "cpu_ms.p50", last: in
             progress: Callable[[int, int], None] | None = None) -> Published:
     """Write the site of `history` into `out`. jobs > 1: the change points are searched in that many worker
     processes while this one reads the history and writes the pages."""
+    out = Path(os.path.abspath(out))  # `.` or `sub/..` has no name to stage the new site beside
     check_target(out)
     verdicts = read_verdicts(results)
     keys = history.scene_keys(device=device)

@@ -14,7 +14,9 @@ DEFAULT_OUT = "zbench-site"
 DEFAULT_RESULTS = "zbench-results"
 
 
-def add_commands(commands: Any, *, history_default: str, history_help: str, metric: Callable[[str], str]) -> None:
+def add_commands(commands: Any, *, history_default: str, history_help: str, metric: Callable[[str], str],
+                 sig_level: Callable[[str], float] = float, count: Callable[[str], int] = int) -> None:
+    """`sig_level` and `count`: cli.py's range-checked argparse types, shared with `zbench history`."""
     publish = commands.add_parser(
         "publish", help="write a static site of the history: devices, open regressions, each scene's series",
         description="Write a static site (offline: plotly.js is copied into it) from a history: an index of devices "
@@ -31,11 +33,11 @@ def add_commands(commands: Any, *, history_default: str, history_help: str, metr
     publish.add_argument("--device", metavar="NAME", help="only this device (default: all)")
     publish.add_argument("--metric", default="cpu_ms.p50", metavar="METRIC", type=metric,
                          help="per-launch statistic whose per-run median is the series (default: cpu_ms.p50)")
-    publish.add_argument("--last", type=int, default=200, metavar="N",
+    publish.add_argument("--last", type=count, default=200, metavar="N",
                          help="the newest N runs of each series (default: 200, as `zbench history`)")
-    publish.add_argument("--sig-level", type=float, default=0.05, metavar="P",
+    publish.add_argument("--sig-level", type=sig_level, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
-    publish.add_argument("--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+    publish.add_argument("--jobs", type=count, default=os.cpu_count() or 1, metavar="N",
                          help="worker processes searching the change points (default: the CPU count)")
     publish.set_defaults(run=run)
 
@@ -46,10 +48,6 @@ def run(args: argparse.Namespace) -> int:
     from ..regression.location import parse_location
     from .build import publish
 
-    for name in ("last", "jobs"):
-        if getattr(args, name) < 1:
-            print(f"zbench publish: --{name} {getattr(args, name)}: must be at least 1", file=sys.stderr)
-            return 2
     try:
         location = parse_location(args.history)
     except ValueError as exc:

@@ -82,6 +82,9 @@ class Movement:
     n_baseline: int
     n_candidate: int
     note: str = ""  # "unchanged (exact)", "new", "gone", why it was not judged, why it has no interval
+    # Not judged because one side's cells were no numbers (dropped, with protocol issues): the why names it
+    # apart, since the measurement may have moved by any amount.
+    unreadable: bool = False
 
     @property
     def name(self) -> str:
@@ -141,9 +144,11 @@ class Attribution:
     def line(self) -> str:
         """The verdict's `why:` line: what moved, largest first, then what did not."""
         moved = [m.text() for m in self.movements if m.moved]
-        rest = [m.text() for m in self.movements if not m.moved]
+        unreadable = [m.text() for m in self.movements if m.unreadable]
+        rest = [m.text() for m in self.movements if not m.moved and not m.unreadable]
         head = "why: " + (", ".join(moved) if moved else f"no recorded measurement moved by {self.moved_at:.0%} or more")
-        return head + (f"; not moved: {', '.join(rest)}" if rest else "")
+        return (head + (f"; unreadable, so not judged: {', '.join(unreadable)}" if unreadable else "")
+                + (f"; not moved: {', '.join(rest)}" if rest else ""))
 
     def to_json(self) -> dict[str, Any]:
         return {"moved": [m.name for m in self.moved], "moved_at": self.moved_at, "method": self.method,
@@ -184,12 +189,15 @@ def exact_movement(metric: str, base: np.ndarray, cand: np.ndarray) -> Movement 
 
 
 def explain(baseline: Sequence[Any], candidate: Sequence[Any], rejudge: Rejudge, *,
-            metrics: Sequence[str] | None = None, moved_at: float = MOVED_AT) -> Attribution:
+            metrics: Sequence[str] | None = None, moved_at: float = MOVED_AT,
+            dropped: tuple[Mapping[str, int], Mapping[str, int]] = ({}, {})) -> Attribution:
     """Compare every measurement of the baseline's launches with the candidate's (LaunchSummary or to_dict()).
 
     Deterministic ones exactly (see the module's docstring); the others with `rejudge`, the scene's own gate
     run on them, whose per-metric effect and interval are read (its verdicts' bars are not: a measurement
-    moved when its interval excludes 1 and its effect is `moved_at` or more from 1)."""
+    moved when its interval excludes 1 and its effect is `moved_at` or more from 1). `dropped`: per side
+    (baseline, candidate), frames.csv column -> cells dropped as no number (protocol.dropped_cells); a counter
+    one side recorded and the other wrote as garbage is named as unreadable, not as recorded by one side."""
     metrics = tuple(metrics) if metrics is not None else candidate_metrics(baseline, candidate)
     found: dict[str, Movement] = {}
     noisy: list[str] = []
@@ -198,9 +206,17 @@ def explain(baseline: Sequence[Any], candidate: Sequence[Any], rejudge: Rejudge,
         if not base.size and not cand.size:
             continue  # neither side records it: nothing to say
         if not base.size or not cand.size:
+            missing = 0 if base.size == 0 else 1  # the side without values
+            garbage = dropped[missing].get(display_name(metric), 0)
+            note = f"recorded by the {'candidate' if base.size == 0 else 'baseline'} only"
+            if garbage:
+                side, other = ("baseline", "candidate") if missing == 0 else ("candidate", "baseline")
+                values = _median(cand if missing == 0 else base)
+                note = (f"the {side} wrote {garbage} cell(s) that are no numbers, dropped (protocol issues in "
+                        f"run.json); the {other}'s median is {_num(values)}")
             found[metric] = Movement(metric, kind_of(metric), "not_judged", None, None, False,
                                      _median(base), _median(cand), int(base.size), int(cand.size),
-                                     note=f"recorded by the {'candidate' if base.size == 0 else 'baseline'} only")
+                                     note=note, unreadable=bool(garbage))
             continue
         exact = exact_movement(metric, base, cand)
         if exact is not None:

@@ -143,7 +143,10 @@ _PERMANENT_CONNECT_ERRORS = ("authentication failed", "no password supplied", "p
 
 
 class HistoryError(ZbenchError):
-    """The history database could not be read or written; the message names it (password removed)."""
+    """The history database could not be read or written; the message names it (password removed).
+    `permanent`: trying again cannot help (a refused login, a missing database), unlike a lost server."""
+
+    permanent: bool = False
 
 
 class Store:
@@ -265,7 +268,9 @@ class Store:
                 if kind is None or attempt > budget[kind]:
                     if kind == "connection":
                         self._unreachable = True
-                    raise HistoryError(self._describe(exc, kind, what, attempt)) from None
+                    error = HistoryError(self._describe(exc, kind, what, attempt))
+                    error.permanent = kind is None
+                    raise error from None
                 delay = min(4.0, (0.05 if kind == "busy" else 0.5) * 2 ** (attempt - 1))
                 time.sleep(delay * (0.5 + random.random()))
 
@@ -276,6 +281,10 @@ class Store:
         if not self.postgres:
             message = str(exc.orig).lower()
             return "busy" if "locked" in message or "busy" in message else None
+        # Checked first: a refused login also invalidates SQLAlchemy's connection, yet retrying it cannot help
+        # (a wrong password, user or database name stays wrong).
+        if any(text in str(exc.orig).lower() for text in _PERMANENT_CONNECT_ERRORS):
+            return None
         if exc.connection_invalidated:
             return "connection"
         sqlstate = getattr(exc.orig, "sqlstate", None) or ""
@@ -287,9 +296,8 @@ class Store:
 
         if isinstance(exc.orig, psycopg.OperationalError) and not sqlstate:
             # libpq's connection errors carry no SQLSTATE: a refused, reset or closed connection may come
-            # back; a wrong password, user or database name will not.
-            message = str(exc.orig).lower()
-            return None if any(text in message for text in _PERMANENT_CONNECT_ERRORS) else "connection"
+            # back (the permanent ones were ruled out above).
+            return "connection"
         return None
 
     def _describe(self, exc: SQLAlchemyError, kind: str | None, what: str, attempts: int) -> str:

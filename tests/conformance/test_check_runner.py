@@ -50,6 +50,7 @@ BROKEN_RUNNERS = {
     "malformed": "job.malformed",
     "sigterm_ignored": "signal.sigterm",
     "sigterm_buffered": "signal.sigterm",
+    "sigterm_rows_lost": "signal.sigterm",
     "progress": "progress",
     "outdir": "outdir.confined",
 }

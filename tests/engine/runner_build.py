@@ -23,15 +23,16 @@ RUNNER = [sys.executable, "-m", "pytest_zbench.runner"]
 if sys.argv[1:] == ["probe"]:
     with open(os.path.join(HERE, "probe.json"), encoding="utf-8") as f:
         probe = json.load(f)
-    probe["build"] = {{"id": BUILD, "dirty": False, "describe": None}}
+    probe["build"] = {{"id": BUILD, "dirty": os.path.exists(os.path.join(HERE, "DIRTY")), "describe": None}}
     print(json.dumps(probe), flush=True)
 else:
     os.execv(sys.executable, RUNNER + sys.argv[1:])
 '''
 
 
-def make_runner_build(folder: Path, build_id: str, *, data: str = "") -> Path:
-    """A runner build in `folder` (created): the script, BUILD_ID, and a data file in a subfolder."""
+def make_runner_build(folder: Path, build_id: str, *, data: str = "", dirty: bool = False) -> Path:
+    """A runner build in `folder` (created): the script, BUILD_ID, and a data file in a subfolder; `dirty`: its
+    probe says it was built from a checkout with uncommitted changes."""
     folder.mkdir(parents=True, exist_ok=True)
     script = folder / ENTRY
     script.write_text(SCRIPT.format(python=sys.executable), encoding="utf-8")
@@ -40,6 +41,8 @@ def make_runner_build(folder: Path, build_id: str, *, data: str = "") -> Path:
     (folder / "probe.json").write_text(reference_probe(), encoding="utf-8")
     (folder / "share").mkdir(exist_ok=True)
     (folder / "share" / "data.txt").write_text(data or build_id, encoding="utf-8")
+    if dirty:
+        (folder / "DIRTY").write_text("uncommitted changes\n", encoding="utf-8")
     return folder
 
 

@@ -27,6 +27,9 @@ if sys.argv[1:] == ["probe"]:
     sys.exit(0)
 if len(sys.argv) == 4 and sys.argv[1] == "run":
     engine = json.loads(read("engine.json"))
+    if engine.get("sleep"):  # a launch that takes long, to stop a bisect while a session waits on it
+        import time
+        time.sleep(engine["sleep"])
     with open(sys.argv[2], encoding="utf-8") as f:
         job = json.load(f)
     scene = job["scene"]

@@ -134,7 +134,8 @@ def test_cli_deploy_list_remove(tmp_path, capsys):
     assert json.loads(out_json.read_text())["build_id"] == "engine-7"
     assert main(["deploy", "--devices", str(devices), "--device", "box", "--list"]) == 0
     assert f"{content_hash}  (current)" in capsys.readouterr().out
-    assert main(["deploy", "--devices", str(devices), "--device", "box", "--remove", content_hash]) == 0
+    # The current build goes only with --force (tests/engine/test_deploy_faults.py: refused without it)
+    assert main(["deploy", "--devices", str(devices), "--device", "box", "--remove", content_hash, "--force"]) == 0
     assert not (workdir / "builds" / content_hash).exists() and not (workdir / "builds" / "current").exists()
     assert main(["deploy", "--devices", str(devices), "--device", "box", "--remove", "nothex"]) == 1
     assert "not a build's hash" in capsys.readouterr().err

@@ -143,6 +143,36 @@ def test_credentials_from_pgpass_and_never_in_messages(postgres, pg_database, tm
     with pytest.raises(HistoryError) as failed:
         History(wrong)
     assert "password authentication failed" in str(failed.value) and "Wr0ng" not in str(failed.value)
+    # Permanent at once: not retried as a lost server (before: "after 5 attempt(s)", "could not be reached").
+    assert "attempt(s)" not in str(failed.value) and "could not be reached" not in str(failed.value), failed.value
+
+
+def test_a_refused_login_on_a_reconnect_is_permanent_at_once(postgres, pg_database, tmp_path, monkeypatch):
+    """A pooled connection that died is replaced (pool_pre_ping); when that reconnect is refused for its password,
+    SQLAlchemy marks the connection invalidated, and that must not make it a lost server to retry 5 times."""
+    import psycopg
+    from sqlalchemy.exc import OperationalError
+
+    postgres.create_role("lab_reader", "right-s3cret")
+    monkeypatch.delenv("PGPASSWORD", raising=False)
+    monkeypatch.setenv("PGPASSFILE", str(tmp_path / "nowhere"))
+    with pytest.raises(psycopg.OperationalError) as refused:  # the server's own answer to a wrong password
+        psycopg.connect(postgres.dsn(pg_database, user="lab_reader") + " password=wrong", connect_timeout=10)
+    invalidated = OperationalError("SELECT 1", {}, refused.value, connection_invalidated=True)
+    with History(postgres.url(pg_database)) as h:
+        assert h.store._transient(invalidated) is None  # permanent: not "connection"
+        lost = psycopg.OperationalError("server closed the connection unexpectedly")
+        assert h.store._transient(OperationalError("SELECT 1", {}, lost, connection_invalidated=True)) == "connection"
+        attempts = []
+
+        def refuse() -> None:
+            attempts.append(1)
+            raise invalidated
+
+        with pytest.raises(HistoryError) as failed:
+            h.store._retry(refuse, "reading the baseline")
+    assert attempts == [1] and "password authentication failed" in str(failed.value)
+    assert "could not be reached" not in str(failed.value)
 
 
 # -- faults mid-write ---------------------------------------------------------------------------------------

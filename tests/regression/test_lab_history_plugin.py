@@ -123,15 +123,17 @@ def test_a_password_reaches_the_server_and_no_artifact(project, postgres, tmp_pa
     with History(with_password) as history:
         assert count(history, store.runs) == 2
 
-    # A wrong password: nothing recorded, the gate cannot read, and the password is nowhere either.
+    # A wrong password: refused for good when the session starts, before anything is measured (not after every
+    # scene, nor retried as a lost server), and the password is nowhere either.
     wrong = "Not-the-Pa55word"
-    out = finish(session(project.root, "-k", "mini.fill.x1",
-                         f"--zbench-history={postgres.url(database, user='lab_ci', password=wrong)}",
-                         f"--junitxml={junit}"))
-    (scene,) = run_json(project.root)["scenes"]
-    assert scene["history"]["recorded"] is False
-    assert "password authentication failed" in scene["history"]["reason"] and shown in scene["history"]["reason"]
-    assert "the history could not be read" in out and "1 failed" in out
+    before = run_json(project.root)["run_id"]
+    proc = session(project.root, "-k", "mini.fill.x1",
+                   f"--zbench-history={postgres.url(database, user='lab_ci', password=wrong)}", f"--junitxml={junit}")
+    out = finish(proc)
+    assert proc.returncode == pytest.ExitCode.USAGE_ERROR, out[-3000:]
+    assert "password authentication failed" in out and shown in out and "nothing was measured" in out
+    assert "attempt(s)" not in out and "could not be reached" not in out
+    assert run_json(project.root)["run_id"] == before  # no session measured, no run.json written over the last
     for path in [junit, *(p for p in (project.root / "results").rglob("*") if p.is_file())]:
         assert wrong.encode() not in path.read_bytes(), path
     assert wrong not in out

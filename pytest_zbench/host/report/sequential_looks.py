@@ -12,6 +12,7 @@ from ...json_types import is_number
 STOP_WORDS = {"decided": "decided", "futile": "undecided, and its maximum of launches could not decide it",
               "max_launches": "undecided at its maximum of launches",
               "budget": "the device session's budget ran out", "device_fault": "the device was quarantined",
+              "interrupted": "undecided: the session was stopped (SIGINT or SIGTERM) during its rounds",
               "not_judged": "not gated"}
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import math
 import shlex
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from ...errors import ZbenchError
 from ...percentiles import PERCENTILES
+from ...protocol import dropped_cells
 from ...regression import contention
 from ...regression.attribution import Attribution, Rejudge, explain
 from ...regression.baseline import (
@@ -512,7 +513,8 @@ class RegressionGate:
                 f"{sequence.alpha_per_direction:g} per direction, spent by launches per side / "
                 f"{sequence.max_launches}), stopped: {sequence.stopped}")
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
-                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge)
+                             settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge,
+                             dropped=(_dropped(m), _dropped(b)))
 
 
 def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
@@ -533,10 +535,20 @@ def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
     return build, record.app.get("dirty")
 
 
+def _dropped(m: SceneMeasurement) -> dict[str, int]:
+    """frames.csv column -> cells dropped as no number over the measurement's launches (protocol.dropped_cells)."""
+    counts: dict[str, int] = {}
+    for launch in m.launches:
+        for column, n in dropped_cells(launch.issues).items():
+            counts[column] = counts.get(column, 0) + n
+    return counts
+
+
 def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tuple[str, ...],
                   settings: dict[str, Any], candidate_build: str, baseline_builds: Sequence[str],
                   baseline_sessions: Sequence[BaselineSession], candidate_launches: Sequence[Any],
-                  on_cpu: SceneVerdict | None = None, rejudge: Rejudge | None = None) -> GateResult:
+                  on_cpu: SceneVerdict | None = None, rejudge: Rejudge | None = None,
+                  dropped: tuple[Mapping[str, int], Mapping[str, int]] = ({}, {})) -> GateResult:
     """The verdict with what else changed named in its message: the same build, conditions that differ between
     the candidate's launches and the baseline's, launches measured while throttled; and the values judged. A
     regressed or improved scene's message says first which measurements moved (`rejudge`: the same gate on
@@ -550,7 +562,7 @@ def _with_context(verdict: SceneVerdict, source: str, baseline: str, changes: tu
     if conditions:
         notes.append("conditions changed between the baseline and the candidate: "
                      + "; ".join(c.describe() for c in conditions))
-    why = (explain(baseline_launches, candidate_launches, rejudge)
+    why = (explain(baseline_launches, candidate_launches, rejudge, dropped=dropped)
            if rejudge is not None and verdict.verdict in ("regressed", "improved") else None)
     if why is not None:  # named first, right under the scene's verdict
         verdict = dataclasses.replace(verdict, notes=(why.line(), *verdict.notes))
