@@ -26,6 +26,11 @@ echo "arm64 device set up in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/native-devices.sh
 echo "native devices set up in $((SECONDS - started)) s"
+# The runner kit for the platforms nothing here runs: macOS (linked) and iOS (compiled) with zig cc, Android's
+# platform layer compiled; warnings are errors (docs/native-runner.md, "Platforms").
+started=$SECONDS
+run bash ci/kit-platforms.sh
+echo "kit platforms built in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

@@ -1,6 +1,13 @@
-/* zbench runner kit: the runner protocol in C99 (docs/runner-protocol.md, docs/native-runner.md). */
-#define _GNU_SOURCE /* RUSAGE_THREAD is not used, but CLOCK_THREAD_CPUTIME_ID and clock_nanosleep need POSIX 2008 */
+/* zbench runner kit: the runner protocol in C99 (docs/runner-protocol.md, docs/native-runner.md): arguments,
+ * jobs, the frame loop, frames.csv, result.json, PNG. Portable: what differs between operating systems (clocks,
+ * sleeping, /proc and /sys) is behind zbench_platform.h. Nothing here ends the process: out of memory is an
+ * error returned to the caller, so that an app that links the kit survives it. */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* getrusage, sigaction, strdup, uname under -std=c99 */
+#endif
+#define _DARWIN_C_SOURCE /* Darwin hides struct rusage's counters under _POSIX_C_SOURCE alone */
 #include "zbench_kit.h"
+#include "zbench_platform.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,12 +18,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <dirent.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROGRESS_EVERY_NS 250000000LL
-/* A /proc start further back than this before main is not this process's (an emulator's host values). */
+/* A process start further back than this before main is not this process's (an emulator's host values). */
 #define MAX_STARTUP_NS 60000000000LL
 
 static int64_t g_main_ns;
@@ -24,14 +29,20 @@ static volatile sig_atomic_t g_stop;
 
 /* ------------------------------------------------------------------------------------------ buffers */
 
-static void buf_reserve(zk_buf *b, size_t more) {
-    if (b->len + more + 1 <= b->cap) return;
+/* Room for `more` bytes and a NUL; -1 (b->oom set, the text left as it was) when memory has run out. */
+static int buf_reserve(zk_buf *b, size_t more) {
+    if (b->oom) return -1;
+    if (b->len + more + 1 <= b->cap) return 0;
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + more + 1) cap *= 2;
+    while (cap < b->len + more + 1) {
+        if (cap > SIZE_MAX / 2) { b->oom = 1; return -1; }
+        cap *= 2;
+    }
     char *data = realloc(b->data, cap);
-    if (!data) { fputs("zbench kit: out of memory\n", stderr); exit(ZK_EXIT_FAILED); }
+    if (!data) { b->oom = 1; return -1; }
     b->data = data;
     b->cap = cap;
+    return 0;
 }
 
 void zk_buf_add(zk_buf *b, const char *fmt, ...) {
@@ -39,50 +50,54 @@ void zk_buf_add(zk_buf *b, const char *fmt, ...) {
     va_start(ap, fmt);
     int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    if (n < 0) return;
-    buf_reserve(b, (size_t)n);
+    if (n < 0 || buf_reserve(b, (size_t)n) != 0) return;
     va_start(ap, fmt);
     vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);
     b->len += (size_t)n;
 }
 
+/* One byte of a JSON string literal as JSON text, into out: the escaping rule of zk_buf_str and fput_json_str. */
+static const char *json_char(unsigned char c, char out[8]) {
+    if (c == '"' || c == '\\') snprintf(out, 8, "\\%c", c);
+    else if (c == '\n') snprintf(out, 8, "\\n");
+    else if (c < 0x20) snprintf(out, 8, "\\u%04x", c);
+    else snprintf(out, 8, "%c", c);
+    return out;
+}
+
 void zk_buf_str(zk_buf *b, const char *s) {
     if (!s) { zk_buf_add(b, "null"); return; }
+    char text[8];
     zk_buf_add(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') zk_buf_add(b, "\\%c", *c);
-        else if (*c == '\n') zk_buf_add(b, "\\n");
-        else if (*c < 0x20) zk_buf_add(b, "\\u%04x", *c);
-        else zk_buf_add(b, "%c", *c);
-    }
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) zk_buf_add(b, "%s", json_char(*c, text));
     zk_buf_add(b, "\"");
+}
+
+/* zk_buf_str straight to a file, without allocating: result.json is written so, to be written when memory has
+ * run out. fput_json_chars leaves the quotes out. */
+static void fput_json_chars(FILE *f, const char *s) {
+    char text[8];
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) fputs(json_char(*c, text), f);
+}
+
+static void fput_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    fput_json_chars(f, s);
+    fputc('"', f);
 }
 
 void zk_buf_free(zk_buf *b) {
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+    b->oom = 0;
 }
 
-/* --------------------------------------------------------------------------------------------- clocks */
-
-int64_t zk_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-int64_t zk_thread_cpu_ns(void) {
-    struct timespec ts;
-    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-static void sleep_until(int64_t target_ns) {
-    struct timespec ts = {(time_t)(target_ns / 1000000000LL), (long)(target_ns % 1000000000LL)};
-    /* Interrupted by SIGTERM: return, the loop checks the flag before drawing. */
-    clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+/* `part`, a buffer of members composed on its own, into `b`: its loss of memory becomes b's. */
+static void buf_join(zk_buf *b, const char *sep, const zk_buf *part) {
+    if (part->oom) b->oom = 1;
+    else if (part->len) zk_buf_add(b, "%s%s", sep, part->data);
 }
 
 /* ------------------------------------------------------------------------------------------------ PNG */
@@ -180,7 +195,7 @@ unsigned char *zk_png_decode_stored(const unsigned char *png, size_t len, int *w
     size_t row = (size_t)w * 4 + 1, raw_len = row * h;
     unsigned char *raw = malloc(raw_len), *rgba = malloc((size_t)w * h * 4);
     if (!raw || !rgba) { free(raw); free(rgba); return NULL; }
-    size_t got = 0, zpos = 0;
+    size_t got = 0;
     int header_left = 2, final = 0;
     size_t block_left = 0;
     unsigned char head[5];
@@ -192,7 +207,6 @@ unsigned char *zk_png_decode_stored(const unsigned char *png, size_t len, int *w
         if (memcmp(p + 4, "IDAT", 4) == 0) {
             for (uint32_t i = 0; i < n; i++) {
                 unsigned char c = p[8 + i];
-                zpos++;
                 if (header_left) { header_left--; continue; }
                 if (final && block_left == 0) break;
                 if (block_left == 0) {
@@ -267,7 +281,10 @@ static void job_free(zk_job *job) {
     memset(job, 0, sizeof *job);
 }
 
-/* Validate what job.schema.json says (docs/runner-protocol.md, "job"); err names the key. */
+#define JOB_OUT_OF_MEMORY (-2)
+
+/* Validate what job.schema.json says (docs/runner-protocol.md, "job"); err names the key. -1: a bad job;
+ * JOB_OUT_OF_MEMORY: the job could not be held (err says which part). */
 static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     memset(job, 0, sizeof *job);
     job->path = path;
@@ -278,14 +295,24 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     size_t got;
     while ((got = fread(chunk_buf, 1, sizeof chunk_buf, f)) > 0) {
         if (text.len + got > (size_t)256 << 20) { fclose(f); zk_buf_free(&text); return job_fail(err, n, "larger than 256 MiB"); }
-        buf_reserve(&text, got);
+        if (buf_reserve(&text, got) != 0) {
+            fclose(f);
+            job_fail(err, n, "out of memory reading %zu bytes of the job", text.len + got);
+            zk_buf_free(&text);
+            return JOB_OUT_OF_MEMORY;
+        }
         memcpy(text.data + text.len, chunk_buf, got);
         text.len += got;
     }
     fclose(f);
     char jerr[300];
     job->root = zj_parse(text.data ? text.data : "", text.len, jerr, sizeof jerr);
+    size_t text_len = text.len;
     zk_buf_free(&text);
+    if (!job->root && strcmp(jerr, ZJ_OUT_OF_MEMORY) == 0) {
+        job_fail(err, n, "out of memory parsing the job's %zu bytes", text_len);
+        return JOB_OUT_OF_MEMORY;
+    }
     if (!job->root) return job_fail(err, n, "%s", jerr);
     const zj_value *r = job->root, *v;
     if (r->type != ZJ_OBJECT) return job_fail(err, n, "the job is %s, not an object", zj_type_name(r->type));
@@ -315,6 +342,7 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     v = zj_get(r, "capture");
     if (v->type != ZJ_ARRAY) return job_fail(err, n, "key 'capture' must be an array of frame indices");
     job->capture = calloc(v->len + 1, sizeof *job->capture);
+    if (!job->capture) { job_fail(err, n, "out of memory for %zu capture indices", v->len); return JOB_OUT_OF_MEMORY; }
     for (const zj_value *c = v->first; c; c = c->next) {
         if (!is_int(c) || c->integer < 0 || c->integer > 100000000)
             return job_fail(err, n, "key 'capture': every entry must be a non-negative frame index");
@@ -326,6 +354,10 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
             return job_fail(err, n, "key 'complexity' must hold one number per frame, warmup included (%d), not %zu",
                             job->total_frames, v->len);
         job->complexity = calloc(v->len + 1, sizeof *job->complexity);
+        if (!job->complexity) {
+            job_fail(err, n, "out of memory for %zu complexity values", v->len);
+            return JOB_OUT_OF_MEMORY;
+        }
         for (const zj_value *c = v->first; c; c = c->next) {
             if (c->type != ZJ_NUMBER || c->number < 0)
                 return job_fail(err, n, "key 'complexity': every value must be a non-negative number");
@@ -401,6 +433,7 @@ typedef struct {
     issue *items;
     size_t n, cap;
     size_t dropped;
+    size_t lost; /* issues memory could not hold: result.json then says so in an `error` issue */
 } issues;
 
 static void add_issue(issues *is, int frame, const char *kind, const char *fmt, ...) {
@@ -408,7 +441,7 @@ static void add_issue(issues *is, int frame, const char *kind, const char *fmt, 
     if (is->n == is->cap) {
         size_t cap = is->cap ? is->cap * 2 : 16;
         issue *items = realloc(is->items, cap * sizeof *items);
-        if (!items) return;
+        if (!items) { is->lost++; return; }
         is->items = items;
         is->cap = cap;
     }
@@ -417,50 +450,25 @@ static void add_issue(issues *is, int frame, const char *kind, const char *fmt, 
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    is->items[is->n++] = (issue){frame, kind, strdup(detail)};
+    char *held = strdup(detail);
+    if (!held) { is->lost++; return; }
+    is->items[is->n++] = (issue){frame, kind, held};
 }
 
 /* ------------------------------------------------------------------------------------------- machine */
 
-static void read_first_line_value(const char *path, const char *key, char *out, size_t n) {
-    FILE *f = fopen(path, "r");
-    out[0] = 0;
-    if (!f) return;
-    char line[512];
-    size_t klen = strlen(key);
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, key, klen) != 0) continue;
-        char *v = line + klen;
-        while (*v == ' ' || *v == '\t' || *v == ':' || *v == '=') v++;
-        if (*v == '"') v++;
-        size_t len = strcspn(v, "\"\n");
-        v[len] = 0;
-        snprintf(out, n, "%s", v);
-        break;
-    }
-    fclose(f);
-}
-
 static void machine_json(zk_buf *b, const zk_engine *e) {
     struct utsname u;
-    int have_uname = uname(&u) == 0;
+    int have_uname = uname(&u) == 0, emulated = 0;
+    char model[256] = "", os[256] = "";
+    zkp_machine(have_uname ? u.machine : "", model, sizeof model, os, sizeof os, &emulated);
     zk_buf_add(b, "{\"arch\": ");
     zk_buf_str(b, have_uname ? u.machine : "unknown");
-    char model[256], os[256], vendor[128];
-    read_first_line_value("/proc/cpuinfo", "vendor_id", vendor, sizeof vendor);
-    read_first_line_value("/proc/cpuinfo", "model name", model, sizeof model);
-    if (!model[0]) read_first_line_value("/proc/cpuinfo", "Model", model, sizeof model);
-    if (!model[0]) read_first_line_value("/proc/cpuinfo", "Hardware", model, sizeof model);
-    /* qemu-user passes the host's /proc/cpuinfo through: x86 vendor lines read by an ARM process mean
-     * emulation (docs/runner-protocol.md, "machine"), and the model is then the host's: left out. */
-    int arm = have_uname && (strncmp(u.machine, "arm", 3) == 0 || strncmp(u.machine, "aarch64", 7) == 0);
-    int emulated = arm && vendor[0] != 0;
-    if (model[0] && !emulated) { zk_buf_add(b, ", \"cpu_model\": "); zk_buf_str(b, model); }
+    if (model[0]) { zk_buf_add(b, ", \"cpu_model\": "); zk_buf_str(b, model); }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores > 0) zk_buf_add(b, ", \"cores\": %ld", cores);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (pages > 0 && page > 0) zk_buf_add(b, ", \"ram_mb\": %lld", (long long)pages * page / (1024 * 1024));
-    read_first_line_value("/etc/os-release", "PRETTY_NAME", os, sizeof os);
     if (os[0]) { zk_buf_add(b, ", \"os\": "); zk_buf_str(b, os); }
     if (have_uname) { zk_buf_add(b, ", \"kernel\": "); zk_buf_str(b, u.release); }
     zk_buf_add(b, ", \"libraries\": {%s}", e->libraries_json ? e->libraries_json : "");
@@ -532,18 +540,24 @@ static int probe(zk_engine *e) {
         zk_buf_add(&b, "]");
         zk_buf info = {0};
         e->gpu_info(e->self, &info);
-        if (info.len) zk_buf_add(&b, ", %s", info.data);
+        buf_join(&b, ", ", &info);
         zk_buf_free(&info);
         zk_buf_add(&b, "}");
     }
     zk_buf_add(&b, "}, \"machine\": ");
     machine_json(&b, e);
     zk_buf_add(&b, "}\n");
-    fputs(b.data, stdout);
-    fflush(stdout);
+    int code = ZK_EXIT_OK;
+    if (b.oom) {
+        fprintf(stderr, "probe: out of memory composing the probe\n");
+        code = ZK_EXIT_FAILED;
+    } else {
+        fputs(b.data, stdout);
+        fflush(stdout);
+    }
     zk_buf_free(&b);
     if (e->close) e->close(e->self);
-    return ZK_EXIT_OK;
+    return code;
 }
 
 /* ------------------------------------------------------------------------------------- no GPU timer */
@@ -584,7 +598,7 @@ static int64_t pacer_begin(pacer *p) {
     } else {
         int64_t target = p->t0 + (int64_t)ceil((double)p->next * p->period_ns);
         if (now < target) {
-            sleep_until(target);
+            zkp_sleep_until(target);
             now = zk_now_ns();
         }
     }
@@ -643,88 +657,14 @@ static void on_signal(int signum) { g_stop = signum; }
 
 int zk_stopping(void) { return g_stop != 0; }
 
+/* The platform's reading of the process's start, or this kit's main when there is none or it is implausible. */
 static int64_t process_start_ns(const char **source) {
-    FILE *f = fopen("/proc/self/stat", "r");
-    *source = "runner_main";
-    if (!f) return g_main_ns;
-    char text[1024];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = 0;
-    char *p = strrchr(text, ')');
-    if (!p) return g_main_ns;
-    p += 2;
-    unsigned long long ticks = 0;
-    /* Field 22 (starttime), counted from field 3 just after "pid (comm)". */
-    for (int field = 3; field <= 22 && p; field++) {
-        if (field == 22) ticks = strtoull(p, NULL, 10);
-        p = strchr(p, ' ');
-        if (p) p++;
+    int64_t start = zkp_process_start_ns(source);
+    if (start <= 0 || start < g_main_ns - MAX_STARTUP_NS || start > g_main_ns) {
+        *source = "runner_main";
+        return g_main_ns;
     }
-    long hz = sysconf(_SC_CLK_TCK);
-    struct timespec boot;
-    if (!ticks || hz <= 0 || clock_gettime(CLOCK_BOOTTIME, &boot) != 0) return g_main_ns;
-    int64_t boot_now = (int64_t)boot.tv_sec * 1000000000LL + boot.tv_nsec, mono_now = zk_now_ns();
-    int64_t start = mono_now - (boot_now - (int64_t)(ticks * 1000000000ULL / (unsigned long long)hz));
-    if (start < g_main_ns - MAX_STARTUP_NS || start > g_main_ns) return g_main_ns;
-    *source = "proc_stat";
     return start;
-}
-
-static long peak_rss_kb(void) {
-    char v[64];
-    read_first_line_value("/proc/self/status", "VmHWM", v, sizeof v);
-    if (v[0]) return strtol(v, NULL, 10);
-    struct rusage ru;
-    if (getrusage(RUSAGE_SELF, &ru) == 0) return ru.ru_maxrss;
-    return -1;
-}
-
-/* A whole-number file (a /sys reading); 0 when it is not one. */
-static int read_long(const char *path, long *value) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[64];
-    char *end = NULL;
-    int ok = fgets(line, sizeof line, f) != NULL;
-    fclose(f);
-    if (!ok) return 0;
-    *value = strtol(line, &end, 10);
-    return end != line;
-}
-
-void zk_conditions(zk_buf *m) {
-    char path[512];
-    long value;
-    double hottest = -1000.0;
-    int zones = 0;
-    DIR *dir = opendir("/sys/class/thermal");
-    zk_buf readings = {0};
-    for (struct dirent *d; dir && (d = readdir(dir)) != NULL;) {
-        if (strncmp(d->d_name, "thermal_zone", 12) != 0) continue;
-        snprintf(path, sizeof path, "/sys/class/thermal/%s/temp", d->d_name);
-        if (!read_long(path, &value)) continue;
-        double c = (value >= 1000 || value <= -1000) ? value / 1000.0 : (double)value; /* old kernels: degrees */
-        if (c < -40.0 || c > 150.0) continue;
-        zk_buf_add(&readings, "%s\"%s\": %.1f", zones++ ? ", " : "", d->d_name, c);
-        if (c > hottest) hottest = c;
-    }
-    if (dir) closedir(dir);
-    if (zones) zk_buf_add(m, "%s\"temp_c\": %.1f, \"thermal_zones_c\": {%s}", m->len ? ", " : "", hottest, readings.data);
-    zk_buf_free(&readings);
-    int cpus = 0;
-    for (int cpu = 0; cpu < 1024; cpu++) {
-        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", cpu);
-        if (!read_long(path, &value)) {
-            snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d", cpu);
-            struct stat st;
-            if (stat(path, &st) != 0) break; /* past the last CPU */
-            continue;                       /* an offline CPU has no cpufreq */
-        }
-        zk_buf_add(m, "%s\"cpu%d\": %ld", cpus++ ? ", " : (m->len ? ", \"cpu_freq_khz\": {" : "\"cpu_freq_khz\": {"),
-                   cpu, value);
-    }
-    if (cpus) zk_buf_add(m, "}");
 }
 
 static double rusage_cpu_ms(const struct rusage *ru) {
@@ -733,43 +673,23 @@ static double rusage_cpu_ms(const struct rusage *ru) {
 }
 
 /* result.json `host_load`: what other tasks ran on the device while the runner ran (docs/runner-protocol.md).
- * The busy time of every CPU (/proc/stat's aggregate `cpu` line: all but idle and iowait) and this process's
- * own CPU time, sampled when the run starts and when it writes its result: the whole run, because /proc/stat
- * counts in clock ticks that a small scene's measured frames cannot resolve. Another task on another core slows
- * a frame without taking its CPU, so stolen_ms cannot show it; the busy-host guard reads this (docs/regression.md,
- * "A busy host"). */
+ * The busy time of every CPU (on Linux, /proc/stat's aggregate `cpu` line: all but idle and iowait) and this
+ * process's own CPU time, sampled when the run starts and when it writes its result: the whole run, because
+ * /proc/stat counts in clock ticks that a small scene's measured frames cannot resolve. Another task on another
+ * core slows a frame without taking its CPU, so stolen_ms cannot show it; the busy-host guard reads this
+ * (docs/regression.md, "A busy host"). */
 typedef struct {
     int ok;
     int64_t wall_ns, busy_ns, own_cpu_ns;
     int cpus;
+    const char *source;
 } host_sample;
 
 static host_sample host_now(void) {
     host_sample h = {0};
-    FILE *f = fopen("/proc/stat", "r");
-    long hz = sysconf(_SC_CLK_TCK);
-    if (!f || hz <= 0) { if (f) fclose(f); return h; }
-    char line[512];
-    unsigned long long busy = 0;
-    int have_total = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (strncmp(line, "cpu ", 4) == 0) {
-            unsigned long long v[8];
-            /* user nice system idle iowait irq softirq steal; guest and guest_nice are inside user and nice */
-            if (sscanf(line + 4, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                       &v[6], &v[7]) == 8) {
-                busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
-                have_total = 1;
-            }
-        } else if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9') {
-            h.cpus++;
-        }
-    }
-    fclose(f);
     struct rusage ru;
-    if (!have_total || !h.cpus || getrusage(RUSAGE_SELF, &ru) != 0) return h;
+    if (zkp_cpu_busy(&h.busy_ns, &h.cpus, &h.source) != 0 || getrusage(RUSAGE_SELF, &ru) != 0) return h;
     h.wall_ns = zk_now_ns();
-    h.busy_ns = (int64_t)(busy * (1000000000ULL / (unsigned long long)hz));
     h.own_cpu_ns = (int64_t)(rusage_cpu_ms(&ru) * 1e6);
     h.ok = 1;
     return h;
@@ -778,28 +698,31 @@ static host_sample host_now(void) {
 static void host_load_json(zk_buf *b, const host_sample *start) {
     host_sample end = host_now();
     if (!start->ok || !end.ok || end.wall_ns <= start->wall_ns || end.cpus != start->cpus) {
-        zk_buf_add(b, "null"); /* no /proc/stat, or a CPU came or went: the window is not comparable */
+        zk_buf_add(b, "null"); /* the platform does not say, or a CPU came or went: the window is not comparable */
         return;
     }
     int64_t busy = end.busy_ns - start->busy_ns, own = end.own_cpu_ns - start->own_cpu_ns;
-    zk_buf_add(b, "{\"source\": \"proc_stat\", \"wall_ms\": %.3f, \"busy_ms\": %.3f, \"own_cpu_ms\": %.3f, \"cpus\": %d}",
+    zk_buf_add(b, "{\"source\": ");
+    zk_buf_str(b, start->source);
+    zk_buf_add(b, ", \"wall_ms\": %.3f, \"busy_ms\": %.3f, \"own_cpu_ms\": %.3f, \"cpus\": %d}",
                (double)(end.wall_ns - start->wall_ns) / 1e6, busy > 0 ? (double)busy / 1e6 : 0.0,
                own > 0 ? (double)own / 1e6 : 0.0, start->cpus);
 }
 
-/* One side's sample: the kit's readings, then the engine's own members. */
-static void sample_conditions(zk_engine *e, zk_buf *out) {
+/* One side's sample: the kit's readings, then the engine's own members (once it is open). */
+static void sample_conditions(zk_engine *e, int opened, zk_buf *out) {
     zk_conditions(out);
-    if (e->conditions) {
+    if (opened && e->conditions) {
         zk_buf own = {0};
         e->conditions(e->self, &own);
-        if (own.len) zk_buf_add(out, "%s%s", out->len ? ", " : "", own.data);
+        buf_join(out, out->len ? ", " : "", &own);
         zk_buf_free(&own);
     }
 }
 
 typedef struct {
     zk_engine *e;
+    int opened; /* the engine's open succeeded: its callbacks may be asked */
     zk_buf conditions_start;
     zk_job job;
     const char *outdir;
@@ -827,60 +750,82 @@ static void activity_json(zk_buf *b, const run_state *s) {
 
 static void out_path(char *buf, size_t n, const char *outdir, const char *name) { snprintf(buf, n, "%s/%s", outdir, name); }
 
-static void write_result(run_state *s) {
+/* result.json. The engine's and the kit's parts are composed in memory, the issues are written straight to the
+ * file: when memory runs out, what could not be composed is left out, an `error` issue says so, and 1 is
+ * returned (the run then exits 1); nothing measured that was held is lost. `oom_detail`: an out-of-memory
+ * error of the caller's own, or NULL. */
+static int write_result(run_state *s, const char *oom_detail) {
     zk_engine *e = s->e;
-    zk_buf b = {0};
-    zk_buf_add(&b, "{\"protocol\": %d, \"backend\": ", ZK_PROTOCOL);
-    zk_buf_str(&b, e->backend);
-    zk_buf_add(&b, ", \"timer_source\": ");
-    zk_buf_str(&b, s->gpu ? s->gpu->source : "none");
-    zk_buf_add(&b, ", \"present_source\": \"%s\", \"gpu\": {", s->job.paced ? "simulated_vsync" : "frame_delta");
-    zk_buf info = {0};
-    e->gpu_info(e->self, &info);
-    if (info.len) zk_buf_add(&b, "%s", info.data);
-    if (s->gpu && s->gpu->stats) {
-        zk_buf stats = {0};
-        s->gpu->stats(s->gpu, &stats);
-        if (stats.len) zk_buf_add(&b, "%s\"timer_stats\": {%s}", info.len ? ", " : "", stats.data);
-        zk_buf_free(&stats);
+    zk_buf gpu = {0}, tail = {0};
+    if (s->opened) {
+        e->gpu_info(e->self, &gpu);
+        if (s->gpu && s->gpu->stats) {
+            zk_buf stats = {0};
+            s->gpu->stats(s->gpu, &stats);
+            if (stats.oom) gpu.oom = 1;
+            else if (stats.len) zk_buf_add(&gpu, "%s\"timer_stats\": {%s}", gpu.len ? ", " : "", stats.data);
+            zk_buf_free(&stats);
+        }
     }
-    zk_buf_free(&info);
-    zk_buf_add(&b, "}, \"issues\": [");
-    for (size_t i = 0; i < s->issues.n; i++) {
-        issue *it = &s->issues.items[i];
-        if (i) zk_buf_add(&b, ", ");
-        if (it->frame >= 0) zk_buf_add(&b, "{\"frame\": %d, \"kind\": ", it->frame);
-        else zk_buf_add(&b, "{\"frame\": null, \"kind\": ");
-        zk_buf_str(&b, it->kind);
-        zk_buf_add(&b, ", \"detail\": ");
-        zk_buf_str(&b, it->detail);
-        zk_buf_add(&b, "}");
-    }
-    zk_buf_add(&b, "]");
     const char *start_source;
     int64_t started = process_start_ns(&start_source);
-    long rss = peak_rss_kb();
-    zk_buf_add(&b, ", \"wall_ms\": %.3f, \"frames_rendered\": %d, \"process_start_ns\": %lld, "
-                   "\"process_start_source\": \"%s\", \"peak_rss_kb\": ",
+    long rss = zkp_peak_rss_kb();
+    zk_buf_add(&tail, ", \"wall_ms\": %.3f, \"frames_rendered\": %d, \"process_start_ns\": %lld, "
+                      "\"process_start_source\": \"%s\", \"peak_rss_kb\": ",
                (double)(zk_now_ns() - g_main_ns) / 1e6, s->frames_rendered, (long long)started, start_source);
-    if (rss >= 0) zk_buf_add(&b, "%ld", rss);
-    else zk_buf_add(&b, "null");
-    zk_buf_add(&b, ", \"activity\": ");
-    activity_json(&b, s);
-    zk_buf_add(&b, ", \"host_load\": ");
-    host_load_json(&b, &s->host_at_start);
-    if (e->build_id) { zk_buf_add(&b, ", \"build\": "); build_json(&b, e); }
+    if (rss >= 0) zk_buf_add(&tail, "%ld", rss);
+    else zk_buf_add(&tail, "null");
+    zk_buf_add(&tail, ", \"activity\": ");
+    activity_json(&tail, s);
+    zk_buf_add(&tail, ", \"host_load\": ");
+    host_load_json(&tail, &s->host_at_start);
+    if (e->build_id) { zk_buf_add(&tail, ", \"build\": "); build_json(&tail, e); }
     zk_buf end = {0};
-    sample_conditions(e, &end);
-    zk_buf_add(&b, ", \"conditions\": {\"start\": {%s}, \"end\": {%s}}",
-               s->conditions_start.len ? s->conditions_start.data : "", end.len ? end.data : "");
+    sample_conditions(e, s->opened, &end);
+    zk_buf_add(&tail, ", \"conditions\": {\"start\": {");
+    buf_join(&tail, "", &s->conditions_start);
+    zk_buf_add(&tail, "}, \"end\": {");
+    buf_join(&tail, "", &end);
+    zk_buf_add(&tail, "}}");
     zk_buf_free(&end);
-    zk_buf_add(&b, "}\n");
+
+    int oom = oom_detail || gpu.oom || tail.oom || s->issues.lost;
     char path[4096];
     out_path(path, sizeof path, s->outdir, "result.json");
     FILE *f = fopen(path, "w");
-    if (!f || fputs(b.data, f) < 0 || fclose(f) != 0) fprintf(stderr, "run: cannot write %s: %s\n", path, strerror(errno));
-    zk_buf_free(&b);
+    if (!f) {
+        fprintf(stderr, "run: cannot write %s: %s\n", path, strerror(errno));
+    } else {
+        fprintf(f, "{\"protocol\": %d, \"backend\": ", ZK_PROTOCOL);
+        fput_json_str(f, e->backend);
+        fputs(", \"timer_source\": ", f);
+        fput_json_str(f, s->gpu ? s->gpu->source : "none");
+        fprintf(f, ", \"present_source\": \"%s\", \"gpu\": {%s}, \"issues\": [",
+                s->job.paced ? "simulated_vsync" : "frame_delta", gpu.oom || !gpu.len ? "" : gpu.data);
+        for (size_t i = 0; i < s->issues.n; i++) {
+            const issue *it = &s->issues.items[i];
+            if (it->frame >= 0) fprintf(f, "%s{\"frame\": %d, \"kind\": ", i ? ", " : "", it->frame);
+            else fprintf(f, "%s{\"frame\": null, \"kind\": ", i ? ", " : "");
+            fput_json_str(f, it->kind);
+            fputs(", \"detail\": ", f);
+            fput_json_str(f, it->detail);
+            fputs("}", f);
+        }
+        if (oom) {
+            fprintf(f, "%s{\"frame\": null, \"kind\": \"error\", \"detail\": \"", s->issues.n ? ", " : "");
+            fput_json_chars(f, oom_detail ? oom_detail : "out of memory");
+            if (s->issues.lost) fputs("; issues were lost", f);
+            if (gpu.oom) fputs("; the gpu keys were left out", f);
+            if (tail.oom) fputs("; the timings, activity and conditions were left out", f);
+            fputs("\"}", f);
+        }
+        fprintf(f, "]%s}\n", tail.oom ? "" : tail.data);
+        if (ferror(f) | fclose(f)) fprintf(stderr, "run: cannot write %s: %s\n", path, strerror(errno));
+    }
+    if (oom) fprintf(stderr, "run: %s\n", oom_detail ? oom_detail : "out of memory: result.json is incomplete");
+    zk_buf_free(&gpu);
+    zk_buf_free(&tail);
+    return oom;
 }
 
 static double complexity_at(const zk_job *job, int frame) {
@@ -919,7 +864,12 @@ static int frame_loop(run_state *s) {
     fputs(HEADER, csv);
     fflush(csv);
     row *rows = calloc((size_t)job->total_frames, sizeof *rows);
-    if (!rows) { fclose(csv); add_issue(&s->issues, -1, "error", "out of memory for %d rows", job->total_frames); return ZK_EXIT_FAILED; }
+    if (!rows) {
+        fclose(csv);
+        fprintf(stderr, "run: out of memory for %d rows\n", job->total_frames);
+        add_issue(&s->issues, -1, "error", "out of memory for %d rows", job->total_frames);
+        return ZK_EXIT_FAILED;
+    }
     pacer p = {0};
     p.paced = job->paced;
     p.period_ns = 1e9 / job->refresh_hz;
@@ -1071,7 +1021,13 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     s.host_at_start = host_now();
     s.e = e;
     s.outdir = outdir;
-    if (job_load(&s.job, job_path, err, sizeof err) != 0) {
+    int loaded = job_load(&s.job, job_path, err, sizeof err);
+    if (loaded == JOB_OUT_OF_MEMORY) {
+        write_result(&s, err);
+        job_free(&s.job);
+        return ZK_EXIT_FAILED;
+    }
+    if (loaded != 0) {
         fprintf(stderr, "run: bad job %s: %s\n", job_path, err);
         job_free(&s.job);
         return ZK_EXIT_USAGE;
@@ -1094,7 +1050,8 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
         job_free(&s.job);
         return ZK_EXIT_FAILED;
     }
-    sample_conditions(e, &s.conditions_start); /* before the first frame */
+    s.opened = 1;
+    sample_conditions(e, 1, &s.conditions_start); /* before the first frame */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal; /* no SA_RESTART: a pacing sleep returns at once */
@@ -1112,8 +1069,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
         if (!missing) missing = err;
         fprintf(stderr, "run: skipped: backend '%s' lacks feature(s) %s\n", e->backend, missing);
         add_issue(&s.issues, -1, "feature_skipped", "backend '%s' lacks feature(s) %s", e->backend, missing);
-        write_result(&s);
-        code = ZK_EXIT_SKIPPED;
+        code = write_result(&s, NULL) ? ZK_EXIT_FAILED : ZK_EXIT_SKIPPED;
     } else if (prepared != 0) {
         fprintf(stderr, "run: bad job %s: %s\n", job_path, err);
         code = ZK_EXIT_USAGE;
@@ -1131,7 +1087,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
         } else if (code == ZK_EXIT_OK && s.frames_rendered < s.job.total_frames && !s.ended_at_duration) {
             code = ZK_EXIT_FAILED;
         }
-        write_result(&s);
+        if (write_result(&s, NULL) && code == ZK_EXIT_OK) code = ZK_EXIT_FAILED;
     }
     if (s.gpu) s.gpu->destroy(s.gpu);
     if (e->close) e->close(e->self);

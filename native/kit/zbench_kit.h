@@ -50,10 +50,14 @@ typedef struct zk_counts {
     int64_t vertices;
 } zk_counts;
 
-/* A growable text buffer for JSON output. */
+/* A growable text buffer for JSON output. Start it as {0}. When memory runs out, an addition is left out and
+ * `oom` is set (the text is then incomplete, and every later addition is left out too): the kit, given such a
+ * buffer, leaves it out of its output and ends the run with exit 1 and an `error` issue. Nothing in the kit
+ * ends the process. */
 typedef struct zk_buf {
     char *data;
     size_t len, cap;
+    int oom;
 } zk_buf;
 void zk_buf_add(zk_buf *b, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -175,13 +179,14 @@ zk_gpu *zk_no_timer(void);
 /* The runner's main: `probe` or `run JOB OUTDIR`; returns the exit status. */
 int zk_main(int argc, char **argv, zk_engine *engine);
 
-/* The conditions the kit reads itself, as JSON members: `temp_c` and `thermal_zones_c` (readable
- * /sys/class/thermal zones), `cpu_freq_khz` (each CPU's scaling_cur_freq); nothing where /sys has none. */
+/* The conditions the kit reads itself, as JSON members (the platform's, zbench_platform.h): on Linux and Android
+ * `temp_c` and `thermal_zones_c` (readable /sys/class/thermal zones), `cpu_freq_khz` (each CPU's
+ * scaling_cur_freq); on Android also `battery_pct` and `power`; nothing where the platform has none (Darwin). */
 void zk_conditions(zk_buf *members);
 
 /* Clocks, in nanoseconds. */
-int64_t zk_now_ns(void);        /* CLOCK_MONOTONIC: t_start_ns's clock */
-int64_t zk_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID of the calling thread */
+int64_t zk_now_ns(void);        /* t_start_ns's clock: CLOCK_MONOTONIC (Linux, Android), mach_absolute_time (Darwin) */
+int64_t zk_thread_cpu_ns(void); /* CLOCK_THREAD_CPUTIME_ID of the calling thread; -1 when there is none */
 
 /* PNG, 8-bit RGBA (colour type 6), written with stored deflate blocks: no dependency beyond libc. */
 int zk_png_write(const char *path, const unsigned char *rgba, int width, int height, char *err, size_t errlen);

@@ -33,9 +33,16 @@ static void skip_ws(parser *p) {
     while (p->s < p->end && (*p->s == ' ' || *p->s == '\t' || *p->s == '\n' || *p->s == '\r')) p->s++;
 }
 
+/* Memory ran out: not the document's fault, so the message names no place in it (zjson.h). */
+static void out_of_memory(parser *p) {
+    if (p->failed) return;
+    p->failed = 1;
+    if (p->err && p->errlen) snprintf(p->err, p->errlen, "%s", ZJ_OUT_OF_MEMORY);
+}
+
 static zj_value *new_value(parser *p, zj_type t) {
     zj_value *v = calloc(1, sizeof *v);
-    if (!v) fail(p, "out of memory");
+    if (!v) out_of_memory(p);
     else v->type = t;
     return v;
 }
@@ -74,7 +81,7 @@ static char *parse_string(parser *p, size_t *len_out) {
     while (q < p->end && *q != '"') q += (*q == '\\') ? 2 : 1;
     if (q >= p->end) { fail(p, "unterminated string"); return NULL; }
     char *out = malloc((size_t)(q - p->s) + 1), *o = out;
-    if (!out) { fail(p, "out of memory"); return NULL; }
+    if (!out) { out_of_memory(p); return NULL; }
     while (*p->s != '"') {
         unsigned char c = (unsigned char)*p->s;
         if (c < 0x20) { fail(p, "control character in string"); free(out); return NULL; }

@@ -22,8 +22,9 @@ typedef struct zj_value {
 
 #define ZJ_MAX_DEPTH 256
 
-/* Parse `len` bytes. Returns the root, or NULL with a message in err (byte offset, line and what was expected).
- * Free with zj_free. */
+/* Parse `len` bytes. Returns the root, or NULL with a message in err (byte offset, line and what was expected),
+ * or exactly ZJ_OUT_OF_MEMORY when memory ran out. Free with zj_free. */
+#define ZJ_OUT_OF_MEMORY "out of memory"
 zj_value *zj_parse(const char *text, size_t len, char *err, size_t errlen);
 void zj_free(zj_value *v);
 
