@@ -632,6 +632,31 @@ static int check_counts(node *nodes, int n, const zk_job *job, char *err, size_t
 
 static void set_color(cairo_t *cr, const double c[4]) { cairo_set_source_rgba(cr, c[0], c[1], c[2], c[3]); }
 
+/* Aliased geometry (mesh, rect_batch, the edges of an image) as the reference's rasteriser places it: snapped to
+ * Skia's 1/64 px in device space and nudged by 1/256 px, so that a pixel whose centre lies on an edge falls on
+ * Skia's side of it (Skia: the shape the edge ends; pixman: the shape it starts), as zbench-gles2 does.
+ * `t` is the current translation along the axis (a group's or a repeat's, device minus user). */
+static double snap(double v, double t) { return floor((v + t) * 64.0 + 0.5) / 64.0 + 1.0 / 256.0 - t; }
+
+/* The translation of the current transform (the runner only ever translates). */
+static void translation(cairo_t *cr, double *tx, double *ty) {
+    *tx = 0;
+    *ty = 0;
+    cairo_user_to_device(cr, tx, ty);
+}
+
+/* The rect, aliased as a clip (a pixel is in when its centre is), snapped as `snap` says. */
+static void aliased_clip(cairo_t *cr, double x, double y, double w, double h) {
+    double tx, ty;
+    translation(cr, &tx, &ty);
+    double x0 = snap(w < 0 ? x + w : x, tx), x1 = snap(w < 0 ? x : x + w, tx);
+    double y0 = snap(h < 0 ? y + h : y, ty), y1 = snap(h < 0 ? y : y + h, ty);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
+    cairo_rectangle(cr, x0, y0, x1 - x0, y1 - y0);
+    cairo_clip(cr);
+    cairo_set_antialias(cr, CAIRO_ANTIALIAS_DEFAULT);
+}
+
 /* A rounded rect as Skia's RRect::MakeRectXY makes it: radii larger than half a side are scaled down to fit. */
 static void rrect_path(cairo_t *cr, double x, double y, double w, double h, double r) {
     if (w < 0) { x += w; w = -w; }
@@ -653,40 +678,62 @@ static void points_path(cairo_t *cr, const node *d, const frame_state *st, int c
     if (closed) cairo_close_path(cr);
 }
 
-/* Three box blurs of these widths approximate a Gaussian of `sigma` (the sizes of W. Jarosz's and P. Kovesi's
- * method): the cost per pixel is independent of the radius. */
-static void box_sizes(double sigma, int out[3]) {
-    double ideal = sqrt(12.0 * sigma * sigma / 3 + 1);
-    int wl = (int)floor(ideal);
-    if (wl % 2 == 0) wl--;
-    int wu = wl + 2;
-    double mideal = (12 * sigma * sigma - 3.0 * wl * wl - 4.0 * 3 * wl - 3 * 3) / (-4.0 * wl - 4);
-    int m = (int)nearbyint(mideal);
-    for (int i = 0; i < 3; i++) out[i] = (i < m ? wl : wu) / 2;
-}
-
-/* One box blur of radius r along a line of n values spaced `step` apart, edges clamped. */
-static void box_line(float *v, float *tmp, int n, size_t step, int r) {
-    if (r <= 0 || n <= 0) return;
-    float scale = 1.0f / (2 * r + 1), acc = 0;
-    for (int i = -r - 1; i < r; i++) acc += v[(size_t)(i < 0 ? 0 : i >= n ? n - 1 : i) * step];
+/* One box blur along a line of n values spaced `step` apart, over the window [i - left, i + right], edges
+ * clamped. */
+static void box_line(float *v, float *tmp, int n, size_t step, int left, int right) {
+    if (left + right <= 0 || n <= 0) return;
+    float scale = 1.0f / (float)(left + right + 1), acc = 0;
+    for (int i = -left - 1; i < right; i++) acc += v[(size_t)(i < 0 ? 0 : i >= n ? n - 1 : i) * step];
     for (int i = 0; i < n; i++) {
-        int add = i + r, drop = i - r - 1;
+        int add = i + right, drop = i - left - 1;
         acc += v[(size_t)(add >= n ? n - 1 : add) * step] - v[(size_t)(drop < 0 ? 0 : drop) * step];
         tmp[i] = acc * scale;
     }
     for (int i = 0; i < n; i++) v[(size_t)i * step] = tmp[i];
 }
 
-/* A Gaussian blur of sigma over a w x h plane of floats, edges clamped (transparent margins are the caller's). */
+/* A true Gaussian kernel along a line (radius three sigma), edges clamped. */
+static void gauss_line(float *v, float *tmp, int n, size_t step, const float *kernel, int radius) {
+    for (int i = 0; i < n; i++) {
+        float acc = 0;
+        for (int k = -radius; k <= radius; k++) {
+            int j = i + k < 0 ? 0 : i + k >= n ? n - 1 : i + k;
+            acc += kernel[k + radius] * v[(size_t)j * step];
+        }
+        tmp[i] = acc;
+    }
+    for (int i = 0; i < n; i++) v[(size_t)i * step] = tmp[i];
+}
+
+/* A Gaussian blur of sigma over a w x h plane of floats, as Skia's raster mask blur makes it (the reference's
+ * shadow and backdrop blur): below sigma 2 a true Gaussian kernel; from 2 up, the three box blurs of the SVG
+ * filter specification (box size d = floor(sigma * 3 * sqrt(2 pi) / 4 + 0.5); an even d is two boxes of d set
+ * half a pixel to either side and one of d + 1), whose cost per pixel does not grow with the radius. */
 static int gauss_plane(float *p, int w, int h, double sigma) {
-    int r[3];
-    box_sizes(sigma, r);
     float *tmp = malloc(sizeof *tmp * (size_t)(w > h ? w : h));
     if (!tmp) return -1;
+    if (sigma < 2) {
+        int radius = (int)ceil(3 * sigma);
+        float kernel[16], sum = 0;
+        for (int k = -radius; k <= radius; k++) sum += kernel[k + radius] = (float)exp(-(double)k * k / (2 * sigma * sigma));
+        for (int k = 0; k <= 2 * radius; k++) kernel[k] /= sum;
+        for (int y = 0; y < h; y++) gauss_line(p + (size_t)y * w, tmp, w, 1, kernel, radius);
+        for (int x = 0; x < w; x++) gauss_line(p + x, tmp, h, (size_t)w, kernel, radius);
+        free(tmp);
+        return 0;
+    }
+    int d = (int)floor(sigma * 3 * sqrt(2 * PI) / 4 + 0.5);
+    int boxes[3][2];
+    if (d % 2) {
+        for (int i = 0; i < 3; i++) boxes[i][0] = boxes[i][1] = d / 2;
+    } else {
+        boxes[0][0] = d / 2; boxes[0][1] = d / 2 - 1;
+        boxes[1][0] = d / 2 - 1; boxes[1][1] = d / 2;
+        boxes[2][0] = boxes[2][1] = d / 2;
+    }
     for (int pass = 0; pass < 3; pass++) {
-        for (int y = 0; y < h; y++) box_line(p + (size_t)y * w, tmp, w, 1, r[pass]);
-        for (int x = 0; x < w; x++) box_line(p + x, tmp, h, (size_t)w, r[pass]);
+        for (int y = 0; y < h; y++) box_line(p + (size_t)y * w, tmp, w, 1, boxes[pass][0], boxes[pass][1]);
+        for (int x = 0; x < w; x++) box_line(p + x, tmp, h, (size_t)w, boxes[pass][0], boxes[pass][1]);
     }
     free(tmp);
     return 0;
@@ -735,7 +782,9 @@ static int draw_shadow(engine *g, const node *d, const frame_state *st) {
 }
 
 /* backdrop_blur: what is already drawn inside the rect (in device pixels: a translation is all a group or a
- * repeat adds), blurred channel by channel on the premultiplied pixels, edges clamped to the rect. */
+ * repeat adds) replaced by its blur, channel by channel on the premultiplied pixels. The blur reads the backdrop
+ * around the rect too, three sigma of it (clamped at the surface's edges), as the reference's backdrop filter
+ * does: only the writes stop at the rect. */
 static int draw_backdrop(engine *g, const node *d, const frame_state *st) {
     double x = eval(&d->x, st), y = eval(&d->y, st), w = eval(&d->w, st), h = eval(&d->h, st), blur = eval(&d->blur, st);
     if (!(blur > 0)) return 0;
@@ -744,8 +793,11 @@ static int draw_backdrop(engine *g, const node *d, const frame_state *st) {
     int x1 = (int)nearbyint(w < 0 ? x : x + w), y1 = (int)nearbyint(h < 0 ? y : y + h);
     x0 = x0 < 0 ? 0 : x0; y0 = y0 < 0 ? 0 : y0;
     x1 = x1 > g->width ? g->width : x1; y1 = y1 > g->height ? g->height : y1;
-    int bw = x1 - x0, bh = y1 - y0;
-    if (bw <= 0 || bh <= 0) return 0;
+    if (x1 <= x0 || y1 <= y0) return 0;
+    int pad = (int)ceil(1.5 * blur);
+    int rx0 = x0 - pad < 0 ? 0 : x0 - pad, ry0 = y0 - pad < 0 ? 0 : y0 - pad;
+    int rx1 = x1 + pad > g->width ? g->width : x1 + pad, ry1 = y1 + pad > g->height ? g->height : y1 + pad;
+    int bw = rx1 - rx0, bh = ry1 - ry0;
     cairo_surface_flush(g->surface);
     unsigned char *data = cairo_image_surface_get_data(g->surface);
     int stride = cairo_image_surface_get_stride(g->surface);
@@ -753,13 +805,13 @@ static int draw_backdrop(engine *g, const node *d, const frame_state *st) {
     if (!plane) return -1;
     for (int ch = 0; ch < 4; ch++) {
         for (int yy = 0; yy < bh; yy++) {
-            const uint32_t *row = (const uint32_t *)(const void *)(data + (size_t)(y0 + yy) * stride) + x0;
+            const uint32_t *row = (const uint32_t *)(const void *)(data + (size_t)(ry0 + yy) * stride) + rx0;
             for (int xx = 0; xx < bw; xx++) plane[(size_t)yy * bw + xx] = (float)((row[xx] >> (8 * ch)) & 0xFF);
         }
         if (gauss_plane(plane, bw, bh, blur / 2)) { free(plane); return -1; }
-        for (int yy = 0; yy < bh; yy++) {
-            uint32_t *row = (uint32_t *)(void *)(data + (size_t)(y0 + yy) * stride) + x0;
-            for (int xx = 0; xx < bw; xx++) {
+        for (int yy = y0 - ry0; yy < y1 - ry0; yy++) {
+            uint32_t *row = (uint32_t *)(void *)(data + (size_t)(ry0 + yy) * stride) + rx0;
+            for (int xx = x0 - rx0; xx < x1 - rx0; xx++) {
                 float v = plane[(size_t)yy * bw + xx] + 0.5f;
                 uint32_t b = (uint32_t)(v > 255 ? 255 : v < 0 ? 0 : v);
                 row[xx] = (row[xx] & ~(0xFFu << (8 * ch))) | b << (8 * ch);
@@ -767,7 +819,7 @@ static int draw_backdrop(engine *g, const node *d, const frame_state *st) {
         }
     }
     free(plane);
-    cairo_surface_mark_dirty_rectangle(g->surface, x0, y0, bw, bh);
+    cairo_surface_mark_dirty_rectangle(g->surface, x0, y0, x1 - x0, y1 - y0);
     return 0;
 }
 
@@ -886,8 +938,7 @@ static int draw_image(engine *g, node *d, const frame_state *st, char *err, size
     }
     if (w != 0 && h != 0) {
         cairo_save(cr);
-        cairo_rectangle(cr, x, y, w, h);
-        cairo_clip(cr);
+        aliased_clip(cr, x, y, w, h); /* the reference's drawImageRect has no anti-aliasing */
         cairo_translate(cr, x, y);
         cairo_scale(cr, w / d->tex_w, h / d->tex_h);
         cairo_set_source_surface(cr, s, 0, 0);
@@ -949,8 +1000,7 @@ static int draw_video(engine *g, const node *d, const frame_state *st, char *err
     double x = eval(&d->x, st), y = eval(&d->y, st), rw = eval(&d->w, st), rh = eval(&d->h, st);
     if (rw != 0 && rh != 0) {
         cairo_save(cr);
-        cairo_rectangle(cr, x, y, rw, rh);
-        cairo_clip(cr);
+        aliased_clip(cr, x, y, rw, rh);
         cairo_translate(cr, x, y);
         cairo_scale(cr, rw / w, rh / h);
         cairo_set_source_surface(cr, s, 0, 0);
@@ -1044,21 +1094,26 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         int count = count_of(&d->count, st);
         st->counts->draw_calls++;
         if (count == 0) return 0;
-        double x = eval(&d->x, st), y = eval(&d->y, st), w = eval(&d->w, st), h = eval(&d->h, st);
+        double x = eval(&d->x, st), y = eval(&d->y, st), w = eval(&d->w, st), h = eval(&d->h, st), tx, ty;
+        translation(cr, &tx, &ty);
         cairo_set_antialias(cr, CAIRO_ANTIALIAS_NONE);
         if (d->op == OP_RECT_BATCH) {
             double dx = eval(&d->dx, st), dy = eval(&d->dy, st);
             if (count > MAX_BATCH) count = MAX_BATCH;
-            for (int i = 0; i < count; i++) cairo_rectangle(cr, x + dx * (i % d->columns), y + dy * (i / d->columns), w, h);
+            for (int i = 0; i < count; i++) {
+                double x0 = x + dx * (i % d->columns), y0 = y + dy * (i / d->columns);
+                double sx0 = snap(x0, tx), sy0 = snap(y0, ty);
+                cairo_rectangle(cr, sx0, sy0, snap(x0 + w, tx) - sx0, snap(y0 + h, ty) - sy0);
+            }
             set_color(cr, d->color);
             cairo_fill(cr);
         } else {
             int rows = count > MAX_MESH_CELLS / d->columns ? MAX_MESH_CELLS / d->columns : count, cols = d->columns;
             for (int tri = 0; tri < 2; tri++) {
                 for (int r = 0; r < rows; r++) {
-                    double y0 = y + h * r / rows, y1 = y + h * (r + 1) / rows;
+                    double y0 = snap(y + h * r / rows, ty), y1 = snap(y + h * (r + 1) / rows, ty);
                     for (int c = 0; c < cols; c++) {
-                        double x0 = x + w * c / cols, x1 = x + w * (c + 1) / cols;
+                        double x0 = snap(x + w * c / cols, tx), x1 = snap(x + w * (c + 1) / cols, tx);
                         if (tri == 0) { cairo_move_to(cr, x0, y0); cairo_line_to(cr, x1, y0); cairo_line_to(cr, x0, y1); }
                         else { cairo_move_to(cr, x1, y0); cairo_line_to(cr, x1, y1); cairo_line_to(cr, x0, y1); }
                         cairo_close_path(cr);
