@@ -74,7 +74,7 @@ def test_the_probe_lists_what_cairo_draws_no_gpu_timer_and_its_libraries(runner)
     probe = parse_probe_output(done.stdout)
     cairo = probe.backends["cairo"]
     assert cairo.features == FEATURES
-    assert cairo.timer_sources == ["none"]
+    assert list(cairo.timer_sources) == ["none"]
     assert probe.machine is not None and probe.machine.libraries["cairo"].count(".") == 2
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     assert probe.build is not None and probe.build.id == head
