@@ -29,12 +29,6 @@
 #ifndef ZBENCH_CAIRO_RECT_RED_SHIFT
 #define ZBENCH_CAIRO_RECT_RED_SHIFT 0
 #endif
-/* A test build whose rect path costs more (the engine-CI regression check): each rect is filled this many
- * extra times under a zero-size clip, which Cairo still walks. 0 in a normal build. */
-#ifndef ZBENCH_CAIRO_RECT_EXTRA_FILLS
-#define ZBENCH_CAIRO_RECT_EXTRA_FILLS 0
-#endif
-
 /* Caps from docs/display-list.md ("Complexity"). */
 #define MAX_REPEAT 100000
 #define MAX_BATCH 65536
@@ -1031,14 +1025,6 @@ static int draw_node(engine *g, node *d, frame_state *st, int depth, char *err, 
         cairo_set_operator(cr, d->blend);
         set_color(cr, d->color);
         cairo_rectangle(cr, x, y, w, h);
-#if ZBENCH_CAIRO_RECT_EXTRA_FILLS
-        for (int k = 0; k < ZBENCH_CAIRO_RECT_EXTRA_FILLS; k++) {
-            cairo_save(cr);
-            cairo_set_operator(cr, CAIRO_OPERATOR_DEST);
-            cairo_fill_preserve(cr);
-            cairo_restore(cr);
-        }
-#endif
         cairo_fill(cr);
         cairo_set_operator(cr, CAIRO_OPERATOR_OVER);
         break;
