@@ -25,10 +25,10 @@ FEATURES = {"rect", "rrect", "border", "linear_gradient", "radial_gradient", "sh
 NOT_DRAWN = {"shader", "etc2_image", "tap_target"}  # docs/native-runner.md, "Cairo": why
 DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
 # One scene of each family the runner draws (the whole corpus runs in ci/acceptance.sh).
-SELECTION = ("fill.alpha.x2 or blending.premul or border.grid.w4 or clip.path or drawcalls.batch.one or "
+SELECTION = ("(fill.alpha.x2 or blending.premul or border.grid.w4 or clip.path or drawcalls.batch.one or "
              "geometry.tris.n2 or gradients.radial or idle.pulse or image.downscale or layer.nested or "
-             "rrect.grid or scroll.list.slow or shadow.blur8 or text.labels or textscroll.lines16 or "
-             "texture.video.p180 or backdrop.blur8 or dirtyrect.spinner")
+             "rrect.grid or scroll.list.steady or shadow.blur8 or text.labels or textscroll.lines16 or "
+             "texture.video.p180 or backdrop.blur8 or dirtyrect.share25) and not adaptive")
 
 
 def build(out: Path, *extra_cflags: str) -> Path:
