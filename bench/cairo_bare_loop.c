@@ -1,9 +1,10 @@
 /* The Cairo runner's drawing with no kit around it (bench/bench_engine_overhead.py): the engine of
  * runners/cairo/zbench_cairo.c compiled in, its scene prepared from a job file, then a bare loop of the same
- * Cairo calls the runner makes per frame (clear, the display list, flush), timed as a whole on CLOCK_MONOTONIC.
- * No frames.csv, no per-frame clocks, no getrusage, no pacing: what the runner adds is the difference.
+ * Cairo calls the runner makes per frame (clear, the display list, flush), each frame's start taken on
+ * CLOCK_MONOTONIC as the kit takes it. No frames.csv, no getrusage, no progress, no pacing: what the runner adds
+ * is the difference.
  *
- *     cairo-bare-loop JOB WARMUP FRAMES    prints {"frames": N, "ns_per_frame": X} */
+ *     cairo-bare-loop JOB WARMUP FRAMES    prints {"intervals_ns": [...]}, the time between frame starts */
 #define main zbench_cairo_runner_main
 #include "zbench_cairo.c"
 #undef main
@@ -40,13 +41,18 @@ int main(int argc, char **argv) {
         if (e_draw(&g, i, -1, &counts, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
         e_submit(&g);
     }
-    int64_t t0 = now_ns();
-    for (int i = warmup; i < warmup + frames; i++) {
-        if (e_draw(&g, i, -1, &counts, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
+    int64_t *starts = malloc(sizeof *starts * (size_t)(frames + 1));
+    if (!starts) return 1;
+    for (int i = 0; i < frames; i++) {
+        starts[i] = now_ns();
+        if (e_draw(&g, warmup + i, -1, &counts, err, sizeof err)) { fprintf(stderr, "%s\n", err); return 1; }
         e_submit(&g);
     }
-    int64_t t1 = now_ns();
-    printf("{\"frames\": %d, \"ns_per_frame\": %.1f}\n", frames, (double)(t1 - t0) / frames);
+    starts[frames] = now_ns();
+    printf("{\"intervals_ns\": [");
+    for (int i = 0; i < frames; i++) printf("%s%lld", i ? ", " : "", (long long)(starts[i + 1] - starts[i]));
+    printf("]}\n");
+    free(starts);
     e_close(&g);
     zj_free(root);
     return 0;
