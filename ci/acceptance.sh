@@ -69,4 +69,14 @@ for device in local-armhf-native local-arm64-native; do
         --zbench-history="$results/history.sqlite"
 done
 echo "native devices' scenes ran in $((SECONDS - started)) s"
+# The Cairo runner (runners/cairo/, built by ci/test.sh): the whole corpus on local-cairo against
+# goldens/cairo/cairo-pixman-x86_64 and the software reference under each scene's cairo cross-backend tolerance,
+# but the scenes needing an op it does not draw (shader, tap_target, etc2_image: docs/native-runner.md, "Cairo"),
+# which under CI would fail as skipped.
+started=$SECONDS
+run python3 -m pytest --zbench-device=local-cairo --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
+    -k "not (shader or input.tap or etc2)" \
+    --zbench-results="$results/local-cairo" --junitxml="$results/local-cairo/junit.xml" \
+    --zbench-history="$results/history.sqlite"
+echo "local-cairo scenes ran in $((SECONDS - started)) s"
 echo "ci/acceptance.sh ran in $SECONDS s"

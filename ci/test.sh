@@ -31,6 +31,12 @@ echo "native devices set up in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/kit-platforms.sh
 echo "kit platforms built in $((SECONDS - started)) s"
+# The Cairo runner (runners/cairo/) for this machine and, against the arm64 sysroot just prepared, for aarch64:
+# tests/engines and ci/acceptance.sh run on them (local-cairo, local-arm64-cairo).
+started=$SECONDS
+run make -s -C runners/cairo
+run bash runners/cairo/arm64-runner.sh build
+echo "Cairo runners built in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

@@ -39,11 +39,14 @@ EDGE_KEYS: tuple[str, ...] = ("threshold", "dilate", "on", "max_pixels")
 EDGE_SOURCES: tuple[str, ...] = ("both", "expected")
 FUZZY_KEYS: tuple[str, ...] = ("max_difference", "total_pixels")
 
-# The software raster is deterministic: its goldens are byte-exact. Every other backend is a GPU whose
-# drivers round coverage and colour differently by a level or two (docs/methodology.md §7). Budgets are pixel counts,
-# not fractions, so that a missing glyph (~50-100 pixels) fails on a large scene too.
+# The software raster is deterministic: its goldens are byte-exact. So is the Cairo runner's (runners/cairo:
+# pixman on the CPU, one golden set per architecture as device class), where a one-level change of a colour must
+# fail. Every other backend is a GPU whose drivers round coverage and colour differently by a level or two
+# (docs/methodology.md §7). Budgets are pixel counts, not fractions, so that a missing glyph (~50-100 pixels)
+# fails on a large scene too.
 DEFAULTS: dict[str, dict[str, Any]] = {
     SOFTWARE: {"exact": True},
+    "cairo": {"exact": True},
     "gpu": {"max_delta": 2, "max_pixels": 16},
 }
 # A GPU capture against the software golden: real rasteriser differences sit on anti-aliased edges and
@@ -362,7 +365,7 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
 def backend_defaults(backend: str, *, cross: bool = False) -> dict[str, Any]:
     if cross:
         return dict(CROSS_DEFAULTS)
-    return dict(DEFAULTS[SOFTWARE] if backend == SOFTWARE else DEFAULTS["gpu"])
+    return dict(DEFAULTS.get(backend, DEFAULTS["gpu"]))
 
 
 def resolve_tolerance(raw: Mapping[str, Any] | None, backend: str, *, golden_backend: str | None = None,
