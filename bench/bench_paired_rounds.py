@@ -27,7 +27,7 @@ Per cell: identical builds judged `regressed` (one-sided Clopper-Pearson 95 % up
 at 3 % spread.
 
 Run: python bench/bench_paired_rounds.py [--null-trials 1000] [--trials 1000] [--jobs 2] [--models ...]
-[--shifts 0.05,0.10] [--max-launches 14] [--fit RUN.JSON]
+[--shifts 0.05,0.10] [--max-launches 14] [--designs ...] [--fit RUN.JSON]
 """
 
 from __future__ import annotations
@@ -126,8 +126,8 @@ def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConf
     return verdict, 2 * looks[-1]
 
 
-def trial(job: tuple[str, int, float, int, TwoState]) -> dict:
-    model, seed, shift, max_launches, two = job
+def trial(job: tuple[str, int, float, int, TwoState, tuple[str, ...]]) -> dict:
+    model, seed, shift, max_launches, two, designs = job
     rng = np.random.default_rng([seed, int(shift * 1000), MODELS.index(model)])
     order = interleave(max_launches)
     p50, p95 = session(model, rng, len(order), two)
@@ -137,10 +137,14 @@ def trial(job: tuple[str, int, float, int, TwoState]) -> dict:
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=METRICS, seed=seed)
     out: dict = {"model": model, "shift": shift}
     paired = pairs_rounds(max_launches, config.alpha)
-    out["paired seq"] = sequential(a, b, max_launches, config, paired)
-    out["unpaired seq"] = sequential(a, b, max_launches, config, False)
-    out["paired fixed"] = (judge_interleaved(a, b, config, paired=True).verdict, 2 * max_launches)
-    out["unpaired fixed"] = (judge_interleaved(a, b, config).verdict, 2 * max_launches)
+    if "paired seq" in designs:
+        out["paired seq"] = sequential(a, b, max_launches, config, paired)
+    if "unpaired seq" in designs:
+        out["unpaired seq"] = sequential(a, b, max_launches, config, False)
+    if "paired fixed" in designs:
+        out["paired fixed"] = (judge_interleaved(a, b, config, paired=True).verdict, 2 * max_launches)
+    if "unpaired fixed" in designs:
+        out["unpaired fixed"] = (judge_interleaved(a, b, config).verdict, 2 * max_launches)
     return out
 
 
@@ -173,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--max-launches", type=int, default=DEFAULT_MAX_LAUNCHES)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated, of " + ", ".join(DESIGNS))
     parser.add_argument("--fit", type=Path, help="print the two-state fit of a run.json's launches and exit")
     defaults = TwoState()
     for name in ("ratio", "stay", "mixed", "state_spread", "tail_ratio", "tail_spread"):
@@ -185,8 +190,11 @@ def main(argv: list[str] | None = None) -> int:
     models = tuple(m for m in args.models.split(",") if m)
     if set(models) - set(MODELS):
         parser.error(f"--models: of {', '.join(MODELS)}")
+    designs = tuple(d for d in args.designs.split(",") if d)
+    if set(designs) - set(DESIGNS):
+        parser.error(f"--designs: of {', '.join(DESIGNS)}")
     shifts = [0.0] + [float(s) for s in args.shifts.split(",") if s]
-    jobs = [(model, seed, shift, args.max_launches, two) for model in models for shift in shifts
+    jobs = [(model, seed, shift, args.max_launches, two, designs) for model in models for shift in shifts
             for seed in range(args.null_trials if shift == 0 else args.trials)]
     started = time.monotonic()
     with Pool(args.jobs) as pool:
@@ -201,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     print("-" * len(head))
     missed = []
     for model in models:
-        for design in DESIGNS:
+        for design in designs:
             null = [r[design] for r in results if r["model"] == model and r["shift"] == 0]
             n = max(len(null), 1)
             regressed = sum(v == "regressed" for v, _ in null)
