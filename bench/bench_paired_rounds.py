@@ -27,7 +27,8 @@ Per cell: identical builds judged `regressed` (one-sided Clopper-Pearson 95 % up
 at 3 % spread.
 
 Run: python bench/bench_paired_rounds.py [--null-trials 1000] [--trials 1000] [--jobs 2] [--models ...]
-[--shifts 0.05,0.10] [--max-launches 14] [--designs ...] [--fit RUN.JSON]
+[--shifts 0.05,0.10] [--max-launches 14] [--designs ...] [--log FILE]
+[--summarize FILE] [--fit RUN.JSON]
 """
 
 from __future__ import annotations
@@ -121,7 +122,8 @@ def sequential(a: list[dict], b: list[dict], max_launches: int, config: GateConf
         verdict = judged.verdict
         sequence.looks.append(Look(len(sequence.looks), n, n, look_fraction(n, max_launches), level, verdict, None,
                                    0.0))
-        if verdict != "inconclusive" or futile(launches_to_decide(judged, n), n, max_launches):
+        if verdict != "inconclusive" or futile(launches_to_decide(judged, n), n, max_launches,
+                                                 futile_from=sequence.futile_from):
             return verdict, 2 * n
     return verdict, 2 * looks[-1]
 
@@ -178,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-launches", type=int, default=DEFAULT_MAX_LAUNCHES)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--designs", default=",".join(DESIGNS), help="comma-separated, of " + ", ".join(DESIGNS))
+    parser.add_argument("--log", type=Path, help="append each trial's result to this file (JSON lines) as it ends")
+    parser.add_argument("--summarize", type=Path, help="print the table of a --log file's trials instead of running")
     parser.add_argument("--fit", type=Path, help="print the two-state fit of a run.json's launches and exit")
     defaults = TwoState()
     for name in ("ratio", "stay", "mixed", "state_spread", "tail_ratio", "tail_spread"):
@@ -194,14 +198,25 @@ def main(argv: list[str] | None = None) -> int:
     if set(designs) - set(DESIGNS):
         parser.error(f"--designs: of {', '.join(DESIGNS)}")
     shifts = [0.0] + [float(s) for s in args.shifts.split(",") if s]
-    jobs = [(model, seed, shift, args.max_launches, two, designs) for model in models for shift in shifts
-            for seed in range(args.null_trials if shift == 0 else args.trials)]
+    # seed-major: every cell advances together, so a run stopped early (--log keeps each trial as it ends) still
+    # has as many trials in every cell
+    jobs = [(model, seed, shift, args.max_launches, two, designs)
+            for seed in range(max(args.null_trials, args.trials)) for model in models for shift in shifts
+            if seed < (args.null_trials if shift == 0 else args.trials)]
     started = time.monotonic()
-    with Pool(args.jobs) as pool:
-        results = pool.map(trial, jobs, chunksize=4)
+    if args.summarize:
+        results = [json.loads(line) for line in args.summarize.read_text().splitlines() if line.strip()]
+    else:
+        results = []
+        with Pool(args.jobs) as pool, open(args.log or "/dev/null", "a", encoding="utf-8") as log:
+            for result in pool.imap(trial, jobs, chunksize=2):
+                results.append(result)
+                log.write(json.dumps(result) + "\n")
+                log.flush()
+    counts = sorted({sum(1 for r in results if r["model"] == m and r["shift"] == s) for m in models for s in shifts})
     print(f"A/B at the bar {DEFAULT_AB_THRESHOLD:.0%}, metrics {', '.join(METRICS)}, at most {args.max_launches} + "
-          f"{args.max_launches} launches; two-state: {two}; {args.null_trials} identical builds and {args.trials} "
-          f"trials per slowdown per cell; {time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
+          f"{args.max_launches} launches; two-state: {two}; {'-'.join(map(str, counts[::max(len(counts) - 1, 1)]))} "
+          f"trials per cell; {time.monotonic() - started:.0f} s on {args.jobs} process(es)\n")
     head = f"{'model':<13} {'design':<15} {'regressed (95% up)':>19} {'same':>6} " + " ".join(
         f"{f'+{s:.0%}':>6}" for s in shifts[1:]) + f" {'launches A/A':>13} " + " ".join(
         f"{f'at +{s:.0%}':>8}" for s in shifts[1:])
@@ -210,13 +225,13 @@ def main(argv: list[str] | None = None) -> int:
     missed = []
     for model in models:
         for design in designs:
-            null = [r[design] for r in results if r["model"] == model and r["shift"] == 0]
+            null = [r[design] for r in results if r["model"] == model and r["shift"] == 0 and design in r]
             n = max(len(null), 1)
             regressed = sum(v == "regressed" for v, _ in null)
             same = sum(v == "same" for v, _ in null) / n
             powers, used = [], []
             for s in shifts[1:]:
-                cell = [r[design] for r in results if r["model"] == model and r["shift"] == s]
+                cell = [r[design] for r in results if r["model"] == model and r["shift"] == s and design in r]
                 powers.append(sum(v == "regressed" for v, _ in cell) / max(len(cell), 1))
                 used.append(float(np.mean([u for _, u in cell])) if cell else math.nan)
             print(f"{model:<13} {design:<15} {regressed / n:>10.4f} ({upper(regressed, n):.4f}) {same:>6.3f} "

@@ -57,7 +57,7 @@ from .hierarchy import (
     within_sessions,
 )
 from .multiplicity import Adjusted, max_t, permutation_max_t
-from .paired import min_rounds, paired_test, rounds_of
+from .paired import SAME_LEVEL, min_rounds, paired_test, rounds_of
 from .verdict_words import Outcome, verdict_rank
 
 GateMode = Literal["sessions", "interleaved"]
@@ -111,6 +111,9 @@ class Verdict:
     # The interval's level, one-sided at each end, when it is the decision's own (paired rounds: the inverted
     # test at the level the verdict was tested at, family-adjusted); None: a two-sided `confidence` interval.
     ci_level: float | None = None
+    # paired rounds: the interval `same` is decided on (SAME_LEVEL each end: an equivalence test, which declares
+    # no change and so spends no alpha), beside `ci`, the one a change is decided on
+    ci_same: tuple[float, float] | None = None
     rounds: int | None = None  # paired rounds (A/B): the within-round ratios the verdict judged
     pair_spread: float | None = None  # robust spread of the within-round log ratios (paired rounds)
 
@@ -121,7 +124,11 @@ class Verdict:
         span = f"{ratio_text(self.ci[0])}..{ratio_text(self.ci[1])}"
         if self.ci_level is None:
             return f"{self.confidence:.0%} CI {span}"
-        return f"{1 - 2 * self.ci_level:.2%} CI {span} (one-sided {self.ci_level:.3g} each end, the decision's)"
+        text = f"{1 - 2 * self.ci_level:.2%} CI {span} (one-sided {self.ci_level:.3g} each end: a change's)"
+        if self.ci_same is not None:
+            text += (f", {1 - 2 * SAME_LEVEL:.0%} CI {ratio_text(self.ci_same[0])}..{ratio_text(self.ci_same[1])} "
+                     f"(one-sided {SAME_LEVEL:g} each end: `same`'s)")
+        return text
 
     @property
     def bar(self) -> float:
@@ -653,6 +660,8 @@ def _judge_paired(a: Session, b: Session, offsets: Mapping[str, float], config: 
             p=float(test.adj_worse[j]), p_improved=float(test.adj_better[j]), p_marginal=float(test.p_worse[j]),
             adjustment="max-T over the family (sign flips)", test_method=test.method, ci_level=level, rounds=n,
             pair_spread=_relative(spread) if math.isfinite(spread) else None)
+        lo_same, hi_same = test.interval(j, SAME_LEVEL)
+        fields["ci_same"] = (math.exp(lo_same), math.exp(hi_same)) if math.isfinite(lo_same) else None
         if test.min_p > level * (1 + 1e-9):
             need = min_rounds(level)
             verdicts.append(Verdict(verdict="inconclusive", more_launches=None if need is None else max(need - n, 1),
@@ -663,6 +672,9 @@ def _judge_paired(a: Session, b: Session, offsets: Mapping[str, float], config: 
                                         f"(--zbench-runs={need})."), **dict(fields, ci=None)))
             continue
         outcome = _outcome(effect, ci, fields["p"], fields["p_improved"], metric, config)
+        if (outcome == "inconclusive" and fields["ci_same"] is not None
+                and _outcome(effect, fields["ci_same"], 1.0, 1.0, metric, config) == "same"):
+            outcome = "same"
         if outcome != "inconclusive":
             verdicts.append(Verdict(verdict=outcome, **fields))
             continue

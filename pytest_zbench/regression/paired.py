@@ -29,6 +29,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+# `same` is an equivalence decision (it declares no change and spends no alpha): the interval it is decided on is
+# one-sided SAME_LEVEL at each end, the 95 % interval, as before paired rounds; a change is decided on the interval
+# at the level its direction is tested at.
+SAME_LEVEL = 0.025
 # Up to this many rounds every sign flip is enumerated (2^14 = 16,384 flips); past it, FLIPS random ones, more
 # than 2^14 so that the smallest p-value keeps falling with every round.
 EXACT_ROUNDS = 14
@@ -198,4 +202,4 @@ def rounds_of(n_a: int, n_b: int) -> int:
     return min(n_a, n_b)
 
 
-__all__ = ["EXACT_ROUNDS", "FLIPS", "PairedTest", "flip_floor", "min_rounds", "paired_test", "rounds_of"]
+__all__ = ["EXACT_ROUNDS", "FLIPS", "SAME_LEVEL", "PairedTest", "flip_floor", "min_rounds", "paired_test", "rounds_of"]

@@ -253,11 +253,13 @@ def same_bar(metric: str, threshold: float) -> float:
 
 
 def _inside_bars(v: Verdict) -> bool:
-    if v.ci is None:
+    """Whether the interval `same` is decided on (paired rounds: ci_same) lies inside the metric's same bar."""
+    ci = v.ci_same if v.ci_same is not None else v.ci
+    if ci is None:
         return False
     bar = same_bar(v.metric, v.threshold)
     worse_bar, better_bar = 1 + bar, 1 / (1 + bar)
-    return better_bar <= v.ci[0] and v.ci[1] <= worse_bar
+    return better_bar <= ci[0] and ci[1] <= worse_bar
 
 
 def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
@@ -278,14 +280,16 @@ def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
         ci = v.ci if v.ci is not None else _projected_interval(v)
         if ci is None or v.effect is None or ci[0] <= 0 or v.effect <= 0 or not math.isfinite(ci[1]):
             return math.inf
-        centre, lo, hi = math.log(v.effect), math.log(ci[0]) - math.log(v.effect), math.log(ci[1]) - math.log(v.effect)
-        lo, hi = -lo, hi  # each end's distance from the effect
+        centre, lo, hi = math.log(v.effect), math.log(v.effect) - math.log(ci[0]), math.log(ci[1]) - math.log(v.effect)
         if lo <= 0 and hi <= 0:
             return float(n)
         # a change: the end towards no change must pass it
         near = lo if centre > 0 else hi
         change.append(n * (near / abs(centre)) ** 2 if centre != 0 else math.inf)
-        # `same`: both ends inside the metric's same bar (a tail metric's is wider)
+        # `same`: both ends of its interval (paired rounds: ci_same) inside the metric's same bar (a tail metric's
+        # is wider)
+        if v.ci_same is not None and v.ci_same[0] > 0 and math.isfinite(v.ci_same[1]):
+            lo, hi = math.log(v.effect) - math.log(v.ci_same[0]), math.log(v.ci_same[1]) - math.log(v.effect)
         bar = math.log(1 + same_bar(v.metric, v.threshold))
         room_hi, room_lo = bar - centre, bar + centre
         inside.append(n * max((hi / room_hi) ** 2, (lo / room_lo) ** 2) if room_hi > 0 and room_lo > 0 else math.inf)
@@ -352,6 +356,19 @@ class SceneSequence:
         floors = [self.reachable_splits * floor(min(look.launches_a, look.launches_b)) for look in self.looks]
         floors.append(self.reachable_splits * floor(launches_per_side))
         return nominal_alphas(fractions, self.alpha_per_direction, self.design, floors)[-1]
+
+    @property
+    def futile_from(self) -> int:
+        """Launches per side from which an undecided scene may stop `futile`: FUTILE_FROM, or with paired rounds
+        the first count whose look can spend alpha (12 at alpha 0.01). Below it the sign-flip test's interval at
+        the level is its discreteness more than the launches' spread (8 rounds at 0.005: the range of the rounds'
+        ratios), and projected from there it would stop for futility a slowdown 12 rounds decide."""
+        if not self.paired:
+            return FUTILE_FROM
+        n = FUTILE_FROM
+        while self.reachable_splits * flip_floor(n) > self.alpha_per_direction / 2 and n < self.max_launches:
+            n += 1
+        return n
 
     @property
     def final_level(self) -> float | None:

@@ -88,7 +88,7 @@ def test_the_verdict_shows_the_interval_it_was_decided_on_with_its_level_and_sid
     assert v.verdict == "regressed" and v.rounds == 14 and v.ci_level == pytest.approx(0.005)
     assert v.ci is not None and v.ci[0] > 1
     text = v.message()
-    assert "99.00% CI" in text and "one-sided 0.005 each end, the decision's" in text
+    assert "99.00% CI" in text and "one-sided 0.005 each end: a change's" in text and "95% CI" in text
     assert "14 paired rounds" in text and "sign flips" in text
     # at a sequential look the interval is the look's level's: narrower levels, wider intervals
     look = judge_look(a, b, CONFIG, 0.0029, paired=True).by_metric()["cpu_ms.p50"]
@@ -117,6 +117,9 @@ def test_sequential_paired_looks_spend_alpha_only_where_the_flips_reach():
         sequence.looks.append(Look(len(levels), n, n, look_fraction(n, 14), level, "inconclusive", None, 0.0))
         levels.append(level)
     assert levels[:4] == [0.0] * 4 and all(0 < level < 0.005 for level in levels[4:])
+    # futility waits for the first look that can spend alpha: before it, the interval is the flips' discreteness
+    assert sequence.futile_from == 11  # odd counts come only after a failed launch: the looks are at 12 and 14
+    assert SceneSequence(max_launches=14, alpha=0.01, budget_min=1.0).futile_from == 6
 
 
 def test_a_look_the_flips_cannot_reach_still_projects_and_can_stop_same():

@@ -113,7 +113,7 @@ def _look(scene: _Scene, judge: LookJudge, elapsed_s: float, *, final: bool) -> 
         sequence.stopped = "decided"
         return True
     scene.to_decide = launches_to_decide(verdict, n)
-    if futile(scene.to_decide, n, sequence.max_launches):
+    if futile(scene.to_decide, n, sequence.max_launches, futile_from=sequence.futile_from):
         sequence.stopped = "futile"
         return True
     return False
