@@ -32,6 +32,7 @@ Plain values only: no pytest, no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,9 +53,11 @@ from .hierarchy import (
     launch_values,
     median_last_axis,
     satterthwaite_df,
+    shamos_spread,
     within_sessions,
 )
 from .multiplicity import Adjusted, max_t, permutation_max_t
+from .paired import SAME_LEVEL, min_rounds, paired_test, rounds_of
 from .verdict_words import Outcome, verdict_rank
 
 GateMode = Literal["sessions", "interleaved"]
@@ -105,6 +108,27 @@ class Verdict:
     more_launches: int | None = None  # launches per side (A/B) or in the candidate that would settle it
     advice: str = ""
     reason: str = ""
+    # The interval's level, one-sided at each end, when it is the decision's own (paired rounds: the inverted
+    # test at the level the verdict was tested at, family-adjusted); None: a two-sided `confidence` interval.
+    ci_level: float | None = None
+    # paired rounds: the interval `same` is decided on (SAME_LEVEL each end: an equivalence test, which declares
+    # no change and so spends no alpha), beside `ci`, the one a change is decided on
+    ci_same: tuple[float, float] | None = None
+    rounds: int | None = None  # paired rounds (A/B): the within-round ratios the verdict judged
+    pair_spread: float | None = None  # robust spread of the within-round log ratios (paired rounds)
+
+    def ci_text(self) -> str:
+        """The interval with its level and sidedness: the decision's own for paired rounds."""
+        if self.ci is None:
+            return ""
+        span = f"{ratio_text(self.ci[0])}..{ratio_text(self.ci[1])}"
+        if self.ci_level is None:
+            return f"{self.confidence:.0%} CI {span}"
+        text = f"{1 - 2 * self.ci_level:.2%} CI {span} (one-sided {self.ci_level:.3g} each end: a change's)"
+        if self.ci_same is not None:
+            text += (f", {1 - 2 * SAME_LEVEL:.0%} CI {ratio_text(self.ci_same[0])}..{ratio_text(self.ci_same[1])} "
+                     f"(one-sided {SAME_LEVEL:g} each end: `same`'s)")
+        return text
 
     @property
     def bar(self) -> float:
@@ -130,10 +154,12 @@ class Verdict:
                          f"{_value(self.metric, self.baseline_median)}: effect {self.effect:.3f}x "
                          f"({_signed_pct(self.effect - 1)})")
         if self.ci is not None:
-            how = ("hierarchical bootstrap" if self.mode == "sessions" else "launch bootstrap")
-            first.append(f"{self.confidence:.0%} CI {ratio_text(self.ci[0])}..{ratio_text(self.ci[1])}")
-            parts.append(f"{self.confidence:.0%} CI {ratio_text(self.ci[0])}..{ratio_text(self.ci[1])} "
-                         f"({how}, {self.resamples} resamples)")
+            how = ("hierarchical bootstrap" if self.mode == "sessions" else
+                   "signed-rank test inverted over the rounds' Walsh averages, family-adjusted"
+                   if self.rounds is not None else "launch bootstrap")
+            first.append(self.ci_text())
+            parts.append(f"{self.ci_text()} ({how}"
+                         f"{'' if self.rounds is not None else f', {self.resamples} resamples'})")
         if self.p is not None:
             p = self.p_improved if self.verdict == "improved" else self.p
             tail = _tail(self.metric, better=self.verdict == "improved")
@@ -154,7 +180,9 @@ class Verdict:
                          f"({self.n_baseline} launches)")
         else:
             within = "" if self.within_session is None else f"; launch spread {self.within_session:.1%}"
-            parts.append(f"{self.n_candidate} vs {self.n_baseline} launches{within}")
+            rounds = ("" if self.rounds is None else f" in {self.rounds} paired rounds" + (
+                "" if self.pair_spread is None else f" (within-round ratio spread {self.pair_spread:.1%})"))
+            parts.append(f"{self.n_candidate} vs {self.n_baseline} launches{rounds}{within}")
         parts.append(f"bar {_signed_pct(self.bar)} (threshold)")
         parts.append(f"baseline: {self.baseline or 'unnamed'}")
         text = f"{head}: " + ", ".join(first) + "\n  " + "; ".join(parts) if first else f"{head}: " + "; ".join(parts)
@@ -473,7 +501,7 @@ def _outcome(effect: float, ci: tuple[float, float], p_worse: float, p_better: f
 
 
 def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_better: float, metric: str,
-                   config: GateConfig) -> tuple[str, float]:
+                   config: GateConfig, interval: str = "") -> tuple[str, float]:
     """Why an inconclusive verdict is undecided, and the bar it is measured against (as a candidate / baseline
     ratio, like the effect)."""
     worse, (lo, hi) = _worse_ratio(effect, ci, metric, config)
@@ -485,7 +513,7 @@ def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_bet
     p = p_worse if edge == worse_bar else p_better
     shown = 1 / edge if config.higher_is_better(metric) else edge
     bar = f"the {'regression' if edge == worse_bar else 'improvement'} bar {ratio_text(shown)}"
-    interval = f"{config.confidence:.0%} CI {ratio_text(ci[0])}..{ratio_text(ci[1])}"
+    interval = interval or f"{config.confidence:.0%} CI {ratio_text(ci[0])}..{ratio_text(ci[1])}"
     if worse > worse_bar or worse < better_bar:
         why = (f"the effect is past {bar} but not established (adjusted p={p:.3g} vs {config.alpha_per_direction:g}, "
                f"alpha / 2 for each direction; {interval})")
@@ -549,15 +577,21 @@ def min_launches_per_side(level: float) -> int:
 
 
 def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig = GateConfig(), *,
-                      baseline_description: str = "") -> SceneVerdict:
+                      baseline_description: str = "", paired: bool = False) -> SceneVerdict:
     """Judge B (candidate) against A (baseline) from launches interleaved on one device in one session: the
-    session offset is common to both sides, so launches are the units (docs/regression.md, "A/B")."""
+    session offset is common to both sides, so launches are the units (docs/regression.md, "A/B").
+
+    paired: the i-th launch of A and the i-th of B ran in one round, adjacently (ABBA order): B is judged
+    against A within each round (regression/paired.py, docs/regression.md "Paired rounds"); else all of A's
+    launches against all of B's."""
     metrics, skipped = _judged_metrics(a_launches, b_launches, config)
     if not metrics:
         return SceneVerdict((), tuple(skipped))
     offsets = {m: config.offset(m) for m in metrics}
     a = Session.of(a_launches, metrics, offsets, label="A")
     b = Session.of(b_launches, metrics, offsets, label="B")
+    if paired:
+        return SceneVerdict(tuple(_judge_paired(a, b, offsets, config, baseline_description)), tuple(skipped))
     rng = np.random.default_rng(config.seed)
     cis = _launch_bootstrap(a, b, config, rng)
     sign = _orientation(metrics, config)
@@ -597,6 +631,93 @@ def judge_interleaved(a_launches: Sequence[Any], b_launches: Sequence[Any], conf
         verdicts.append(Verdict(verdict="inconclusive", more_launches=more, reason=f"Inconclusive: {why}",
                                 advice=advice, **fields))
     return SceneVerdict(tuple(verdicts), tuple(skipped))
+
+
+def _judge_paired(a: Session, b: Session, offsets: Mapping[str, float], config: GateConfig,
+                  baseline_description: str) -> list[Verdict]:
+    """The paired rounds' verdicts: within-round log ratios, the signed-rank max-T test and its inverted
+    interval at the level each direction is tested at, so the interval and the verdict are one decision."""
+    metrics = a.metrics
+    n = rounds_of(a.y.shape[0], b.y.shape[0])
+    d = b.y[:n] - a.y[:n]
+    level = config.alpha_per_direction
+    test = paired_test(d, _orientation(metrics, config), rng=np.random.default_rng(config.seed))
+    within = within_sessions([a, b], len(metrics))
+    verdicts = []
+    for j, metric in enumerate(metrics):
+        col = d[:, j][np.isfinite(d[:, j])]
+        spread = shamos_spread([col]) if col.size >= 2 else math.nan
+        lo, hi = test.interval(j, level)
+        effect = math.exp(float(test.effect[j])) if math.isfinite(test.effect[j]) else 1.0
+        ci = (math.exp(lo), math.exp(hi))
+        offset = offsets[metric]
+        med_a, med_b = float(np.median(a.column(j))), float(np.median(b.column(j)))
+        fields: dict[str, Any] = dict(
+            metric=metric, threshold=config.threshold, n_baseline=a.count(j), n_candidate=b.count(j),
+            baseline=baseline_description, mode="interleaved", alpha=config.alpha, confidence=1 - 2 * level,
+            resamples=config.resamples, effect=effect, ci=ci, baseline_median=math.exp(med_a) - offset,
+            candidate_median=math.exp(med_b) - offset, within_session=_relative(float(within.sigma[j])),
+            p=float(test.adj_worse[j]), p_improved=float(test.adj_better[j]), p_marginal=float(test.p_worse[j]),
+            adjustment="max-T over the family (sign flips)", test_method=test.method, ci_level=level, rounds=n,
+            pair_spread=_relative(spread) if math.isfinite(spread) else None)
+        lo_same, hi_same = test.interval(j, SAME_LEVEL)
+        fields["ci_same"] = (math.exp(lo_same), math.exp(hi_same)) if math.isfinite(lo_same) else None
+        if test.min_p > level * (1 + 1e-9):
+            need = min_rounds(level)
+            verdicts.append(Verdict(verdict="inconclusive", more_launches=None if need is None else max(need - n, 1),
+                                    reason=(f"Too few rounds: {n} paired rounds cannot give p below "
+                                            f"{test.min_p:.3g} > {level:g}, the level of each direction"),
+                                    advice="" if need is None else (
+                                        f"At least {need} rounds (launches per side) are needed "
+                                        f"(--zbench-runs={need})."), **dict(fields, ci=None)))
+            continue
+        outcome = _outcome(effect, ci, fields["p"], fields["p_improved"], metric, config)
+        if (outcome == "inconclusive" and fields["ci_same"] is not None
+                and _outcome(effect, fields["ci_same"], 1.0, 1.0, metric, config) == "same"):
+            outcome = "same"
+        if outcome != "inconclusive":
+            verdicts.append(Verdict(verdict=outcome, **fields))
+            continue
+        probe = Verdict(verdict="inconclusive", **fields)
+        why, edge = _why_undecided(effect, ci, fields["p"], fields["p_improved"], metric, config, probe.ci_text())
+        more, total = _more_rounds(effect, ci, edge, n, config)
+        advice = (f"About {more} more rounds ({total} launches per side, --zbench-runs={total}) would decide it, "
+                  "at the rate this interval narrows." if total is not None else
+                  f"At this effect and spread more than {config.max_suggested_launches} launches per side "
+                  "would be needed to decide it.")
+        verdicts.append(dataclasses.replace(probe, more_launches=more, reason=f"Inconclusive: {why}", advice=advice))
+    return verdicts
+
+
+def needed_rounds(effect: float, ci: tuple[float, float], edge: float, n: int) -> float:
+    """Rounds for the interval's end that faces `edge` to reach it, that end's own distance from the effect
+    shrinking as 1/sqrt(n): the paired interval is not symmetric, so the side that must move is the one used.
+    inf when the effect sits on the edge or the interval is unbounded that way."""
+    centre, target = math.log(effect), math.log(edge)
+    if ci[0] <= 0 or not math.isfinite(ci[1]):
+        return math.inf
+    side = (math.log(ci[1]) - centre) if target > centre else (centre - math.log(ci[0]))
+    distance = abs(target - centre)
+    if distance == 0:
+        return math.inf
+    if side <= 0:
+        return float(n)
+    return n * (side / distance) ** 2
+
+
+def _more_rounds(effect: float, ci: tuple[float, float], edge: float, n: int,
+                 config: GateConfig) -> tuple[int, int | None]:
+    """(more rounds, total per side or None past the cap) for an undecided paired verdict: to decide a change
+    the interval's near end must pass no change; to decide `same`, its far end must come inside `edge`."""
+    worse, (lo, hi) = effect, ci
+    past = (edge > 1 and effect > edge) or (edge < 1 and effect < edge)
+    # past the bar: the end towards 1 must cross 1; inside: the end towards the bar must come inside it
+    needed = needed_rounds(worse, (lo, hi), 1.0 if past else edge, n)
+    needed = max(needed, min_rounds(config.alpha_per_direction) or math.inf)
+    if not math.isfinite(needed) or needed > config.max_suggested_launches:
+        return config.max_suggested_launches - n, None
+    total = max(math.ceil(needed), n + 1)
+    return total - n, total
 
 
 def _launch_bootstrap(a: Session, b: Session, config: GateConfig,

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any, Literal, TypeVar
 
 from .gate import GateConfig, SceneVerdict, judge_interleaved
+from .paired import min_rounds
 
 Arm = Literal["A", "B"]
 Pattern = Literal["ABAB", "ABBA"]
@@ -49,16 +50,24 @@ def split(order: Sequence[Arm], results: Sequence[T]) -> tuple[list[T], list[T]]
 
 
 def judge_ab(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig = GateConfig(), *,
-             a_name: str = "A", b_name: str = "B", device: str = "") -> SceneVerdict:
+             a_name: str = "A", b_name: str = "B", device: str = "", paired: bool = False) -> SceneVerdict:
     """Judge B (candidate) against A (baseline) from their per-launch summaries (LaunchSummary or dict),
-    launch against launch: interleaved in one session, both sides share the session's offset."""
+    launch against launch: interleaved in one session, both sides share the session's offset. paired: the i-th
+    of A and the i-th of B ran in one round (interleave's order), and B is judged within each round."""
     where = f" on {device}" if device else ""
-    description = (f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name}{where}")
-    return judge_interleaved(a_launches, b_launches, config, baseline_description=description)
+    # Fewer rounds than the sign-flip test needs to reach the level (8 at 0.005) could never decide a change
+    # paired: such a short run is judged unpaired, launch against launch (docs/regression.md, "Paired rounds").
+    need = min_rounds(config.alpha_per_direction)
+    paired = paired and need is not None and min(len(a_launches), len(b_launches)) >= need
+    rounds = " in paired rounds" if paired else ""
+    description = (f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name}{where}"
+                   f"{rounds}")
+    return judge_interleaved(a_launches, b_launches, config, baseline_description=description, paired=paired)
 
 
 def judge_order(order: Sequence[Arm], launches: Sequence[Any], config: GateConfig = GateConfig(),
                 **kwargs: Any) -> SceneVerdict:
-    """split() then judge_ab(): the per-launch summaries in the order they ran."""
+    """split() then judge_ab(): the per-launch summaries in the order they ran, paired by round (the i-th A
+    with the i-th B: adjacent in interleave's orders)."""
     a, b = split(order, launches)
-    return judge_ab(a, b, config, **kwargs)
+    return judge_ab(a, b, config, **{"paired": True, **kwargs})

@@ -28,6 +28,7 @@ import numpy as np
 from .config import GateConfig, per_direction
 from .gate import SceneVerdict, Verdict, judge_interleaved
 from .multiplicity import EXHAUSTIVE_SPLITS, PERMUTATIONS
+from .paired import flip_floor
 
 # The spending function (docs/regression.md, "The sequential gate"), chosen with bench/bench_sequential_gate.py:
 # Hwang-Shih-DeCani gamma -1 spends more at the middle looks than O'Brien-Fleming, where a 10 % slowdown is
@@ -193,9 +194,14 @@ def look_fraction(launches_per_side: int, max_launches: int) -> float:
 
 
 def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: GateConfig,
-               nominal_alpha: float, *, baseline_description: str = "") -> SceneVerdict:
+               nominal_alpha: float, *, baseline_description: str = "", paired: bool = False) -> SceneVerdict:
     """The gate's A/B judgement at one look: changes tested at the look's nominal level; `same` when every
-    metric's interval lies inside both bars, whatever the level (deciding `same` declares no change).
+    metric's interval lies inside its same bar both ways, whatever the level (deciding `same` declares no change).
+
+    paired (the launches in round order, docs/regression.md "Paired rounds"): the interval is the paired test
+    inverted at the look's level, so it is the one a change is decided on; at a look whose level the sign-flip
+    test cannot reach (it spends nothing), `same` is judged on the interval at the scene's own level per
+    direction, and that is the interval the verdict shows.
 
     The session's final verdict is this function on the last look's launches and level, so the scheduler's
     decision and run.json's verdict are one computation (seeded: the same launches give the same verdict)."""
@@ -203,12 +209,25 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
     # The fixed gate tests each direction at per_direction(alpha); the look's nominal level is already a
     # direction's, so the gate is given the alpha whose share it is.
     verdict = judge_interleaved(a_launches, b_launches, dataclasses.replace(config, alpha=2 * level),
-                                baseline_description=baseline_description)
+                                baseline_description=baseline_description, paired=paired)
     if verdict.verdict in ("regressed", "improved") or not verdict.verdicts:
         return verdict
+    if paired and any(v.ci is None for v in verdict.verdicts):
+        # The look's level is out of the flips' reach (it spends nothing): it tests `same` only, on the interval
+        # at the scene's own level per direction, which is then the interval shown and projected.
+        for_same = judge_interleaved(a_launches, b_launches, config, baseline_description=baseline_description,
+                                     paired=True)
+        note = (f" This look tests `same` only: its level {nominal_alpha:.3g} is below what "
+                f"{verdict.verdicts[0].rounds} rounds can reach, so it spends nothing.")
+        verdict = SceneVerdict(tuple(
+            v if v.verdict in ("same", "inconclusive") and v.ci is None else
+            dataclasses.replace(v, verdict="same" if v.verdict == "same" else "inconclusive",
+                                reason=(v.reason or "Inconclusive: no change is decided at this look.") + note)
+            for v in for_same.verdicts), for_same.skipped, for_same.notes)
     if all(_inside_bars(v) for v in verdict.verdicts):
         same = tuple(dataclasses.replace(v, verdict="same", more_launches=None, advice="", reason=(
-            f"Same: the {v.confidence:.0%} interval lies inside both bars (±{same_bar(v.metric, v.threshold):.1%}"
+            f"Same: the {v.ci_text() if v.ci_level is not None else f'{v.confidence:.0%} interval'} lies inside "
+            f"both bars (±{same_bar(v.metric, v.threshold):.1%}"
             f"{f', a tail metric: {TAIL_SAME_FACTOR} x the bar' if _is_tail(v.metric) else ''}; sequential look "
             f"at level {nominal_alpha:.3g})")) for v in verdict.verdicts)
         return SceneVerdict(same, verdict.skipped, verdict.notes)
@@ -234,35 +253,74 @@ def same_bar(metric: str, threshold: float) -> float:
 
 
 def _inside_bars(v: Verdict) -> bool:
-    if v.ci is None:
+    """Whether the interval `same` is decided on (paired rounds: ci_same) lies inside the metric's same bar."""
+    ci = v.ci_same if v.ci_same is not None else v.ci
+    if ci is None:
         return False
     bar = same_bar(v.metric, v.threshold)
     worse_bar, better_bar = 1 + bar, 1 / (1 + bar)
-    return better_bar <= v.ci[0] and v.ci[1] <= worse_bar
+    return better_bar <= ci[0] and ci[1] <= worse_bar
 
 
 def launches_to_decide(verdict: SceneVerdict, launches_per_side: int) -> float:
     """How many launches per side an undecided scene would need in all, at the rate its intervals narrow
-    (half-width ~ 1/sqrt(n)), were its effects to stay where they are: the scheduler spends what is left on the
-    smallest first ("most promising"), and a scene that needs more than its maximum stops `futile`.
+    (each end's distance from the effect ~ 1/sqrt(n)), were its effects to stay where they are: the scheduler
+    spends what is left on the smallest first ("most promising"), and a scene that needs more than its maximum
+    stops `futile`.
 
-    A change needs one metric's interval off no change (half-width below |log effect|), whichever metric
-    gets there first; `same` needs every interval inside its same bar, so none past a bar. The smaller of the
-    two: a metric just inside the bar may still be decided a change (its effect is an estimate too)."""
+    A change needs one metric's interval off no change (its end towards 1 past it), whichever metric gets
+    there first; `same` needs every interval inside its same bar (both ends), so none past a bar. The smaller of
+    the two: a metric just inside the bar may still be decided a change (its effect is an estimate too). Each end
+    is projected on its own: the paired interval is not symmetric, and the end that must move is the one used.
+    A paired verdict whose level the rounds cannot reach yet has no interval: its ends are projected from the
+    within-round spread (normal theory, the Hodges-Lehmann estimate's efficiency) at the verdict's level."""
     change, inside = [], []
+    n = launches_per_side
     for v in verdict.verdicts:
-        if v.ci is None or v.effect is None or v.ci[0] <= 0 or v.effect <= 0:
+        ci = v.ci if v.ci is not None else _projected_interval(v)
+        if ci is None or v.effect is None or ci[0] <= 0 or v.effect <= 0 or not math.isfinite(ci[1]):
             return math.inf
-        centre, half = math.log(v.effect), (math.log(v.ci[1]) - math.log(v.ci[0])) / 2
-        if half <= 0:
-            return float(launches_per_side)
-        change.append(launches_per_side * (half / abs(centre)) ** 2 if centre != 0 else math.inf)
-        # to stop `same` it must come inside the metric's same bar (a tail metric's is wider)
-        room = math.log(1 + same_bar(v.metric, v.threshold)) - abs(centre)
-        inside.append(launches_per_side * (half / room) ** 2 if room > 0 else math.inf)
+        centre, lo, hi = math.log(v.effect), math.log(v.effect) - math.log(ci[0]), math.log(ci[1]) - math.log(v.effect)
+        if lo <= 0 and hi <= 0:
+            return float(n)
+        # a change: the end towards no change must pass it
+        near = lo if centre > 0 else hi
+        change.append(n * (near / abs(centre)) ** 2 if centre != 0 else math.inf)
+        # `same`: both ends of its interval (paired rounds: ci_same) inside the metric's same bar (a tail metric's
+        # is wider)
+        if v.ci_same is not None and v.ci_same[0] > 0 and math.isfinite(v.ci_same[1]):
+            lo, hi = math.log(v.effect) - math.log(v.ci_same[0]), math.log(v.ci_same[1]) - math.log(v.effect)
+        bar = math.log(1 + same_bar(v.metric, v.threshold))
+        room_hi, room_lo = bar - centre, bar + centre
+        inside.append(n * max((hi / room_hi) ** 2, (lo / room_lo) ** 2) if room_hi > 0 and room_lo > 0 else math.inf)
     if not change:
         return math.inf
     return min(min(change), max(inside))
+
+
+# The Hodges-Lehmann estimate's standard error is sqrt(pi / 3) x the pairs' sd / sqrt(n) under normal errors
+# (its efficiency against the mean, 3 / pi).
+_HL_SE = math.sqrt(math.pi / 3)
+
+
+def _projected_interval(v: Verdict) -> tuple[float, float] | None:
+    """A paired verdict's interval at its level projected from the within-round spread, for rounds too few for
+    the sign-flip test to reach that level (no interval): normal theory. None when not a paired verdict or no
+    spread."""
+    if v.rounds is None or v.pair_spread is None or v.effect is None or v.ci_level is None or v.rounds < 2:
+        return None
+    from scipy import special  # here, not at import: see regression/gate.py _scipy_special
+
+    z = float(special.ndtri(1 - max(v.ci_level, 1e-12)))
+    half = z * _HL_SE * math.log1p(v.pair_spread) / math.sqrt(v.rounds)
+    return v.effect * math.exp(-half), v.effect * math.exp(half)
+
+
+def pairs_rounds(max_launches: int, alpha: float, *, reachable_splits: int = REACHABLE_SPLITS) -> bool:
+    """Whether a sequential A/B scene with this maximum judges paired rounds: when the sign-flip test at its
+    maximum can spend at least half a direction's alpha (its level above reachable_splits x its floor; from 12
+    rounds at alpha 0.01). A smaller maximum is judged launch against launch, whose test reaches lower sooner."""
+    return reachable_splits * flip_floor(max_launches) <= per_direction(alpha) / 2
 
 
 def futile(to_decide: float, launches_per_side: int, max_launches: int, *, futile_from: int = FUTILE_FROM) -> bool:
@@ -282,6 +340,8 @@ class SceneSequence:
     stopped: StopReason | None = None
     design: str = DESIGN
     reachable_splits: int = REACHABLE_SPLITS
+    # paired rounds (docs/regression.md "Paired rounds"): a look's floor is the sign-flip test's, 1 / 2^n
+    paired: bool = False
 
     @property
     def alpha_per_direction(self) -> float:
@@ -292,10 +352,23 @@ class SceneSequence:
     def level(self, launches_per_side: int) -> float:
         """The nominal one-sided level of a look after `launches_per_side` launches, given the looks before."""
         fractions = [look.fraction for look in self.looks] + [look_fraction(launches_per_side, self.max_launches)]
-        floors = [self.reachable_splits * permutation_floor(min(look.launches_a, look.launches_b))
-                  for look in self.looks]
-        floors.append(self.reachable_splits * permutation_floor(launches_per_side))
+        floor = flip_floor if self.paired else permutation_floor
+        floors = [self.reachable_splits * floor(min(look.launches_a, look.launches_b)) for look in self.looks]
+        floors.append(self.reachable_splits * floor(launches_per_side))
         return nominal_alphas(fractions, self.alpha_per_direction, self.design, floors)[-1]
+
+    @property
+    def futile_from(self) -> int:
+        """Launches per side from which an undecided scene may stop `futile`: FUTILE_FROM, or with paired rounds
+        the first count whose look can spend alpha (12 at alpha 0.01). Below it the sign-flip test's interval at
+        the level is its discreteness more than the launches' spread (8 rounds at 0.005: the range of the rounds'
+        ratios), and projected from there it would stop for futility a slowdown 12 rounds decide."""
+        if not self.paired:
+            return FUTILE_FROM
+        n = FUTILE_FROM
+        while self.reachable_splits * flip_floor(n) > self.alpha_per_direction / 2 and n < self.max_launches:
+            n += 1
+        return n
 
     @property
     def final_level(self) -> float | None:

@@ -187,18 +187,24 @@ def _with(verdict, *metrics):
 def test_launches_to_decide_takes_the_nearer_of_a_change_and_same():
     judged = judge_look(launches(5.0, 6, 1), launches(5.5, 6, 2), CONFIG, 1e-9)
     # A slowdown decides as a change by its median, whatever a tail metric whose interval never comes inside
-    # its same bar: half-width log(1.31 / 1.10) / 2 against log 1.2, at 6 launches per side.
+    # its same bar: the interval's end towards no change, log(1.2 / 1.10) from the effect, against log 1.2, at 6
+    # launches per side. Each end on its own: the interval is not symmetric about the effect.
     slowed = _with(judged, ("cpu_ms.p50", 1.2, (1.10, 1.31)), ("jank_share", 1.0, (0.5, 2.0)))
-    half = (math.log(1.31) - math.log(1.10)) / 2
-    assert launches_to_decide(slowed, 6) == pytest.approx(6 * (half / math.log(1.2)) ** 2, rel=1e-9)
+    near_end = math.log(1.2) - math.log(1.10)
+    assert launches_to_decide(slowed, 6) == pytest.approx(6 * (near_end / math.log(1.2)) ** 2, rel=1e-9)
+    # An interval much longer on its far side: only its near end decides a change (a symmetric half-width
+    # projected on it would ask for more than 4x the launches)
+    lopsided = _with(judged, ("cpu_ms.p50", 1.2, (1.10, 2.0)))
+    assert launches_to_decide(lopsided, 6) == pytest.approx(launches_to_decide(slowed, 6), rel=1e-9)
     # A median just inside the bar may still be decided a change: the change's estimate, not same's
     near = _with(judged, ("cpu_ms.p50", 1.04, (0.98, 1.10)))
-    half = (math.log(1.10) - math.log(0.98)) / 2
-    assert launches_to_decide(near, 6) == pytest.approx(6 * (half / math.log(1.04)) ** 2, rel=1e-9)
-    # No change in sight: same's estimate, every interval inside its same bar (the tail's is twice as wide)
+    near_end = math.log(1.04) - math.log(0.98)
+    assert launches_to_decide(near, 6) == pytest.approx(6 * (near_end / math.log(1.04)) ** 2, rel=1e-9)
+    # No change in sight: same's estimate, every interval inside its same bar (the tail's is twice as wide), the
+    # end that has the least room on its side deciding
     flat = _with(judged, ("cpu_ms.p50", 1.0, (0.97, 1.03)), ("cpu_ms.p95", 1.0, (0.9, 1.11)))
     room = math.log(1 + 2 * DEFAULT_AB_THRESHOLD)
-    assert launches_to_decide(flat, 6) == pytest.approx(6 * (math.log(1.11 / 0.9) / 2 / room) ** 2, rel=1e-9)
+    assert launches_to_decide(flat, 6) == pytest.approx(6 * (math.log(1 / 0.9) / room) ** 2, rel=1e-9)
     assert futile(launches_to_decide(slowed, 6), 6, 14) is False
 
 

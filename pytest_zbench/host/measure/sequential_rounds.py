@@ -16,7 +16,15 @@ from dataclasses import dataclass
 
 from ...regression.gate import SceneVerdict
 from ...regression.interleaved_ab import Arm
-from ...regression.sequential import FIRST_LOOK, Look, SceneSequence, futile, launches_to_decide, look_due
+from ...regression.sequential import (
+    FIRST_LOOK,
+    Look,
+    SceneSequence,
+    futile,
+    launches_to_decide,
+    look_due,
+    pairs_rounds,
+)
 from .ab_launches import ABLaunches
 from .results import SceneMeasurement
 
@@ -55,7 +63,10 @@ def run_rounds(scenes: Sequence[ABLaunches], judge: LookJudge, *, budget_s: floa
     for order, launches in enumerate(scenes):
         if launches.a.job is None:  # skipped: the runner cannot draw it
             continue
-        sequence = SceneSequence(max_launches=max_launches, alpha=alpha, budget_min=budget_s / 60.0)
+        # Rounds are A, B, B, A: the i-th A and the i-th B are adjacent, so the looks judge paired rounds where
+        # the maximum lets the sign-flip test spend its alpha
+        sequence = SceneSequence(max_launches=max_launches, alpha=alpha, budget_min=budget_s / 60.0,
+                                 paired=pairs_rounds(max_launches, alpha))
         launches.a.sequential = sequence
         pending.append(_Scene(launches, sequence, order))
     while pending:
@@ -102,7 +113,7 @@ def _look(scene: _Scene, judge: LookJudge, elapsed_s: float, *, final: bool) -> 
         sequence.stopped = "decided"
         return True
     scene.to_decide = launches_to_decide(verdict, n)
-    if futile(scene.to_decide, n, sequence.max_launches):
+    if futile(scene.to_decide, n, sequence.max_launches, futile_from=sequence.futile_from):
         sequence.stopped = "futile"
         return True
     return False

@@ -476,7 +476,8 @@ class RegressionGate:
         if gated is None or m.ab is None:
             return None
         valid = gpu_valid(record, m.device)
-        return judge_look(self._candidate(m, valid), self._candidate(m.ab.b, valid), gated[0], level)
+        return judge_look(self._candidate(m, valid), self._candidate(m.ab.b, valid), gated[0], level,
+                          paired=_paired_rounds(m) and m.sequential is not None and m.sequential.paired)
 
     def _judge_ab(self, record: RunFacts, m: SceneMeasurement, config: GateConfig,
                   settings: dict[str, Any]) -> GateResult:
@@ -493,14 +494,17 @@ class RegressionGate:
         a_launches = self._candidate(m, valid)
         b_launches = self._candidate(b, valid)
         level = m.sequential.final_level if m.sequential is not None else None
+        paired = _paired_rounds(m) and (m.sequential is None or m.sequential.paired)
 
         def judged(cfg: GateConfig) -> SceneVerdict:
             """The A/B verdict on these launches, at the sequential gate's last look when it ran one (its level;
             regression/sequential.py), so the attribution rejudges with the gate that decided the scene."""
             if level is None:
-                return judge_ab(a_launches, b_launches, cfg, a_name=a_name, b_name=b_name, device=m.device)
+                return judge_ab(a_launches, b_launches, cfg, a_name=a_name, b_name=b_name, device=m.device,
+                                paired=paired)
             return judge_look(a_launches, b_launches, cfg, level, baseline_description=(
-                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"))
+                f"{a_name}, {len(a_launches)} launches interleaved with {len(b_launches)} of {b_name} on {m.device}"),
+                paired=paired)
 
         def rejudge(metrics: tuple[str, ...]) -> SceneVerdict:
             return judged(dataclasses.replace(config, metrics=metrics))
@@ -515,6 +519,17 @@ class RegressionGate:
         return _with_context(verdict, "ab", verdict.verdicts[0].baseline if verdict.verdicts else a_name, (),
                              settings, "", [], [BaselineSession(a_launches, "A")], b_launches, rejudge=rejudge,
                              dropped=(_dropped(m), _dropped(b)))
+
+
+def _paired_rounds(m: SceneMeasurement) -> bool:
+    """Whether an A/B scene's launches pair up by round: every launch of both sides summarised, so the i-th
+    summary of A and the i-th of B ran adjacently in one round (ABBA). A failed launch breaks the pairing: the
+    scene is then judged all A launches against all B launches (docs/regression.md, "Paired rounds")."""
+    if m.ab is None:
+        return False
+    b = m.ab.b
+    return (len(m.summaries) == len(m.launches) and len(b.summaries) == len(b.launches)
+            and len(m.launches) == m.ab.order.count("A") and len(b.launches) == m.ab.order.count("B"))
 
 
 def runner_identity(record: RunFacts, device: str) -> tuple[str, bool | None]:
