@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from ...regression.gate import SceneVerdict
 from ...regression.interleaved_ab import Arm
+from ...regression.paired import PAIRED_IN_SESSIONS
 from ...regression.sequential import (
     FIRST_LOOK,
     Look,
@@ -66,7 +67,7 @@ def run_rounds(scenes: Sequence[ABLaunches], judge: LookJudge, *, budget_s: floa
         # Rounds are A, B, B, A: the i-th A and the i-th B are adjacent, so the looks judge paired rounds where
         # the maximum lets the sign-flip test spend its alpha
         sequence = SceneSequence(max_launches=max_launches, alpha=alpha, budget_min=budget_s / 60.0,
-                                 paired=pairs_rounds(max_launches, alpha))
+                                 paired=PAIRED_IN_SESSIONS and pairs_rounds(max_launches, alpha))
         launches.a.sequential = sequence
         pending.append(_Scene(launches, sequence, order))
     while pending:

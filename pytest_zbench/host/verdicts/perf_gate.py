@@ -66,6 +66,7 @@ from ...regression.history import (
     environment_fingerprint,
 )
 from ...regression.interleaved_ab import judge_ab
+from ...regression.paired import PAIRED_IN_SESSIONS
 from ...regression.sequential import judge_look
 from ...regression.verdict_words import GateVerdict
 from ...settings import Settings
@@ -525,7 +526,7 @@ def _paired_rounds(m: SceneMeasurement) -> bool:
     """Whether an A/B scene's launches pair up by round: every launch of both sides summarised, so the i-th
     summary of A and the i-th of B ran adjacently in one round (ABBA). A failed launch breaks the pairing: the
     scene is then judged all A launches against all B launches (docs/regression.md, "Paired rounds")."""
-    if m.ab is None:
+    if not PAIRED_IN_SESSIONS or m.ab is None:
         return False
     b = m.ab.b
     return (len(m.summaries) == len(m.launches) and len(b.summaries) == len(b.launches)
