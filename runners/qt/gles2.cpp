@@ -20,6 +20,14 @@
 #include "qt_scene.h"
 
 extern "C" {
+#include "build_identity.h"
+}
+
+#ifdef ZQT_BARE_LOOP
+#include "bare_loop.h"
+#endif
+
+extern "C" {
 #include "zbench_kit_gl.h"
 }
 
@@ -121,6 +129,7 @@ int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
         return ZK_EXIT_USAGE;
     }
     g->scene = std::make_unique<zqt::Scene>();
+    g->scene->advanced_blends = false;
     int code = g->scene->compile(job, &g->fonts, err, errlen);
     if (code) return code;
     // A stencil buffer: Qt's GL paint engine clips to paths through it.
@@ -130,6 +139,17 @@ int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
         return ZK_EXIT_FAILED;
     }
     g->device = std::make_unique<QOpenGLPaintDevice>(job->width, job->height);
+    // Read what the paint engine has drawn so far: its batches are flushed by beginNativePainting. GL's rows
+    // run bottom up (Qt's GL paint engine draws the image's top row at the framebuffer's top).
+    int height = job->height;
+    g->scene->grab = [height](QPainter &p, const QRect &area) {
+        QImage image(area.size(), QImage::Format_RGBA8888_Premultiplied);
+        p.beginNativePainting();
+        glPixelStorei(GL_PACK_ALIGNMENT, 4);
+        glReadPixels(area.x(), height - area.y() - area.height(), area.width(), area.height(), GL_RGBA, GL_UNSIGNED_BYTE, image.bits());
+        p.endNativePainting();
+        return image.mirrored();
+    };
     while (glGetError() != GL_NO_ERROR) {}
     return 0;
 }
@@ -203,11 +223,7 @@ int main(int argc, char **argv) {
     e.runner_version = ZQT_VERSION;
     e.backend = "gles2";
     e.features = zqt::FEATURES;
-    e.build_id = ZK_BUILD_ID;
-    e.build_describe = ZK_BUILD_DESCRIBE;
-    e.build_dirty = ZK_BUILD_DIRTY;
-    e.build_compiler = ZK_BUILD_COMPILER;
-    e.build_flags = ZK_BUILD_CFLAGS;
+    zqt_build_identity(&e);
     e.libraries_json = zqt::libraries_json();
     e.self = &g;
     e.open = e_open;
@@ -221,5 +237,9 @@ int main(int argc, char **argv) {
     e.frame_issue = e_frame_issue;
     e.read_rgba = e_read_rgba;
     e.close = e_close;
+#ifdef ZQT_BARE_LOOP
+    return zqt_bare_main(argc, argv, &e);
+#else
     return zk_main(argc, argv, &e);
+#endif
 }

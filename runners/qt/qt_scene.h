@@ -12,6 +12,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,8 +23,8 @@ extern "C" {
 
 namespace zqt {
 
-// The ops Qt's QPainter draws faithfully on both backends: the probe's features. Left out, and so skipped by
-// the kit with feature_skipped: backdrop_blur, shader, video, etc2_image, tap_target (docs/native-runner.md).
+// The ops the runner draws on both backends: the probe's features. Left out, and so skipped by the kit with
+// feature_skipped: video, etc2_image, tap_target (docs/native-runner.md, "Porting an engine" / "Qt 6" says why).
 extern const char *const FEATURES[];
 
 // A number of the display list: a constant, an animation of the frame index, or the frame's complexity.
@@ -61,6 +62,10 @@ public:
     int compile(const zk_job *job, Fonts *fonts, char *err, size_t errlen);
     // Clear to opaque white and draw frame `frame` onto the painter's device.
     void draw(QPainter &p, int frame, double complexity, zk_counts *counts);
+    // The backend's read of what is drawn so far inside a device rectangle, premultiplied (backdrop_blur).
+    std::function<QImage(QPainter &, const QRect &)> grab;
+    // Whether the paint engine draws rect's multiply and screen blends (Qt's OpenGL engine does not here).
+    bool advanced_blends = true;
     Scene();
     ~Scene();
 

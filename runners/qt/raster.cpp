@@ -9,6 +9,14 @@
 #include "qt_app.h"
 #include "qt_scene.h"
 
+extern "C" {
+#include "build_identity.h"
+}
+
+#ifdef ZQT_BARE_LOOP
+#include "bare_loop.h"
+#endif
+
 #ifndef ZQT_VERSION
 #define ZQT_VERSION "0.1.0"
 #endif
@@ -57,6 +65,8 @@ int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     int code = r->scene->compile(job, &r->fonts, err, errlen);
     if (code) return code;
     r->image = QImage(job->width, job->height, QImage::Format_ARGB32_Premultiplied);
+    // The raster engine has written every pixel of a draw when it returns: the image holds the frame so far.
+    r->scene->grab = [r](QPainter &, const QRect &area) { return r->image.copy(area); };
     if (r->image.isNull()) {
         snprintf(err, errlen, "no memory for a %dx%d image", job->width, job->height);
         return ZK_EXIT_FAILED;
@@ -120,11 +130,7 @@ int main(int argc, char **argv) {
     e.runner_version = ZQT_VERSION;
     e.backend = "raster";
     e.features = zqt::FEATURES;
-    e.build_id = ZK_BUILD_ID;
-    e.build_describe = ZK_BUILD_DESCRIBE;
-    e.build_dirty = ZK_BUILD_DIRTY;
-    e.build_compiler = ZK_BUILD_COMPILER;
-    e.build_flags = ZK_BUILD_CFLAGS;
+    zqt_build_identity(&e);
     e.libraries_json = zqt::libraries_json();
     e.self = &r;
     e.open = e_open;
@@ -138,5 +144,9 @@ int main(int argc, char **argv) {
     e.frame_issue = e_frame_issue;
     e.read_rgba = e_read_rgba;
     e.close = e_close;
+#ifdef ZQT_BARE_LOOP
+    return zqt_bare_main(argc, argv, &e);
+#else
     return zk_main(argc, argv, &e);
+#endif
 }
