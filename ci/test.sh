@@ -25,6 +25,11 @@ echo "arm64 device set up in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/native-devices.sh
 echo "native devices set up in $((SECONDS - started)) s"
+# The Qt 6 runner (runners/qt/): its objects cached by their sources (ci/qt-runner.sh); tests/engines and
+# ci/acceptance.sh run it.
+started=$SECONDS
+run bash ci/qt-runner.sh
+echo "Qt runner built in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

@@ -37,12 +37,14 @@ extern "C" {
 
 namespace {
 
+constexpr int SAMPLES = 4;
+
 struct Gles2 {
     zqt::Fonts fonts;
     std::unique_ptr<zqt::Scene> scene;
     QOpenGLContext *context = nullptr;
     QOffscreenSurface *surface = nullptr;
-    std::unique_ptr<QOpenGLFramebufferObject> fbo;
+    std::unique_ptr<QOpenGLFramebufferObject> fbo, resolved;
     std::unique_ptr<QOpenGLPaintDevice> device;
     char vendor[128] = "", renderer[128] = "", version[128] = "", glsl[128] = "";
     GLint max_texture_size = 0;
@@ -132,21 +134,32 @@ int e_prepare(void *self, const zk_job *job, char *err, size_t errlen) {
     g->scene->advanced_blends = false;
     int code = g->scene->compile(job, &g->fonts, err, errlen);
     if (code) return code;
-    // A stencil buffer: Qt's GL paint engine clips to paths through it.
-    g->fbo = std::make_unique<QOpenGLFramebufferObject>(job->width, job->height, QOpenGLFramebufferObject::CombinedDepthStencil);
-    if (!g->fbo->isValid()) {
-        snprintf(err, errlen, "the %dx%d framebuffer object is incomplete", job->width, job->height);
+    // Qt's OpenGL paint engine anti-aliases only through multisampling: 4 samples, as a Qt Quick or QOpenGLWidget
+    // application asks for, resolved into a plain framebuffer for reading back. A stencil buffer: Qt clips to
+    // paths through it.
+    QOpenGLFramebufferObjectFormat format;
+    format.setAttachment(QOpenGLFramebufferObject::CombinedDepthStencil);
+    format.setSamples(SAMPLES);
+    g->fbo = std::make_unique<QOpenGLFramebufferObject>(job->width, job->height, format);
+    g->resolved = std::make_unique<QOpenGLFramebufferObject>(job->width, job->height);
+    if (!g->fbo->isValid() || !g->resolved->isValid() || !QOpenGLFramebufferObject::hasOpenGLFramebufferBlit()) {
+        snprintf(err, errlen, "no %dx%d framebuffer object with %d samples and a blit to resolve it", job->width, job->height, SAMPLES);
         return ZK_EXIT_FAILED;
     }
     g->device = std::make_unique<QOpenGLPaintDevice>(job->width, job->height);
     // Read what the paint engine has drawn so far: its batches are flushed by beginNativePainting. GL's rows
     // run bottom up (Qt's GL paint engine draws the image's top row at the framebuffer's top).
+    // A multisampled framebuffer cannot be read: the area is resolved into the plain one first.
     int height = job->height;
-    g->scene->grab = [height](QPainter &p, const QRect &area) {
+    g->scene->grab = [g, height](QPainter &p, const QRect &area) {
         QImage image(area.size(), QImage::Format_RGBA8888_Premultiplied);
         p.beginNativePainting();
+        QRect gl_area(area.x(), height - area.y() - area.height(), area.width(), area.height());
+        QOpenGLFramebufferObject::blitFramebuffer(g->resolved.get(), gl_area, g->fbo.get(), gl_area);
+        g->resolved->bind();
         glPixelStorei(GL_PACK_ALIGNMENT, 4);
-        glReadPixels(area.x(), height - area.y() - area.height(), area.width(), area.height(), GL_RGBA, GL_UNSIGNED_BYTE, image.bits());
+        glReadPixels(gl_area.x(), gl_area.y(), gl_area.width(), gl_area.height(), GL_RGBA, GL_UNSIGNED_BYTE, image.bits());
+        g->fbo->bind();
         p.endNativePainting();
         return image.mirrored();
     };
@@ -192,7 +205,8 @@ const char *e_frame_issue(void *self, char *detail, size_t len) {
 
 int e_read_rgba(void *self, unsigned char *rgba, char *err, size_t errlen) {
     Gles2 *g = static_cast<Gles2 *>(self);
-    QImage out = g->fbo->toImage().convertToFormat(QImage::Format_RGBA8888);
+    QOpenGLFramebufferObject::blitFramebuffer(g->resolved.get(), g->fbo.get());
+    QImage out = g->resolved->toImage().convertToFormat(QImage::Format_RGBA8888);
     if (out.isNull()) {
         snprintf(err, errlen, "reading the framebuffer object back failed");
         return -1;
@@ -207,6 +221,7 @@ void e_close(void *self) {
     g->scene.reset();
     g->device.reset();
     g->fbo.reset();
+    g->resolved.reset();
     if (g->context) g->context->doneCurrent();
     delete g->surface;
     delete g->context;
