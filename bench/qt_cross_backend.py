@@ -4,7 +4,7 @@ against the reference software golden of the same scene and frame (goldens/softw
 metrics (pytest_zbench/golden/match.py: max delta, pixels over it, edge pixels over, FLIP mean) under the
 scene's cross-backend tolerance for that backend, summed up per scene family as a Markdown table.
 
-    python bench/qt_cross_backend.py [--frames]     # --frames: one row per frame, not per family
+    python bench/qt_cross_backend.py [--frames] [--no-flip] [--device local-qt-raster]
 
 A measurement of committed images, not a test: the goldens are recorded with
 `pytest --zbench-device=local-qt-raster --zbench-goldens-only --zbench-update-goldens=missing` (and
@@ -28,7 +28,7 @@ SETS = {"local-qt-raster": ("raster", "qt-raster"), "local-qt-gles2": ("gles2", 
 REFERENCE = REPO / "goldens" / "software" / "x86_64"
 
 
-def measure(backend: str, device_class: str) -> list[dict[str, Any]]:
+def measure(backend: str, device_class: str, flip: bool = True) -> list[dict[str, Any]]:
     cases = {c.id: c for c in load_corpus(REPO / "scenes")[0]}
     rows = []
     for case_id, case in sorted(cases.items()):
@@ -38,7 +38,7 @@ def measure(backend: str, device_class: str) -> list[dict[str, Any]]:
             if not own.is_file() or not ref.is_file():
                 continue
             tol = resolve_tolerance(case.tolerance, backend, golden_backend="software")
-            result = compare(load_png(ref), load_png(own), tol)
+            result = compare(load_png(ref), load_png(own), tol, perceptual=flip)
             m = result.metrics
             rows.append({"family": case.family, "scene": case_id, "frame": frame, "passed": result.passed,
                          "max_delta": m.get("max_delta", 0), "pixels_over": m.get("pixels_over", 0),
@@ -50,9 +50,13 @@ def measure(backend: str, device_class: str) -> list[dict[str, Any]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--frames", action="store_true", help="one row per frame")
+    parser.add_argument("--no-flip", action="store_true", help="leave FLIP out (seconds per frame on a CPU)")
+    parser.add_argument("--device", choices=sorted(SETS), help="one device only")
     args = parser.parse_args()
     for device, (backend, device_class) in SETS.items():
-        rows = measure(backend, device_class)
+        if args.device and device != args.device:
+            continue
+        rows = measure(backend, device_class, flip=not args.no_flip)
         print(f"\n{device} (goldens/{backend}/{device_class}) against goldens/software/x86_64: {len(rows)} frames, "
               f"{sum(r['passed'] for r in rows)} within the scenes' {backend} cross_backend tolerance\n")
         print("| family | frames | max delta | pixels over delta | edge pixels over | FLIP mean (max) | within tolerance |")

@@ -363,6 +363,14 @@ int compile_op(Compiler &c, const zj_value *op, const std::string &path, Node *n
             return -1;
         const zj_value *seed = zj_get(op, "seed");
         if (!seed || !seed->is_integer || (pattern == 1 && seed->integer < 0)) return c.bad(path, "seed", "must be an integer (non-negative for noise)");
+        if (n->filter == MIPMAP) {
+            // QPainter samples bilinearly from the image itself, with no mip levels: a downscale aliases where
+            // the reference averages (texture.every_frame.mip.s1024: 4% of the area off by up to 125). Skipped,
+            // not drawn as another filter (docs/native-runner.md, "Porting an engine").
+            snprintf(c.err, c.errlen, "image (filter mipmap: QPainter has no mipmapped sampling)");
+            c.code = ZK_EXIT_SKIPPED;
+            return -1;
+        }
         const zj_value *a = zj_get(op, "alpha");
         if (a && a->type != ZJ_NULL && get_choice(c, op, path, "alpha", {"opaque", "premul", "unpremul"}, &alpha)) return -1;
         size_t bytes = (size_t)n->tex_w * (size_t)n->tex_h * 4;
@@ -876,7 +884,7 @@ void Scene::draw_node(QPainter &p, Node &n, FrameState &st) {
         st.counts->draw_calls++;
         QRectF dst = rect();
         QRectF src(0, 0, n.tex_w, n.tex_h);
-        // nearest: no filtering; linear and mipmap: bilinear (QPainter has no mipmapped sampling).
+        // nearest: no filtering; linear: bilinear (mipmap is skipped in compile_op).
         p.setRenderHint(QPainter::SmoothPixmapTransform, n.filter != NEAREST);
         size_t bytes = n.pixels.size();
         if (n.upload == ONCE) {
