@@ -25,6 +25,8 @@ BACKENDS = {"raster": "zbench-qt-raster", "gles2": "zbench-qt-gles2"}
 DEVICE = {"raster": ("local-qt-raster", "qt-raster"), "gles2": ("local-qt-gles2", "qt-llvmpipe")}
 DRAWN = {"rect", "rrect", "border", "linear_gradient", "radial_gradient", "shadow", "backdrop_blur", "text", "image",
          "mesh", "rect_batch", "shader", "path", "clip", "layer", "group", "repeat"}
+# gles2 leaves mesh out: its target is multisampled and a mesh is drawn without anti-aliasing (runners/qt/gles2.cpp).
+DRAWN_BY = {"raster": DRAWN, "gles2": DRAWN - {"mesh"}}
 DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
 # The variant of the colour test: every rect's red one level off (runners/qt/qt_scene.cpp ZQT_RECT_RED_DELTA).
 VARIANT = "red1"
@@ -100,7 +102,7 @@ def test_the_probe_lists_the_backend_its_features_and_the_engine_build(qt_runner
     assert done.returncode == 0, done.stderr
     probe = json.loads(done.stdout)
     entry = probe["backends"][backend]
-    assert set(entry["features"]) == DRAWN
+    assert set(entry["features"]) == DRAWN_BY[backend]
     assert probe["runner"]["name"] == BACKENDS[backend]
     assert probe["machine"]["libraries"]["qt"].startswith("6.")
     assert probe["toolchain"]["compiler"].startswith("g++ ") and "-std=c++17" in probe["toolchain"]["flags"]
@@ -158,7 +160,7 @@ def test_check_runner_passes_every_check_of_its_features(qt_runners, backend, tm
     report = check_runner(spec, scenes_dir=REPO / "scenes", goldens_dir=REPO / "goldens", keep=tmp_path / "keep")
     assert report.passed, "\n".join(report.lines())
     got = {r.name: r.status for r in report.results}
-    assert {n.split(".", 1)[1] for n, s in got.items() if n.startswith("feature.") and s == "pass"} == DRAWN
+    assert {n.split(".", 1)[1] for n, s in got.items() if n.startswith("feature.") and s == "pass"} == DRAWN_BY[backend]
     assert got["capture.reference"] == "pass" and got["complexity"] == "pass"
 
 
