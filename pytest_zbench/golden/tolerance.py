@@ -42,8 +42,12 @@ FUZZY_KEYS: tuple[str, ...] = ("max_difference", "total_pixels")
 # The software raster is deterministic: its goldens are byte-exact. Every other backend is a GPU whose
 # drivers round coverage and colour differently by a level or two (docs/methodology.md §7). Budgets are pixel counts,
 # not fractions, so that a missing glyph (~50-100 pixels) fails on a large scene too.
+# Qt 6's raster engine (backend `raster`, runners/qt) is a CPU rasteriser as deterministic as Skia's: its own
+# goldens are exact too, so that one level of one op's colour fails (docs/goldens.md, "Qt 6").
+RASTER = "raster"
 DEFAULTS: dict[str, dict[str, Any]] = {
     SOFTWARE: {"exact": True},
+    RASTER: {"exact": True},
     "gpu": {"max_delta": 2, "max_pixels": 16},
 }
 # A GPU capture against the software golden: real rasteriser differences sit on anti-aliased edges and
@@ -362,7 +366,7 @@ def _merge(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, An
 def backend_defaults(backend: str, *, cross: bool = False) -> dict[str, Any]:
     if cross:
         return dict(CROSS_DEFAULTS)
-    return dict(DEFAULTS[SOFTWARE] if backend == SOFTWARE else DEFAULTS["gpu"])
+    return dict(DEFAULTS.get(backend, DEFAULTS["gpu"]))
 
 
 def resolve_tolerance(raw: Mapping[str, Any] | None, backend: str, *, golden_backend: str | None = None,
