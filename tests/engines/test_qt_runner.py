@@ -166,6 +166,7 @@ def test_check_runner_passes_every_check_of_its_features(qt_runners, backend, tm
 
 def golden_session(tmp_path: Path, backend: str, binary: Path, scene: str) -> subprocess.CompletedProcess[str]:
     name = DEVICE[backend][0]
+    tmp_path.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     env.pop("CI", None)
     return subprocess.run(
