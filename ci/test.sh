@@ -37,6 +37,11 @@ started=$SECONDS
 run make -s -C runners/cairo
 run bash runners/cairo/arm64-runner.sh build
 echo "Cairo runners built in $((SECONDS - started)) s"
+# The Qt 6 runner (runners/qt/): its objects cached by their sources (ci/qt-runner.sh); tests/engines and
+# ci/acceptance.sh run it.
+started=$SECONDS
+run bash ci/qt-runner.sh
+echo "Qt runner built in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

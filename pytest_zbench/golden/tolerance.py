@@ -39,14 +39,17 @@ EDGE_KEYS: tuple[str, ...] = ("threshold", "dilate", "on", "max_pixels")
 EDGE_SOURCES: tuple[str, ...] = ("both", "expected")
 FUZZY_KEYS: tuple[str, ...] = ("max_difference", "total_pixels")
 
-# The software raster is deterministic: its goldens are byte-exact. So is the Cairo runner's (runners/cairo:
-# pixman on the CPU, one golden set per architecture as device class), where a one-level change of a colour must
-# fail. Every other backend is a GPU whose drivers round coverage and colour differently by a level or two
-# (docs/methodology.md §7). Budgets are pixel counts, not fractions, so that a missing glyph (~50-100 pixels)
-# fails on a large scene too.
+# The software raster is deterministic: its goldens are byte-exact. So are the CPU rasterisers of the engines
+# built on the kit: Cairo's (runners/cairo: pixman, one golden set per architecture as device class) and Qt 6's
+# raster engine (backend `raster`, runners/qt), where a one-level change of a colour must fail (docs/goldens.md,
+# "Cairo", "Qt 6"). Every other backend is a GPU whose drivers round coverage and colour differently by a level
+# or two (docs/methodology.md §7). Budgets are pixel counts, not fractions, so that a missing glyph (~50-100
+# pixels) fails on a large scene too.
+RASTER = "raster"
 DEFAULTS: dict[str, dict[str, Any]] = {
     SOFTWARE: {"exact": True},
     "cairo": {"exact": True},
+    RASTER: {"exact": True},
     "gpu": {"max_delta": 2, "max_pixels": 16},
 }
 # A GPU capture against the software golden: real rasteriser differences sit on anti-aliased edges and
