@@ -24,7 +24,8 @@ from pytest_zbench.inventory import load_inventory
 from pytest_zbench.protocol import FRAME_COLUMNS, parse_probe_output, read_frames_csv, read_result_json
 
 REPO = Path(__file__).resolve().parents[2]
-FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip"}
+FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip", "rrect", "border", "linear_gradient",
+            "radial_gradient", "shadow", "backdrop_blur", "text", "layer", "shader", "video"}
 DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
 
 
@@ -204,12 +205,12 @@ def test_bad_job_input_is_refused_with_exit_2_naming_the_key(runner, tmp_path, c
 
 
 def test_a_scene_needing_an_op_it_does_not_draw_is_skipped_with_exit_3(runner, tmp_path):
-    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "text"],
-             "ops": [{"op": "text", "x": 1, "y": 20, "size": 12, "color": "#000000", "text": "x"}]}
+    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "path"],
+             "ops": [{"op": "path", "points": [[1, 1], [20, 1], [10, 20]], "closed": True, "color": "#000000"}]}
     done, out = _run(runner, _job(tmp_path, scene=scene), tmp_path)
     assert done.returncode == 3
     result = read_result_json(out / "result.json")
-    assert [(i.kind, "text" in i.detail) for i in result.issues] == [("feature_skipped", True)]
+    assert [(i.kind, "path" in i.detail) for i in result.issues] == [("feature_skipped", True)]
     assert not (out / "frames.csv").exists()
 
 
