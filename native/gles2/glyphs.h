@@ -25,10 +25,14 @@ typedef struct {
     float x, y, u, v;
 } zb_text_vertex;
 
-/* Appends the quads of a line with its baseline at (x, y) to out (room for 6 per byte of s); returns how
- * many vertices it wrote, or -1 when the atlas filled up: then draw what `out` holds, call zb_text_reset
- * and lay the line out again. */
-int zb_text_layout(zb_text *t, int font, double size, const char *s, size_t len, double x, double y, zb_text_vertex *out);
+/* The canonical luminance of a text colour (three bits of its sRGB luminance): glyph masks are corrected
+ * for it as the reference's are (glyphs.c `preblend`). */
+int zb_text_luminance(const unsigned char rgb[3]);
+
+/* Appends the quads of a line with its baseline at (x, y) to out (room for 6 per byte of s), its glyphs'
+ * masks corrected for luminance `lum` (zb_text_luminance); returns how many vertices it wrote, or -1 when
+ * the atlas filled up: then draw what `out` holds, call zb_text_reset and lay the line out again. */
+int zb_text_layout(zb_text *t, int font, double size, const char *s, size_t len, double x, double y, int lum, zb_text_vertex *out);
 
 /* The atlas texture (GL_ALPHA), bound to the active texture unit; uploads glyphs rasterised since the last call. */
 void zb_text_bind(zb_text *t);

@@ -1295,6 +1295,8 @@ static int ensure_scratch(engine *g, int w, int h) {
 
 /* Draws into scratch k (its pixel (i, j) is the scene's (ox + i, oy + j)), or back into the target. */
 static void bind_scratch(engine *g, int k, int rw, int rh) {
+    /* A scratch pass replaces what the region held (blending would add the last blur's pixels to it). */
+    glDisable(GL_BLEND);
     glBindFramebuffer(GL_FRAMEBUFFER, g->scratch_fbo[k]);
     glViewport(0, 0, g->scratch_w, g->scratch_h);
     g->vp_w = g->scratch_w;
@@ -1303,6 +1305,7 @@ static void bind_scratch(engine *g, int k, int rw, int rh) {
 }
 
 static void bind_target(engine *g) {
+    glEnable(GL_BLEND);
     glBindFramebuffer(GL_FRAMEBUFFER, g->target);
     glViewport(0, 0, g->width, g->height);
     g->vp_w = g->width;
@@ -1348,7 +1351,10 @@ static int draw_shadow(engine *g, node *d, frame_state *st, char *err, size_t er
     if (!(blur > 0)) { draw_rrect(g, x, y, w, h, r, 0, d->color, 0); return 0; }
     double sigma = blur / 2;
     int radius = blur_radius(sigma), margin = radius + 2;
-    double bx0 = fmin(x, x + w), by0 = fmin(y, y + h), bx1 = fmax(x, x + w), by1 = fmax(y, y + h);
+    /* The reference's blurred rounded rect covers its bounds rounded out to whole pixels (Skia's nine-patch
+     * blur of a rounded rect; measured on shadow.blur2, whose shadows lie at y + 0.8). */
+    double bx0 = floor(fmin(x, x + w)), by0 = floor(fmin(y, y + h)), bx1 = ceil(fmax(x, x + w)), by1 = ceil(fmax(y, y + h));
+    x = bx0; y = by0; w = bx1 - bx0; h = by1 - by0;
     /* The region blurred: the shape and its margin, inside the surface grown by the margin. */
     double ox = floor(fmax(bx0 - margin, -margin)), oy = floor(fmax(by0 - margin, -margin));
     double ex = ceil(fmin(bx1 + margin, g->width + margin)), ey = ceil(fmin(by1 + margin, g->height + margin));
@@ -1446,17 +1452,17 @@ static int draw_text(engine *g, node *d, frame_state *st, char *err, size_t errl
     premul_f(d->color, color);
     glUniform4f(p->color, color[0], color[1], color[2], color[3]);
     glActiveTexture(GL_TEXTURE0);
-    int n = 0;
+    int n = 0, lum = zb_text_luminance(d->color);
     for (int l = 0; l < lines; l++) {
         if (!lengths[l]) continue;
-        int added = zb_text_layout(g->text, font, size, s + starts[l], lengths[l], x, y + l * step, g->text_vertices + n);
+        int added = zb_text_layout(g->text, font, size, s + starts[l], lengths[l], x, y + l * step, lum, g->text_vertices + n);
         if (added < 0) {
             /* The atlas is full: draw what it holds, empty it, lay the line out again. */
             zb_text_bind(g->text);
             if (n) draw_xyuv(g, (const float *)g->text_vertices, n);
             n = 0;
             zb_text_reset(g->text);
-            added = zb_text_layout(g->text, font, size, s + starts[l], lengths[l], x, y + l * step, g->text_vertices);
+            added = zb_text_layout(g->text, font, size, s + starts[l], lengths[l], x, y + l * step, lum, g->text_vertices);
             if (added < 0) { free(owned); snprintf(err, errlen, "a line of text at size %g does not fit the glyph atlas", size); return -1; }
         }
         n += added;
