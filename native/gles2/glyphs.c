@@ -130,7 +130,7 @@ static uint32_t next_code(const unsigned char **s, const unsigned char *end) {
 }
 
 static int set_size(zb_text *t, int font, double size) {
-    int size64 = (int)lround(size * 64.0);
+    int size64 = (int)(size * 64.0); /* truncated, as Skia passes a size to FreeType (SkScalarToFDot6) */
     if (size64 < 1) size64 = 1;
     if (t->face_size64[font] != size64) {
         if (FT_Set_Char_Size(t->faces[font], 0, size64, 72, 72)) return -1;
