@@ -802,6 +802,11 @@ static void e_gpu_info(void *self, zk_buf *b) {
     zk_buf_add(b, ", \"max_texture_size\": %d, \"timer_query_extension\": ", (int)g->max_texture_size);
     zk_buf_str(b, ext);
     zk_buf_add(b, ", \"timer_query_bits\": %d", bits);
+    /* The precision its fragment shaders run at: mediump when ZBENCH_FRAGMENT_PRECISION asks for it or the
+     * device's fragment shaders have no highp (the shaders' #ifdef GL_FRAGMENT_PRECISION_HIGH falls back). */
+    GLint range[2] = {0, 0}, precision = 0;
+    glGetShaderPrecisionFormat(GL_FRAGMENT_SHADER, GL_HIGH_FLOAT, range, &precision);
+    zk_buf_add(b, ", \"fragment_precision\": \"%s\"", g->mediump || precision == 0 ? "mediump" : "highp");
 }
 
 static const char *const *e_timer_sources(void *self) { (void)self; return zk_gl_timer_sources(); }
