@@ -24,6 +24,11 @@ typedef struct {
     int x, y, w, h, left, top; /* atlas position and size; left and top are FreeType's bitmap bearings */
 } slot;
 
+typedef struct {
+    int used, font, size64, glyph;
+    double advance;
+} advance_entry;
+
 struct zb_text {
     FT_Library lib;
     FT_Face faces[MAX_FONTS];
@@ -35,6 +40,8 @@ struct zb_text {
     int shelf_x, shelf_y, shelf_h;
     int dirty_y0, dirty_y1; /* rows changed since the last upload */
     GLuint texture;
+    /* Advances by font, size and glyph: measuring a line for word wrap would load each glyph again */
+    advance_entry *advances;
     unsigned char preblend[8][256]; /* per canonical luminance (lum >> 5), built when first used */
     int have_preblend[8];
 };
@@ -74,7 +81,8 @@ zb_text *zb_text_new(char *err, size_t errlen) {
     zb_text *t = calloc(1, sizeof *t);
     if (t) t->slots = calloc(SLOTS, sizeof *t->slots);
     if (t && t->slots) t->pixels = calloc((size_t)ATLAS * ATLAS, 1);
-    if (!t || !t->slots || !t->pixels) {
+    if (t && t->pixels) t->advances = calloc(SLOTS, sizeof *t->advances);
+    if (!t || !t->slots || !t->pixels || !t->advances) {
         snprintf(err, errlen, "out of memory for the glyph atlas");
         zb_text_free(t);
         return NULL;
@@ -96,6 +104,7 @@ void zb_text_free(zb_text *t) {
     if (t->texture) glDeleteTextures(1, &t->texture);
     free(t->slots);
     free(t->pixels);
+    free(t->advances);
     free(t);
 }
 
@@ -143,6 +152,18 @@ static const FT_Int32 LOAD_FLAGS = FT_LOAD_NO_HINTING | FT_LOAD_NO_BITMAP;
 
 /* The unhinted advance (16.16 linear advance, as Skia's linear metrics), in pixels. */
 static double advance(zb_text *t, int font, FT_UInt glyph) {
+    int size64 = t->face_size64[font];
+    uint32_t h = ((uint32_t)glyph * 2654435761u ^ (uint32_t)size64 * 40503u ^ (uint32_t)font * 131u) & (SLOTS - 1);
+    for (uint32_t i = 0; i < 64; i++) {
+        advance_entry *e = &t->advances[(h + i) & (SLOTS - 1)];
+        if (e->used && e->font == font && e->size64 == size64 && e->glyph == (int)glyph) return e->advance;
+        if (e->used) continue;
+        if (FT_Load_Glyph(t->faces[font], glyph, LOAD_FLAGS)) return 0;
+        e->used = 1; e->font = font; e->size64 = size64; e->glyph = (int)glyph;
+        e->advance = t->faces[font]->glyph->linearHoriAdvance / 65536.0;
+        return e->advance;
+    }
+    /* A full neighbourhood: measured without being kept. */
     if (FT_Load_Glyph(t->faces[font], glyph, LOAD_FLAGS)) return 0;
     return t->faces[font]->glyph->linearHoriAdvance / 65536.0;
 }
