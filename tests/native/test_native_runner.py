@@ -494,6 +494,7 @@ def test_the_mediump_switch_compiles_every_fragment_shader_at_mediump(runner, tm
         assert max(high for _, high in diff.getextrema()) <= 8
         # Something of every op is there: not a blank surface.
         assert len(a.convert("RGB").getcolors(64 * 48) or []) > 200
+    (tmp_path / "bad").mkdir()
     bad = subprocess.run([str(runner), "run", str(_job(tmp_path, scene=CORPUS_SCENE)), str(tmp_path / "bad")],
                          capture_output=True, text=True, timeout=60,
                          env={**os.environ, "ZBENCH_FRAGMENT_PRECISION": "lowp"})
