@@ -66,8 +66,8 @@ run python3 -m pytest --zbench-device=local-native --zbench-quick --zbench-runs=
     --zbench-results="$results/local-native" --junitxml="$results/local-native/junit.xml" \
     --zbench-history="$results/history.sqlite"
 native_scenes="(clip.rect or geometry.tris.n2 or drawcalls.batch.one or image.downscale or fill.alpha.x1) and not adaptive"
-# and text (FreeType and DejaVu from the sysroot) and a blur of the families it draws since it draws the corpus
-native_scenes="($native_scenes or text.paragraph or shadow.blur8) and not adaptive"
+# and text (FreeType and DejaVu from the sysroot), of the families it draws since it draws the corpus
+native_scenes="($native_scenes or text.paragraph) and not adaptive"
 for device in local-armhf-native local-arm64-native; do
     run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 --zbench-frames=4 \
         --zbench-warmup=1 -n 2 -p no:cacheprovider -q -rfEs -k "$native_scenes" \
