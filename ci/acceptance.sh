@@ -56,12 +56,18 @@ echo "local-arm64 scenes ran in $((SECONDS - started)) s"
 # goldens/gles2/native-softpipe-* and the software reference under each scene's cross-backend tolerance; 1
 # launch of a few frames: goldens need no more, and emulation is slow.
 native_drawn="(blending or clip or drawcalls or fill or geometry or image or texture or layer.direct) and not video"
+# and one scene of each family it draws since it draws the corpus (text, shapes, blurs, layers, shader, video)
+native_drawn="$native_drawn or text.paragraph or text.glyphs or textcjk.lines4 or textscroll.lines8 or rrect.large or border.grid.w4"
+native_drawn="$native_drawn or gradients.radial or dirtyrect.share25 or shadow.blur2 or backdrop.blur8 or layer.nested"
+native_drawn="$native_drawn or shader.l2.f16.dependent or texture.video.p360 or scroll.list.steady or idle.pulse"
 started=$SECONDS
 run python3 -m pytest --zbench-device=local-native --zbench-quick --zbench-runs=1 -n 2 -p no:cacheprovider -q -rfEs \
     -k "$native_drawn" \
     --zbench-results="$results/local-native" --junitxml="$results/local-native/junit.xml" \
     --zbench-history="$results/history.sqlite"
 native_scenes="(clip.rect or geometry.tris.n2 or drawcalls.batch.one or image.downscale or fill.alpha.x1) and not adaptive"
+# and text (FreeType and DejaVu from the sysroot), of the families it draws since it draws the corpus
+native_scenes="($native_scenes or text.paragraph) and not adaptive"
 for device in local-armhf-native local-arm64-native; do
     run python3 -m pytest --zbench-device="$device" --zbench-quick --zbench-runs=1 --zbench-frames=4 \
         --zbench-warmup=1 -n 2 -p no:cacheprovider -q -rfEs -k "$native_scenes" \

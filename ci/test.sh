@@ -42,6 +42,8 @@ echo "Cairo runners built in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/qt-runner.sh
 echo "Qt runner built in $((SECONDS - started)) s"
+# zbench-gles2's shaders, every variant it compiles, validated as GLSL ES 1.00 by glslangValidator (seconds).
+run bash native/gles2/check_shaders.sh
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

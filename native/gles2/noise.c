@@ -92,16 +92,35 @@ static uint32_t next32(pcg64 *r) {
     return (uint32_t)v;
 }
 
-void zb_noise_rgba(unsigned char *out, int w, int h, uint64_t seed) {
+/* default_rng(seed)'s generator: SeedSequence's state, then PCG64's seeding. */
+static void pcg_seed(pcg64 *r, uint64_t seed) {
     uint64_t s[4];
     seed_state(seed, s);
-    pcg64 r = {{0, 0}, {0, 0}, 0, 0};
+    *r = (pcg64){{0, 0}, {0, 0}, 0, 0};
     u128 initstate = {s[0], s[1]}, initseq = {s[2], s[3]};
-    r.inc.hi = initseq.hi << 1 | initseq.lo >> 63;
-    r.inc.lo = initseq.lo << 1 | 1u;
-    step(&r);
-    r.state = add128(r.state, initstate);
-    step(&r);
+    r->inc.hi = initseq.hi << 1 | initseq.lo >> 63;
+    r->inc.lo = initseq.lo << 1 | 1u;
+    step(r);
+    r->state = add128(r->state, initstate);
+    step(r);
+}
+
+void zb_noise_ints(unsigned char *out, size_t n, uint64_t seed, uint32_t bound) {
+    pcg64 r;
+    pcg_seed(&r, seed);
+    /* numpy's int64 draws of a range below 2**32: Lemire's multiply-and-reject on 32-bit outputs. */
+    const uint32_t threshold = (uint32_t)(UINT32_MAX - (bound - 1)) % bound;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t m = (uint64_t)next32(&r) * bound;
+        if ((uint32_t)m < bound)
+            while ((uint32_t)m < threshold) m = (uint64_t)next32(&r) * bound;
+        out[i] = (unsigned char)(m >> 32);
+    }
+}
+
+void zb_noise_rgba(unsigned char *out, int w, int h, uint64_t seed) {
+    pcg64 r;
+    pcg_seed(&r, seed);
     uint32_t buf = 0;
     int bcnt = 0;
     size_t n = (size_t)w * (size_t)h * 4;

@@ -24,7 +24,8 @@ from pytest_zbench.inventory import load_inventory
 from pytest_zbench.protocol import FRAME_COLUMNS, parse_probe_output, read_frames_csv, read_result_json
 
 REPO = Path(__file__).resolve().parents[2]
-FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip"}
+FEATURES = {"rect", "rect_batch", "mesh", "image", "repeat", "group", "clip", "rrect", "border", "linear_gradient",
+            "radial_gradient", "shadow", "backdrop_blur", "text", "layer", "shader", "video"}
 DISPLAY = {"width": 800, "height": 480, "refresh_hz": 60}
 
 
@@ -204,12 +205,12 @@ def test_bad_job_input_is_refused_with_exit_2_naming_the_key(runner, tmp_path, c
 
 
 def test_a_scene_needing_an_op_it_does_not_draw_is_skipped_with_exit_3(runner, tmp_path):
-    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "text"],
-             "ops": [{"op": "text", "x": 1, "y": 20, "size": 12, "color": "#000000", "text": "x"}]}
+    scene = {"id": "t", "params": {}, "width": 64, "height": 48, "features": ["rect", "path"],
+             "ops": [{"op": "path", "points": [[1, 1], [20, 1], [10, 20]], "closed": True, "color": "#000000"}]}
     done, out = _run(runner, _job(tmp_path, scene=scene), tmp_path)
     assert done.returncode == 3
     result = read_result_json(out / "result.json")
-    assert [(i.kind, "text" in i.detail) for i in result.issues] == [("feature_skipped", True)]
+    assert [(i.kind, "path" in i.detail) for i in result.issues] == [("feature_skipped", True)]
     assert not (out / "frames.csv").exists()
 
 
@@ -298,6 +299,28 @@ RICH_SCENE = {"id": "t", "params": {}, "width": 64, "height": 48,
                               {"op": "repeat", "count": "complexity", "columns": 2, "dx": 5, "dy": 5, "ops": [
                                   {"op": "rect_batch", "count": 24, "columns": 8, "dx": 5, "dy": 5, "x": 8, "y": 5,
                                    "w": 4, "h": 4, "color": "#E9C46A"}]}]}]}]}]}
+# Every op zbench-gles2 draws since it draws the corpus (text, shapes, blurs, layers, shader, video), nested in
+# a clip, a layer and a repeat whose index the text shows.
+CORPUS_SCENE = {"id": "t", "params": {}, "width": 64, "height": 48,
+                "features": ["rect", "rrect", "border", "linear_gradient", "radial_gradient", "shadow",
+                             "backdrop_blur", "text", "layer", "shader", "video", "clip", "repeat"], "ops": [
+                    {"op": "linear_gradient", "x": 0, "y": 0, "w": 64, "h": 48, "x0": 0, "y0": 0, "x1": 64, "y1": 48,
+                     "stops": [[0, "#FF000080"], [0.5, "#00FF00"], [1, "#0000FF"]]},
+                    {"op": "radial_gradient", "x": 2, "y": 2, "w": 20, "h": 20, "cx": 12, "cy": 12, "r": 10,
+                     "stops": [[0, "#FFFFFF"], [1, "#000000"]]},
+                    {"op": "shadow", "x": 30, "y": 4, "w": 20, "h": 12, "radius": 4, "blur": 6, "dx": 1, "dy": 2,
+                     "color": "#00000080"},
+                    {"op": "rrect", "x": 30, "y": 4, "w": 20, "h": 12, "radius": 4, "color": "#FFFFFF"},
+                    {"op": "border", "x": 30.5, "y": 20, "w": 20, "h": 10, "radius": 3, "width": 2, "color": "#2A9D8F"},
+                    {"op": "video", "x": 4, "y": 30, "w": 24, "h": 14, "tex_w": 16, "tex_h": 9, "seed": 1},
+                    {"op": "backdrop_blur", "x": 2, "y": 28, "w": 20, "h": 10, "blur": 4},
+                    {"op": "clip", "shape": {"kind": "rrect", "x": 36, "y": 28, "w": 26, "h": 18, "radius": 6}, "ops": [
+                        {"op": "layer", "opacity": 0.5, "ops": [
+                            {"op": "shader", "x": 36, "y": 28, "w": 26, "h": 18, "loops": "complexity", "fetches": 2,
+                             "reads": "dependent"},
+                            {"op": "repeat", "count": 2, "dx": 0, "dy": 8, "ops": [
+                                {"op": "text", "x": 37, "y": 38, "size": 9, "color": "#1B1B1B",
+                                 "text": "f{frame} r{i} wrap me", "max_width": 24}]}]}]}]}
 
 
 def _mutated(rng: random.Random, job: dict[str, object]) -> dict[str, object]:
@@ -328,9 +351,12 @@ def test_mutated_jobs_never_crash_a_sanitized_build(tmp_path):
                            complexity=[1, 2, 3, 4], scene=RICH_SCENE).read_text())
     env = {**os.environ, "ZBENCH_GPU_TIMER": "timer_query", "ASAN_OPTIONS": "detect_leaks=0",
            "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1"}
+    corpus = {**base, "scene": CORPUS_SCENE}
     codes: dict[int, int] = {}
-    for case in range(80):
-        job = base if case == 0 else _mutated(rng, base)
+    for case in range(120):
+        # The first 80 from the rect, image and clip scene; the others from the scene of every other op.
+        start = base if case < 80 else corpus
+        job = start if case in (0, 80) else _mutated(rng, start)
         path = tmp_path / "job" / "job.json"
         path.write_text(json.dumps(job))
         out = tmp_path / "out"
@@ -409,3 +435,105 @@ def test_an_image_over_the_max_texture_size_is_drawn_reduced_and_reported_once(p
     scene = next(s for s in document["scenes"] if s["id"] == "big.image")
     assert [(i["kind"], i["launch"]) for i in scene["issues"] if i["kind"] == "texture_fallback"] == [("texture_fallback", 0)]
     assert scene["metrics"]["counters"]["vertices"] == 12  # the rect's and the reduced image's two triangles each
+
+
+def test_every_shader_validates_as_glsl_es_100():
+    """native/gles2/check_shaders.sh (ci/test.sh runs it): every fragment shader the runner compiles, each kind
+    clipped and unclipped, at the device's precision and at mediump, and the vertex shader, as glslangValidator
+    checks GLSL ES 1.00."""
+    require(shutil.which("glslangValidator") is not None, "glslangValidator (Debian glslang-tools)")
+    done = subprocess.run(["bash", str(REPO / "native" / "gles2" / "check_shaders.sh")], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "53 shaders validated as GLSL ES 1.00" in done.stdout
+
+
+def test_fragment_shaders_take_highp_only_where_the_device_has_it(tmp_path):
+    """The dump the check validates: every fragment shader selects its precision with the
+    GL_FRAGMENT_PRECISION_HIGH #ifdef, and the mediump variants (ZBENCH_FRAGMENT_PRECISION) define ZB_MEDIUMP,
+    which that #if reads."""
+    done = subprocess.run(["make", "-s", "-C", str(REPO / "native"), "shaders", f"OUT={tmp_path / 'bin'}"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and "warning" not in done.stderr, done.stderr
+    (tmp_path / "glsl").mkdir()
+    subprocess.run([str(tmp_path / "bin" / "zbench-gles2-shaders"), str(tmp_path / "glsl")], check=True, timeout=60)
+    frags = sorted((tmp_path / "glsl").glob("*.frag"))
+    assert len(frags) == 52
+    for frag in frags:
+        text = frag.read_text()
+        assert text.startswith("#version 100\n")
+        assert "#if defined(GL_FRAGMENT_PRECISION_HIGH) && !defined(ZB_MEDIUMP)\nprecision highp float;" in text
+        assert text.count("highp") == 1, frag.name  # only inside the #if
+        assert ("#define ZB_MEDIUMP 1" in text) == frag.name.endswith("-mediump.frag")
+        assert ("#define NO_CLIP 1" in text) == ("-unclipped-" in frag.name)
+
+
+def test_the_mediump_switch_compiles_every_fragment_shader_at_mediump(runner, tmp_path):
+    """ZBENCH_FRAGMENT_PRECISION=mediump: the probe says so, a scene of every op the runner draws runs without an
+    issue, and its capture is the default run's within 8 levels (4 measured on llvmpipe); a value other than
+    mediump or default is refused naming the variable."""
+    captures = {}
+    for precision in ("default", "mediump"):
+        env = {**os.environ, "ZBENCH_FRAGMENT_PRECISION": precision, "ZBENCH_GPU_TIMER": "finish_bracket"}
+        probe = parse_probe_output(subprocess.run([str(runner), "probe"], capture_output=True, text=True,
+                                                  timeout=60, env=env).stdout)
+        expected = "mediump" if precision == "mediump" else probe.backends["gles2"].info["fragment_precision"]
+        assert probe.backends["gles2"].info["fragment_precision"] == expected
+        job = _job(tmp_path, scene=CORPUS_SCENE, complexity=[3, 4, 5, 6, 7, 8])
+        out = tmp_path / precision
+        out.mkdir()
+        done = subprocess.run([str(runner), "run", str(job), str(out)], capture_output=True, text=True,
+                              timeout=120, env=env)
+        assert done.returncode == 0, done.stderr
+        assert read_result_json(out / "result.json").issues == []
+        captures[precision] = out / "capture-1.png"
+    from PIL import Image, ImageChops
+
+    with Image.open(captures["default"]) as a, Image.open(captures["mediump"]) as b:
+        diff = ImageChops.difference(a.convert("RGBA"), b.convert("RGBA"))
+        assert max(high for _, high in diff.getextrema()) <= 8
+        # Something of every op is there: not a blank surface.
+        assert len(a.convert("RGB").getcolors(64 * 48) or []) > 200
+    (tmp_path / "bad").mkdir()
+    bad = subprocess.run([str(runner), "run", str(_job(tmp_path, scene=CORPUS_SCENE)), str(tmp_path / "bad")],
+                         capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "ZBENCH_FRAGMENT_PRECISION": "lowp"})
+    assert bad.returncode == 1 and "ZBENCH_FRAGMENT_PRECISION=lowp: must be mediump or default" in bad.stderr
+
+
+NEW_FAMILIES = ("text.paragraph or text.glyphs or textcjk.lines4 or textscroll.lines8 or rrect.large or border.grid.w4 "
+                "or gradients.radial or dirtyrect.share25 or shadow.blur2 or backdrop.blur8 or layer.nested "
+                "or shader.l2.f16.dependent or texture.video.p360 or scroll.list.steady or idle.pulse")
+
+
+def _golden_session(runner: Path, tmp_path: Path, selection: str, **env_vars: str) -> tuple[int, str]:
+    device_yaml = inventory(tmp_path, {"local-native": [str(runner)]})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]), **env_vars}
+    env.pop("CI", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--zbench-device=local-native",
+         f"--zbench-devices={device_yaml}", "--zbench-runs=1", "--zbench-frames=2", "--zbench-warmup=0",
+         "--zbench-baseline=none", f"--zbench-results={tmp_path / 'results'}", "-m", "zbench_golden",
+         "-k", selection],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    return done.returncode, "\n".join(done.stdout.splitlines()[-30:]) + done.stderr[-2000:]
+
+
+@pytest.mark.acceptance
+def test_one_scene_of_each_family_it_now_draws_passes_its_goldens(runner, tmp_path):
+    """A scene of every family zbench-gles2 draws since it draws the corpus, against goldens/gles2/native-llvmpipe
+    and the software reference's cross-backend tolerance."""
+    code, tail = _golden_session(runner, tmp_path, NEW_FAMILIES)
+    assert code == 0, tail
+    assert "15 passed" in tail and "failed" not in tail and "skipped" not in tail
+
+
+@pytest.mark.acceptance
+def test_at_mediump_what_does_not_depend_on_window_coordinates_holds_and_edges_do_not(runner, tmp_path):
+    """docs/goldens.md, "Native runners at mediump": with every fragment shader at mediump, llvmpipe's blending
+    and a wide backdrop blur hold their goldens; a clipped rect's anti-aliased edge, computed from gl_FragCoord,
+    does not (44 levels over 2,016 pixels measured)."""
+    code, tail = _golden_session(runner, tmp_path, "blending or backdrop.blur32 or clip.rect",
+                                 ZBENCH_FRAGMENT_PRECISION="mediump")
+    assert code == 1, tail
+    assert "1 failed, 3 passed" in tail and "clip.rect" in tail, tail
