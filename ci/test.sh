@@ -25,6 +25,11 @@ echo "arm64 device set up in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/native-devices.sh
 echo "native devices set up in $((SECONDS - started)) s"
+# The device that is its own machine (vm-arm64): its system image, built once per machine and cached (a few
+# minutes the first time); ci/acceptance.sh's exclusive phase boots it once for tests/vm.
+started=$SECONDS
+run bash ci/vm-device.sh setup
+echo "vm-arm64 image set up in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs
