@@ -14,9 +14,20 @@ source "$(dirname "$0")/env.sh"
 
 started=$SECONDS
 run python3 -m pytest tests -m "acceptance and not exclusive" -n 2 -p no:cacheprovider -q -rfEs
+# vm-arm64, the device that is its own machine (docs/vm-device.md; its image is cached by ci/test.sh): booted
+# once here, the kit's aarch64 runner deployed onto it and its golden scenes checked, then left running for the
+# exclusive phase, whose tests/vm cut its power and bring it back; powered off when this script ends.
+started=$SECONDS
+trap 'bash ci/vm-device.sh stop >/dev/null 2>&1 || true' EXIT
+run bash ci/vm-device.sh start
+run python3 -m pytest_zbench.cli deploy --device vm-arm64 build/native/arm64/zbench-gles2
+run python3 -m pytest --zbench-device=vm-arm64 --zbench-goldens-only -p no:cacheprovider -q -rfEs \
+    -k "(fill.alpha.x1 or image.downscale or clip.rect) and not adaptive and not largeimage"
+echo "vm-arm64 booted, deployed and its goldens checked in $((SECONDS - started)) s"
 # The runs whose verdict is a speed measured here, one at a time: beside another measuring test, a "quiet"
 # session is loaded by a test it does not control (tests/conftest.py, marker `exclusive`).
 run python3 -m pytest tests -m "acceptance and exclusive" -p no:cacheprovider -q -rfEs
+bash ci/vm-device.sh stop
 echo "acceptance runs ran in $((SECONDS - started)) s"
 
 # The overhead benches, small: each prints its ratios beside their targets (README, "Benchmarks"). A missed

@@ -23,8 +23,9 @@ packages=(fonts-dejavu-core fonts-wqy-zenhei libegl1 libegl-mesa0 libgles2 libgl
           libcairo2-dev libfreetype-dev libfontconfig-dev pkg-config qt6-base-dev libqt6opengl6-dev g++
           # The kit's shaders validated as GLSL ES 1.00; its C tests (cmocka) and fuzz targets (clang's libFuzzer).
           glslang-tools libcmocka-dev clang
-          # The device that is its own machine: an arm64 system booted under qemu-system (ci/vm-device.sh).
-          qemu-system-arm qemu-utils)
+          # The device that is its own machine: an arm64 system booted under qemu-system (ci/vm-device.sh),
+          # its image made on this host (the initrd's cpio archive, its module dependencies with kmod's depmod).
+          qemu-system-arm qemu-utils cpio kmod)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

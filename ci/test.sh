@@ -44,6 +44,11 @@ run bash ci/qt-runner.sh
 echo "Qt runner built in $((SECONDS - started)) s"
 # zbench-gles2's shaders, every variant it compiles, validated as GLSL ES 1.00 by glslangValidator (seconds).
 run bash native/gles2/check_shaders.sh
+# The device that is its own machine (vm-arm64): its system image, built once per machine and cached (a few
+# minutes the first time); ci/acceptance.sh's exclusive phase boots it once for tests/vm.
+started=$SECONDS
+run bash ci/vm-device.sh setup
+echo "vm-arm64 image set up in $((SECONDS - started)) s"
 # The test suite but its acceptance runs: the checks a change needs within minutes.
 started=$SECONDS
 run bash ci/coverage.sh tests -m "not acceptance" -n 2 -p no:cacheprovider -q -rfEs

@@ -247,6 +247,9 @@ def _push(on_device: DeviceFiles, transport: Transport, build: LocalBuild, root:
         if wrong:
             raise DeployError(f"device {on_device.device}: after the push, {len(wrong)} file(s) of build "
                               f"{build.content_hash} hash differently on the device: {', '.join(wrong[:5])}")
+        # On the device's disk before it gets its name: a power cut after the rename must not leave a build
+        # whose files the filesystem had not written yet (zero-length after the reboot) under its hash.
+        on_device.run(["sync"], "write the build to the device's disk", check=False)
         on_device.run(["mv", incoming, folder], "move the checked build into place")
         moved = True
         progress(f"pushed {len(build.files)} file(s) to {folder}; SHA-256 checked on the device")

@@ -27,6 +27,7 @@ low power mode; host/measure/runner_conditions.py).
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timezone
 from typing import Any
 
@@ -85,6 +86,9 @@ cpufreq() {
 }
 loadavg() { got /proc/loadavg || { cat /proc/loadavg; return; }; echo "$v"; }
 """
+# The device's own clock, read first in the script so that it falls early in the host's window around the round
+# trip: a device that is its own machine (a Pi, docs/vm-device.md) keeps time of its own (_clock_offset).
+_CLOCK = "s clock date +%s.%N\n"
 # What the device is (run.json `device`, part of its fingerprint); cheap reads, no input interpolated.
 _LINUX_FACTS = (
     "s uname uname -s -r -m\n"
@@ -94,8 +98,8 @@ _LINUX_FACTS = (
 )
 
 SCRIPTS = {
-    "linux": _HELPERS + _LINUX_FACTS + "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n",
-    "raspberrypi": _HELPERS + _LINUX_FACTS + (
+    "linux": _HELPERS + _CLOCK + _LINUX_FACTS + "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n",
+    "raspberrypi": _HELPERS + _CLOCK + _LINUX_FACTS + (
         "s dt_model cat /proc/device-tree/model\n"
         "s measure_temp vcgencmd measure_temp\n"
         "s get_throttled vcgencmd get_throttled\n"
@@ -109,7 +113,7 @@ SCRIPTS = {
         "s battery dumpsys battery\n"
         "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n"
     ),
-    "webos": _HELPERS + _LINUX_FACTS + (
+    "webos": _HELPERS + _CLOCK + _LINUX_FACTS + (
         "s palm_build cat /etc/palm-build-info\n"
         "s thermal_zones thermal\ns cpufreq cpufreq\ns load loadavg\n"
     ),
@@ -147,8 +151,10 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
     if script is None:
         result["note"] = REPORTED_BY_RUNNER
         return result
+    window = [time.time()]
     try:
         ran = transport.run_script(script, timeout_s=timeout_s)
+        window.append(time.time())
     except (DeviceError, OSError) as exc:
         result["unavailable"]["probe"] = f"could not run the probe script: {exc}"
         return result
@@ -162,11 +168,34 @@ def sample_conditions(transport: Any, spec: DeviceSpec, *, timeout_s: float = 20
     parse = {"linux": _linux, "raspberrypi": _raspberrypi, "android": _android, "macos": _macos,
              "webos": _webos}[platform]
     parse(sections, result)
+    if "clock" in sections:
+        _clock_offset(sections, result, window[0], window[-1])
     if script is not SCRIPTS[platform]:
         for name in _FACT_SECTIONS:  # not asked for: not unavailable either
             result["unavailable"].pop(name, None)
     _fill_conditions(result)
     return result
+
+
+def _clock_offset(sections: dict[str, tuple[int | None, str]], result: dict[str, Any], sent: float,
+                  answered: float) -> None:
+    """The device's clock against the host's: `clock_offset_s` is the device's time minus the middle of the
+    host's window around the round trip (positive: the device is ahead), true within `clock_offset_bound_s`,
+    half that window (plus a second when the device's `date` has no %N)."""
+    text = _ok(sections, "clock", result)
+    if text is None:
+        return
+    match = re.fullmatch(r"(\d+)(?:\.(\d+))?(.*)", text.strip())
+    if match is None:
+        result["unavailable"]["clock"] = f"date printed {text.strip()[:40]!r}, not seconds since the epoch"
+        return
+    whole, fraction, rest = match.groups()
+    device = float(f"{whole}.{fraction}") if fraction else float(whole)
+    coarse = 1.0 if rest or not fraction else 0.0  # `%N` not understood: whole seconds only
+    result["readings"]["device_clock_utc"] = datetime.fromtimestamp(device, timezone.utc).isoformat(
+        timespec="milliseconds")
+    result["readings"]["clock_offset_s"] = round(device - (sent + answered) / 2, 3)
+    result["readings"]["clock_offset_bound_s"] = round((answered - sent) / 2 + coarse, 3)
 
 
 def split_sections(stdout: str) -> dict[str, tuple[int | None, str]]:
