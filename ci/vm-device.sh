@@ -68,6 +68,8 @@ port="${ZBENCH_VM_PORT:-$default_port}"
 # PID 1).
 packages="$kernel_pkg,kmod,openssh-server,procps,python3,busybox-static"
 packages="$packages,libegl1,libegl-mesa0,libgles2,libgl1-mesa-dri"
+# FreeType and the DejaVu font: zbench-gles2 draws text from a glyph atlas (native/gles2/glyphs.c).
+packages="$packages,libfreetype6,fonts-dejavu-core"
 # The modules the initrd loads before it can mount the root filesystem (with what they depend on).
 initrd_modules="virtio_pci virtio_blk ext4"
 state="$checkout/.zbench/vm/$arch"
