@@ -451,7 +451,8 @@ def test_corpus_tolerances_are_accepted_by_the_golden_module(corpus):
         validate_tolerances(case.tolerance)
     assert corpus["shadow.blur8"].tolerance == {
         "gles2": {"max_delta": 4, "cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2%"}}},
-        "cairo": {"cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2%"}}}}
+        "cairo": {"cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2%"}}},
+        "raster": {"cross_backend": {"max_delta": 16, "edge_mask": {"max_pixels": "2.5%"}}}}
 
 
 # --- a scene's own gate settings -------------------------------------------------------------------------------

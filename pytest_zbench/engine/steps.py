@@ -66,7 +66,7 @@ class Finished:
     output: str  # stdout and stderr, interleaved
 
 
-class TimedOut(Exception):
+class TimedOut(ZbenchError):
     """A child ran past its deadline; its process group was stopped. `output`: what it printed so far."""
 
     def __init__(self, output: str) -> None:
