@@ -65,6 +65,22 @@ static const char COVERAGE[] =
     "}\n"
     "#endif\n";
 
+
+/* The colour ramp both gradients share: stops unpremultiplied, interpolated so, then premultiplied. */
+#define GRADIENT_RAMP \
+    "uniform vec4 u_shape; uniform vec4 u_geom; uniform vec4 u_col[8]; uniform vec4 u_pos[2]; uniform int u_nstops;\n" \
+    "float pos(int i) { vec4 q = i < 4 ? u_pos[0] : u_pos[1]; int j = i < 4 ? i : i - 4;\n" \
+    "  return j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w; }\n" \
+    "vec4 ramp(float t) {\n" \
+    "  vec4 c = u_col[0];\n" \
+    "  for (int i = 1; i < 8; i++) {\n" \
+    "    if (i >= u_nstops) break;\n" \
+    "    float a = pos(i - 1), b = pos(i);\n" \
+    "    if (t >= a) c = b > a ? mix(u_col[i - 1], u_col[i], clamp((t - a) / (b - a), 0.0, 1.0)) : u_col[i];\n" \
+    "  }\n" \
+    "  return vec4(c.rgb * c.a, c.a);\n" \
+    "}\n"
+
 static const char *const BODIES[ZB_KINDS] = {
     /* solid */
     "uniform vec4 u_shape;\n"
@@ -93,34 +109,12 @@ static const char *const BODIES[ZB_KINDS] = {
     "  gl_FragColor = v_attr * (clamp(c * 0.25, 0.0, 1.0) * clip_coverage(p));\n"
     "}\n",
     /* linear gradient: u_geom (x0, y0, x1, y1); stops unpremultiplied, interpolated so, then premultiplied */
-    "uniform vec4 u_shape; uniform vec4 u_geom; uniform vec4 u_col[8]; uniform vec4 u_pos[2]; uniform int u_nstops;\n"
-    "float pos(int i) { vec4 q = i < 4 ? u_pos[0] : u_pos[1]; int j = i < 4 ? i : i - 4;\n"
-    "  return j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w; }\n"
-    "vec4 ramp(float t) {\n"
-    "  vec4 c = u_col[0];\n"
-    "  for (int i = 1; i < 8; i++) {\n"
-    "    if (i >= u_nstops) break;\n"
-    "    float a = pos(i - 1), b = pos(i);\n"
-    "    if (t >= a) c = b > a ? mix(u_col[i - 1], u_col[i], clamp((t - a) / (b - a), 0.0, 1.0)) : u_col[i];\n"
-    "  }\n"
-    "  return vec4(c.rgb * c.a, c.a);\n"
-    "}\n"
+    GRADIENT_RAMP
     "void main() { vec2 p = gl_FragCoord.xy; vec2 d = u_geom.zw - u_geom.xy;\n"
     "  float t = dot(p - u_geom.xy, d) / max(dot(d, d), 1e-6);\n"
     "  gl_FragColor = ramp(clamp(t, 0.0, 1.0)) * (box(u_shape, p) * clip_coverage(p)); }\n",
     /* radial gradient: u_geom (cx, cy, r) */
-    "uniform vec4 u_shape; uniform vec4 u_geom; uniform vec4 u_col[8]; uniform vec4 u_pos[2]; uniform int u_nstops;\n"
-    "float pos(int i) { vec4 q = i < 4 ? u_pos[0] : u_pos[1]; int j = i < 4 ? i : i - 4;\n"
-    "  return j == 0 ? q.x : j == 1 ? q.y : j == 2 ? q.z : q.w; }\n"
-    "vec4 ramp(float t) {\n"
-    "  vec4 c = u_col[0];\n"
-    "  for (int i = 1; i < 8; i++) {\n"
-    "    if (i >= u_nstops) break;\n"
-    "    float a = pos(i - 1), b = pos(i);\n"
-    "    if (t >= a) c = b > a ? mix(u_col[i - 1], u_col[i], clamp((t - a) / (b - a), 0.0, 1.0)) : u_col[i];\n"
-    "  }\n"
-    "  return vec4(c.rgb * c.a, c.a);\n"
-    "}\n"
+    GRADIENT_RAMP
     "void main() { vec2 p = gl_FragCoord.xy;\n"
     "  float t = length(p - u_geom.xy) / max(u_geom.z, 1e-6);\n"
     "  gl_FragColor = ramp(clamp(t, 0.0, 1.0)) * (box(u_shape, p) * clip_coverage(p)); }\n",
