@@ -41,6 +41,7 @@ FLOORS = {
     "pytest_zbench/runner/backends": 87,
     "pytest_zbench/runner/gl": 86,
     "pytest_zbench/schema": 93,
+    "pytest_zbench/side_by_side": 77,
     "pytest_zbench/transports": 65,
 }
 

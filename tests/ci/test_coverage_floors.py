@@ -43,3 +43,11 @@ def test_a_package_without_a_floor_fails(tmp_path):
     run = _run(_report(tmp_path, {"pytest_zbench/newpackage": 100.0}))
     assert run.returncode == 1
     assert "pytest_zbench/newpackage" in run.stderr and "no floor" in run.stdout
+
+
+def test_every_package_of_the_tree_has_a_floor():
+    """A package added without a floor fails here, in seconds, not at the end of the coverage run."""
+    root = SCRIPT.parents[1] / "pytest_zbench"
+    packages = {"/".join(("pytest_zbench", *init.parent.relative_to(root).parts))
+                for init in root.rglob("*.py") if "kit" not in init.relative_to(root).parts[:1]}
+    assert packages - set(FLOORS) == set(), "add a floor to ci/coverage_floors.py"
