@@ -167,6 +167,21 @@ def watch_host(parent: int, on_gone: Callable[[], object]) -> None:
     on_gone()
 
 
+STOP_SIGNALS = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
+
+def start_helper(target: Callable[..., object], *args: object, **kwargs: object) -> None:
+    """A daemon thread that never takes SIGTERM, SIGINT or SIGHUP. Python runs a handler in the main thread
+    only, and a signal the kernel gives another thread does not interrupt the main thread's blocking waitpid:
+    the handler would wait for the runner, which may never exit. Blocked here, those signals always reach the
+    main thread (the new thread inherits the mask; the main thread's own is put back at once)."""
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    try:
+        threading.Thread(target=target, args=args, kwargs=kwargs, daemon=True).start()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def run(argv: list[str], pdeathsig: bool) -> int:
     parent = os.getppid()
     prctl(PR_SET_CHILD_SUBREAPER, 1)
@@ -184,7 +199,7 @@ def run(argv: list[str], pdeathsig: bool) -> int:
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
             os.close(null)
-            for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            for sig in STOP_SIGNALS:
                 signal.signal(sig, signal.SIG_DFL)
             os.execvp(argv[0], argv)
         except OSError as exc:
@@ -195,13 +210,11 @@ def run(argv: list[str], pdeathsig: bool) -> int:
         if stopping.is_set():
             return
         stopping.set()
-        threading.Thread(target=stop_tree, args=(runner_pid, GRACE_S), kwargs={"reaping": False},
-                         daemon=True).start()
+        start_helper(stop_tree, runner_pid, GRACE_S, reaping=False)
 
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, stop)
-    threading.Thread(target=watch_host, args=(parent, lambda: os.kill(os.getpid(), signal.SIGTERM)),
-                     daemon=True).start()
+    start_helper(watch_host, parent, lambda: os.kill(os.getpid(), signal.SIGTERM))
 
     status: int | None = None
     while status is None:
@@ -218,7 +231,7 @@ def run(argv: list[str], pdeathsig: bool) -> int:
         return 125
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        for handled in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        for handled in STOP_SIGNALS:
             signal.signal(handled, signal.SIG_DFL)
         os.kill(os.getpid(), number)  # die as the runner died: the host reads -N
         return 128 + number  # a signal whose default is not to terminate

@@ -64,7 +64,13 @@ def supervised_run(command: Sequence[str], env: Mapping[str, str], *, timeout_s:
     readers = OutputReaders(proc, on_line)
     timed_out = False
     notes: list[str] = []
-    if not wait_for_exit(proc, timeout_s):
+    try:
+        exited = wait_for_exit(proc, timeout_s)
+    except BaseException:  # Ctrl-C or SIGTERM read as one: the tree is stopped now, not when this host exits
+        stop(proc)
+        release(proc)
+        raise
+    if not exited:
         timed_out = True
         if before_stop is not None:
             notes.append(before_stop())
