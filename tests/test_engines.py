@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 NATIVE = REPO / "build" / "native" / "host" / "zbench-gles2"
 ENGINES = ("local", "local-gles2", "local-native")
 
-# Rects every engine draws, and a rounded rect the native runner does not (its probe lists no rrect).
+# Rects every engine draws, and a path the native runner does not (its probe lists no path).
 SCENES_RECT = """\
 family: mini
 description: translucent fills
@@ -39,11 +39,11 @@ scenes:
 """
 SCENES_ROUNDED = """\
 family: round
-description: needs rrect
+description: needs path
 scenes:
   - id: round.one
     ops:
-      - {op: rrect, x: 4, y: 4, w: 40, h: 20, radius: 6, color: "#CC3366"}
+      - {op: path, points: [[4, 24], [24, 4], [44, 24]], closed: true, color: "#CC3366"}
 """
 # As many translucent full-surface rects as a frame holds: an adaptive scene, compared by its score.
 SCENES_ADAPTIVE = """\
@@ -140,9 +140,9 @@ def check_command(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
     documents = {d: json.loads((runs / d / "run.json").read_text()) for d in ENGINES}
     entries = {d: {s["id"]: s for s in documents[d]["scenes"]} for d in ENGINES}
 
-    # The terminal: the reference first under each scene, the native runner's skip of rrect with its reason.
+    # The terminal: the reference first under each scene, the native runner's skip of path with its reason.
     assert text.startswith("reference: local (software, zbench-reference")
-    assert "round.one" in text and "local-native  skipped: scene round.one needs feature(s) rrect" in text
+    assert "round.one" in text and "local-native  skipped: scene round.one needs feature(s) path" in text
     assert "4 scene(s), 3 engine(s); 1 skipped, 0 failed, 0 not run" in text
 
     found = json.loads((out / "engines.json").read_text())
@@ -153,7 +153,7 @@ def check_command(runs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
         for device in ENGINES:
             got = scenes[scene][device]
             if (scene, device) == ("round.one", "local-native"):
-                assert got["status"] == "skipped" and "rrect" in got["reason"] and got["ratio"] is None
+                assert got["status"] == "skipped" and "path" in got["reason"] and got["ratio"] is None
                 continue
             recorded = entries[device][scene]["metrics"]["frame_ms"]
             assert got["status"] == "measured" and got["launches"] == 3
@@ -234,7 +234,7 @@ def check_report_of_a_run_on_two_engines(runs: Path, tmp_path: Path) -> None:
     assert loaded.console == []
     section = loaded.dom.split('<section id="engines-side-by-side">')[1].split("</section>")[0]
     assert section.count("<tr data-scene=") == 2 and section.count('data-status="skipped"') == 1
-    assert section.count('<svg class="strip"') == 1 and "rrect" in section
+    assert section.count('<svg class="strip"') == 1 and "needs feature(s) path" in section
     # A run on one device has no such section.
     assert "engines-side-by-side" not in (runs / "local" / "report.html").read_text()
 
