@@ -289,6 +289,10 @@ def _compare(args: argparse.Namespace) -> int:
     if args.verbose:
         for scene in result.scenes:
             print(f"\n{scene.device}/{scene.scene}:\n{scene.message}")
+    if result.nothing_judged:  # a pass would claim a comparison that was never made
+        print(f"zbench compare: no scene of {args.b} compares with {args.a} (each is named above with how it "
+              "was measured differently): nothing was judged", file=sys.stderr)
+        return EXIT_USAGE
     return EXIT_FAILED if result.regressed else EXIT_OK
 
 

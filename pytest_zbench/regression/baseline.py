@@ -186,6 +186,23 @@ def _unreadable_metric(launch: Mapping[str, Any]) -> str | None:
     return None
 
 
+# What must be equal for a run.json entry to be judged against another (run_record.py writes each): how the
+# scene was drawn and measured. The history keys on the same (host/verdicts/perf_gate.py comparison_params).
+MEASURED_ALIKE = ("backend", "mode", "params", "gpu_source", "surface", "warmup_frames", "measured_frames", "seed")
+
+
+def measured_alike(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """A run.json scene entry's MEASURED_ALIKE values (a key the entry's writer did not record yet is absent)."""
+    return {key: entry[key] for key in MEASURED_ALIKE if key in entry}
+
+
+def differences(baseline: Mapping[str, Any], candidate: Mapping[str, Any]) -> list[str]:
+    """How the baseline entry was measured differently from the candidate, each named: empty when they compare.
+    A key either side lacks (a file written before it was recorded) is not held against it."""
+    return [f"{key} {baseline[key]!r} there, {candidate[key]!r} here" for key in MEASURED_ALIKE
+            if key in baseline and key in candidate and baseline[key] != candidate[key]]
+
+
 @dataclass(frozen=True)
 class FileVerdict:
     """verdict is None when nothing was judged: no launches to judge against (`comparable`), or an entry
@@ -205,14 +222,14 @@ def judge_against_run_file(document: Mapping[str, Any], path: Path, scene_id: st
                            config: GateConfig = GateConfig(), *, pool: Sequence[SessionPool] = ()) -> FileVerdict:
     """Judge the candidate's per-launch summaries against the complete launches of the same device and scene
     in an earlier run.json: one session, so its between-session spread must come from `pool` (A/A calibration
-    sessions in the history), else the verdict is inconclusive. `comparison` (backend, mode, params, gpu_source)
-    must equal the entry's."""
+    sessions in the history), else the verdict is inconclusive. `comparison` (the candidate's MEASURED_ALIKE)
+    must equal the entry's: a run of other frame counts, warmup, surface or seed is not comparable, never judged."""
     entries = [s for s in document.get("scenes", []) if s.get("id") == scene_id and s.get("device") == device]
     if not entries or not entries[0].get("per_run"):
         description = f"{path} has no measured launches of {scene_id} on {device}"
         return FileVerdict(None, description, f"no baseline: {description}")
     entry = entries[0]
-    differ = [f"{k} {entry.get(k)!r} there, {v!r} here" for k, v in comparison.items() if entry.get(k) != v]
+    differ = differences(entry, comparison)
     conditions = _launch_conditions(entry)
     launches = [dict(launch, conditions=conditions[i]) if i in conditions else launch
                 for i, launch in enumerate(entry["per_run"]) if not launch.get("partial")]
@@ -257,6 +274,7 @@ def _launch_conditions(entry: Mapping[str, Any]) -> dict[int, Any]:
 
 __all__ = [
     "BaselineFileError", "DEFAULT_SPREAD_WINDOW", "DEFAULT_WINDOW", "DeviceSessions", "FileVerdict",
-    "HistoryVerdict", "calibration_sessions", "device_scene_keys", "judge_against_history",
+    "HistoryVerdict", "MEASURED_ALIKE", "calibration_sessions", "device_scene_keys", "differences",
+    "judge_against_history", "measured_alike",
     "judge_against_run_file", "read_device_sessions", "read_run_file", "session_of", "run_file_frames",
 ]

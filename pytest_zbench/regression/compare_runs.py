@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..stats import bootstrap_difference_ci
-from .baseline import judge_against_run_file
+from .baseline import differences, judge_against_run_file, measured_alike
 from .config import GATE_METRIC, HIGHER_IS_BETTER, scene_metrics
 from .gate import GateConfig
 from .gate import ratio_text as clip_ratio
@@ -132,6 +132,11 @@ class RunComparison:
     only_b: tuple[str, ...]
 
     @property
+    def nothing_judged(self) -> bool:
+        """Scenes in both files, none of them comparable: the files measured another way (frames, surface...)."""
+        return bool(self.scenes) and all(s.verdict == "not_comparable" for s in self.scenes)
+
+    @property
     def regressed(self) -> bool:
         """A scene the gate judged regressed, or one past a --fail-on limit."""
         return any(s.failed for s in self.scenes)
@@ -145,9 +150,13 @@ def compare_runs(a: Mapping[str, Any], a_path: Path, b: Mapping[str, Any], confi
     out = []
     for key in sorted(a_scenes.keys() & b_scenes.keys()):
         entry = b_scenes[key]
+        comparison = measured_alike(entry)
+        if differ := differences(a_scenes[key], comparison):  # no verdict and no --fail-on ratio across them
+            why = f"not comparable: {'; '.join(differ)}"
+            out.append(SceneComparison(key[0], key[1], a_scenes[key], entry, "not_comparable", why, why))
+            continue
         thresholds = tuple(check_threshold(a_scenes[key], entry, rule) for rule in fail_on)
         candidate = [launch for launch in entry.get("per_run") or [] if not launch.get("partial")]
-        comparison = {k: entry.get(k) for k in ("backend", "mode", "params", "gpu_source")}
         # The metrics that apply to the scene, as the plugin's gate chooses them (an adaptive scene: its score).
         metrics = scene_metrics(config.metrics, adaptive=entry.get("adaptive") is not None)
         if not metrics:

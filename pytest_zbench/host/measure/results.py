@@ -22,6 +22,7 @@ from ...adaptive_score import (
 )
 from ...protocol import Issue, Job
 from ...protocol.vocabulary import HostIssueKind, IssueKind
+from ...regression.baseline import MEASURED_ALIKE
 from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, Pattern
 from ...regression.sequential import SceneSequence
 from ...scenes import ComplexitySpec, SceneCase
@@ -78,6 +79,18 @@ class SceneMeasurement:
     @property
     def partial(self) -> bool:
         return any(launch.partial for launch in self.launches)
+
+    def measured_alike(self) -> dict[str, Any]:
+        """How the scene was drawn and measured, as run.json records it: what another run's entry must equal
+        to be judged against this one (regression/baseline.py MEASURED_ALIKE)."""
+        job = self.job
+        alike = {"backend": self.backend, "mode": job.mode if job else None, "params": dict(self.case.params),
+                 "gpu_source": self.summary.gpu_source if self.summary else None,
+                 "surface": {"width": job.scene["width"], "height": job.scene["height"]} if job else None,
+                 "warmup_frames": job.warmup_frames if job else 0, "measured_frames": job.frames if job else 0,
+                 "seed": job.seed if job else None}
+        assert tuple(alike) == MEASURED_ALIKE
+        return alike
 
     def perf_failure(self) -> str | None:
         """Why the perf test fails before any regression gate, or None: a launch that did not produce

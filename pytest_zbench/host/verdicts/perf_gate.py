@@ -446,8 +446,7 @@ class RegressionGate:
             except BaselineFileError as exc:
                 return GateResult("not_judged", "file", str(path), str(exc), broken=True)
         document = self._baseline_file
-        ours = {"backend": m.backend, "mode": m.job.mode if m.job else None, "params": dict(m.case.params),
-                "gpu_source": m.summary.gpu_source if m.summary else None}
+        ours = m.measured_alike()
         candidate = self._candidate(m, gpu_valid(record, m.device))
         result = judge_against_run_file(document, path, m.case.id, m.device, ours, candidate, config,
                                         pool=self._calibration_pool(record, m))
