@@ -296,6 +296,10 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                  else "--zbench-goldens-only")
         raise UsageError(f"--zbench-budget spends launches until each verdict is decided; it cannot be combined "
                          f"with {given}")
+    if budget is not None and get(_option("runs")) not in (None, ""):
+        raise UsageError(f"--zbench-runs={values['runs']} is not used under --zbench-budget: the sequential gate "
+                         "launches rounds until each verdict is decided, at most --zbench-max-launches per side; "
+                         "drop --zbench-runs (or its ini zbench_runs), or give --zbench-max-launches")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")

@@ -95,6 +95,8 @@ class Project:
         # names a history is about the gate; an explicit --zbench-baseline given later still wins.
         if not any(arg.startswith("--zbench-history") for arg in args):
             quick.append("--zbench-baseline=none")
+        if any(arg.startswith("--zbench-budget") for arg in args):  # the sequential gate decides the launches
+            quick.remove("--zbench-runs=2")
         return self.pytester.runpytest_subprocess(*quick, *select, *args, timeout=300)
 
     def run_json(self) -> dict:

@@ -271,3 +271,10 @@ def test_the_sequential_gate_budget_needs_ab_and_a_max_of_at_least_four():
         build({"budget_min": "-1", "ab": "python -m x"})
     with pytest.raises(UsageError, match="--zbench-max-launches: 3 must be at least 4"):
         build({"budget_min": "2", "ab": "python -m x", "max_launches": "3"})
+
+
+def test_runs_given_under_the_budget_is_a_usage_error_not_ignored():
+    """The sequential gate decides how many launches a side gets; --zbench-runs was accepted and ignored."""
+    with pytest.raises(UsageError, match=r"--zbench-runs=22 is not used under --zbench-budget.*--zbench-max-launches"):
+        build({"budget_min": "2", "ab": "python -m x", "runs": "22"})
+    assert build({"budget_min": "2", "ab": "python -m x"}, quick=True).budget_min == 2  # quick's own runs: fine

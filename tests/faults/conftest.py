@@ -77,7 +77,9 @@ class FaultSession:
         (self.root / "devices.yaml").write_text(yaml.safe_dump({"devices": {self.name: entry}}))
 
     def args(self, *extra: str) -> list[str]:
-        return [*QUICK, f"--zbench-device={self.name}", f"--zbench-results={self.results}",
+        sequential = any(arg.startswith("--zbench-budget") for arg in extra)  # it decides the launches itself
+        quick = [arg for arg in QUICK if not (sequential and arg.startswith("--zbench-runs"))]
+        return [*quick, f"--zbench-device={self.name}", f"--zbench-results={self.results}",
                 f"--zbench-lease-dir={self.tmp / 'leases'}", *extra]
 
     def run(self, *extra: str, timeout: float = 240) -> pytest.RunResult:
