@@ -26,7 +26,7 @@ from typing import Any, Literal
 import numpy as np
 
 from .config import GateConfig, per_direction
-from .gate import SceneVerdict, Verdict, judge_interleaved
+from .gate import SceneVerdict, Verdict, judge_interleaved, min_launches_per_side
 from .multiplicity import EXHAUSTIVE_SPLITS, PERMUTATIONS
 from .paired import flip_floor
 
@@ -224,6 +224,16 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
             dataclasses.replace(v, verdict="same" if v.verdict == "same" else "inconclusive",
                                 reason=(v.reason or "Inconclusive: no change is decided at this look.") + note)
             for v in for_same.verdicts), for_same.skipped, for_same.notes)
+    elif not paired:
+        # A look whose level n vs n launches cannot reach spends nothing, by design: no change can be decided
+        # here, and the launches a fixed design would need at that level (22 a side at 1e-12) are no advice.
+        verdict = SceneVerdict(tuple(
+            dataclasses.replace(v, more_launches=None, advice="", reason=(
+                f"Inconclusive: this look tests `same` only: its level {nominal_alpha:.3g} is below what "
+                f"{v.n_candidate} vs {v.n_baseline} launches can reach, so it spends nothing (the sequential "
+                "design's early looks); later rounds decide."))
+            if v.verdict == "inconclusive" and min_launches_per_side(level) > min(v.n_baseline, v.n_candidate)
+            else v for v in verdict.verdicts), verdict.skipped, verdict.notes)
     if all(_inside_bars(v) for v in verdict.verdicts):
         same = tuple(dataclasses.replace(v, verdict="same", more_launches=None, advice="", reason=(
             f"Same: the {v.ci_text() if v.ci_level is not None else f'{v.confidence:.0%} interval'} lies inside "

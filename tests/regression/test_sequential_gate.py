@@ -169,6 +169,18 @@ def test_an_early_look_cannot_call_a_regression_its_level_does_not_allow():
     assert judge_look(a, b, CONFIG, levels[1]).verdict == "regressed"
 
 
+def test_a_look_that_spends_nothing_advises_no_fixed_run_count():
+    """Before: 4+4 at level 0 said "At least 22 launches per side are needed (--zbench-runs=22)", the fixed
+    design's count at 1e-12, an option the sequential gate does not take."""
+    a, b = launches(5.0, 4, 5), launches(5.6, 4, 6)
+    for level in (0.0, nominal_alphas([4 / 12, 1.0], 0.01)[0]):
+        verdict = judge_look(a, b, CONFIG, level)
+        assert verdict.verdict == "inconclusive"
+        for v in verdict.verdicts:
+            assert v.more_launches is None and v.advice == "" and "--zbench-runs" not in v.reason
+            assert "this look tests `same` only" in v.reason and "4 vs 4 launches" in v.reason
+
+
 def test_launches_to_decide_favours_the_scene_nearer_a_decision():
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS[:1])
     clear = judge_look(launches(5.0, 4, 5), launches(7.0, 4, 6), config, 1e-9)
