@@ -10,7 +10,8 @@ def entry(scene_id: str, *, device: str = "local", cpu: float = 1.0, frame=(16.6
           complete: int = 5, jank: int = 0, unreliable=None) -> dict:
     regression = None if verdict is None else {
         "verdict": verdict, "metrics": [{"metric": "cpu_ms.p50", "effect": 1.3 if verdict == "regressed" else 1.01,
-                                         "verdict": verdict, "more_launches": 9}]}
+                                         "verdict": verdict, "more_launches": 9, "n_baseline": complete,
+                                         "n_candidate": complete}]}
     cpu_ms = {"p50": cpu, "p95": cpu * 1.4}
     if unreliable:
         cpu_ms["unreliable"] = unreliable
@@ -69,9 +70,11 @@ def test_first_run_is_one_line_and_a_constant_paced_column_is_a_note():
 
 
 def test_inconclusive_scenes_are_one_line_with_the_launches_that_would_decide_them():
+    """The launches a side in all, as run.json's more_launches plus those made (the Markdown summary's figure):
+    before, the terminal printed the 9 still needed as the total."""
     lines = summary_lines([entry(f"s.{n}", verdict="inconclusive", runs=2, complete=2) for n in range(4)])
-    assert any(line.startswith("4 scene(s) inconclusive with 2 launches; about 9 launches per side "
-                               "(--zbench-runs=9)") for line in lines), lines
+    assert any(line.startswith("4 scene(s) inconclusive with 2 launches; about 11 launches per side "
+                               "(--zbench-runs=11)") for line in lines), lines
 
 
 def test_unreliable_percentiles_are_marked_and_colour_comes_from_the_markup():

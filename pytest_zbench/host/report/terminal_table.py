@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...regression.gate import launches_to_decide
 from ...regression.verdict_words import TERMINAL_WORDS
 
 # (text, style) -> text with the terminal's colour codes; style is one of STYLES or "".
@@ -327,8 +328,10 @@ def _gate_notes(scenes: Sequence[dict[str, Any]], width: int) -> list[str]:
         lines.append(line)
     undecided = [e for e in scenes if (e.get("regression") or {}).get("verdict") == "inconclusive"]
     if undecided:
-        needed = [m.get("more_launches") for e in undecided for m in e["regression"].get("metrics") or []
-                  if m.get("verdict") == "inconclusive"]
+        # Per scene, the launches a side in all (the markdown summary's figure, one computation)
+        needed = [launches_to_decide((m.get("n_baseline", 0), m.get("n_candidate", 0), m.get("more_launches"))
+                                     for m in e["regression"].get("metrics") or []
+                                     if m.get("verdict") == "inconclusive")[1] for e in undecided]
         known = [n for n in needed if isinstance(n, int)]
         runs = sorted({e["runs"] for e in undecided})
         advice = (f"about {max(known)} launches per side (--zbench-runs={max(known)}) would decide them" if known
