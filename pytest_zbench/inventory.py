@@ -67,6 +67,11 @@ class Display:
 
 # The `ci` key: how the GitHub Actions matrix runs the device (README "Running a device lab").
 CI_KEYS = ("labels", "timeout_minutes", "pytest_args", "ab_runner")
+# What a CI leg does, chosen by the event (lab/leg.py): a pull request's A/B, the suite ungated (a pull request
+# on a device without ci.ab_runner), or the history gate (push, schedule).
+LEG_MODES = ("ab", "suite", "history")
+# Options a single leg mode takes: anywhere else the session refuses them (settings.py).
+MODE_ONLY_OPTIONS = {"--zbench-budget": "ab"}
 CI_DEFAULT_TIMEOUT_MINUTES = 60
 # GitHub's limits on a job: 6 hours on its hosted runners, 5 days on a self-hosted one.
 CI_MAX_TIMEOUT_MINUTES = {"hosted": 360, "self-hosted": 7200}
@@ -81,8 +86,13 @@ class CiSpec:
 
     labels: tuple[str, ...]
     timeout_minutes: int = CI_DEFAULT_TIMEOUT_MINUTES
-    pytest_args: tuple[str, ...] = ()
+    pytest_args: tuple[str, ...] = ()  # every leg mode's
     ab_runner: tuple[str, ...] | None = None
+    mode_pytest_args: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # LEG_MODES' own, after those
+
+    def args_for(self, mode: str) -> tuple[str, ...]:
+        """The extra pytest arguments of a leg in `mode` (LEG_MODES): every mode's, then the mode's own."""
+        return (*self.pytest_args, *self.mode_pytest_args.get(mode, ()))
 
     @property
     def hosted(self) -> bool:
@@ -436,8 +446,35 @@ def _ci(raw: Any, fail: Any) -> CiSpec:
     if ab_runner is not None and not any(CHECKOUT_PLACEHOLDER in arg for arg in ab_runner):
         raise fail("ci.ab_runner", f"expected an argv list naming the checkout as {CHECKOUT_PLACEHOLDER}, such as "
                                    f"[python, ci/checkout-runner.py, '{CHECKOUT_PLACEHOLDER}']")
-    return CiSpec(labels=labels, timeout_minutes=timeout, pytest_args=strings("pytest_args", required=False) or (),
-                  ab_runner=ab_runner)
+    every, per_mode = _ci_pytest_args(raw.get("pytest_args"), fail)
+    return CiSpec(labels=labels, timeout_minutes=timeout, pytest_args=every, ab_runner=ab_runner,
+                  mode_pytest_args=per_mode)
+
+
+def _ci_pytest_args(raw: Any, fail: Any) -> tuple[tuple[str, ...], dict[str, tuple[str, ...]]]:
+    """`ci.pytest_args`: a list for every leg mode, or a mapping of `every` and LEG_MODES to lists. An option
+    only one mode takes is refused in `every` (a push leg given --zbench-budget exited with a usage error)."""
+    def strings(key: str, value: Any) -> tuple[str, ...]:
+        if isinstance(value, str) or not isinstance(value, list) or not all(
+                isinstance(v, (str, int, float)) and not isinstance(v, bool) and str(v) for v in value):
+            raise fail(key, f"expected a list of strings, got {value!r}")
+        return tuple(str(v) for v in value)
+
+    if raw is None:
+        return (), {}
+    if not isinstance(raw, dict):
+        every, per_mode = strings("ci.pytest_args", raw), {}
+    else:
+        unknown = sorted(set(raw) - {"every", *LEG_MODES})
+        if unknown:
+            raise fail(f"ci.pytest_args.{unknown[0]}", f"not a leg mode; allowed: every, {', '.join(LEG_MODES)}")
+        every = strings("ci.pytest_args.every", raw.get("every", []))
+        per_mode = {mode: strings(f"ci.pytest_args.{mode}", raw[mode]) for mode in LEG_MODES if mode in raw}
+    for option, mode in MODE_ONLY_OPTIONS.items():
+        if any(arg == option or arg.startswith(option + "=") for arg in every):
+            raise fail("ci.pytest_args", f"{option} is for the {mode} leg only (a pull request's A/B); put it under "
+                                         f"ci.pytest_args.{mode}: {{{mode}: [{option}=30]}}")
+    return every, per_mode
 
 
 def _display(raw: Any, fail: Any) -> Display:

@@ -101,7 +101,7 @@ class LegPlan:
 
     argv: list[str]
     env: dict[str, str]
-    mode: str  # ab | suite | history
+    mode: str  # one of LEG_MODES (inventory.py), or `error`
     notes: list[str] = field(default_factory=list)
 
 
@@ -127,7 +127,7 @@ def run_leg(device: str, *, inventory_path: Path, env: LegEnvironment, keyword: 
         spec = load_inventory(inventory_path).get(device)
         leg_of(spec)  # a device without a `ci` key is not a leg
         plan = _plan(spec, inventory_path, env, results, scratch, dict(environ))
-        plan.argv += [*(spec.ci.pytest_args if spec.ci else ()), *(["-k", keyword] if keyword else []),
+        plan.argv += [*(spec.ci.args_for(plan.mode) if spec.ci else ()), *(["-k", keyword] if keyword else []),
                       *pytest_args]
         print(f"zbench leg: {plan.mode} on {device}: {shlex.join(plan.argv)}", flush=True)
         status = subprocess.call(plan.argv, cwd=env.workspace, env=plan.env)
