@@ -419,6 +419,22 @@ class SceneSummary:
         return out
 
 
+# The scene-level figures run.json's `metrics` holds beside the four timing series (A's `metrics` and an A/B
+# scene's `ab.metrics_b` alike).
+SCENE_FIGURES = ("jank", "severe_jank", "jank_share", "longest_stall_ms", "counters", "fps", "slow_frames",
+                 "frozen_frames", "overrun_ms")
+
+
+def scene_metrics(summary: Mapping[str, Any] | None) -> dict[str, Any]:
+    """A run.json entry's `metrics` from SceneSummary.to_dict(): each timing series' statistics (empty when
+    not measured) and the SCENE_FIGURES."""
+    metrics: dict[str, Any] = {"interval_ms": {}, "cpu_ms": {}, "gpu_ms": {}, "frame_ms": {}}
+    if summary:
+        metrics.update(summary["metrics"])
+        metrics.update({name: summary.get(name) for name in SCENE_FIGURES})
+    return metrics
+
+
 def _across(dists: Sequence[Distribution | None]) -> dict[str, Any] | None:
     present = [d for d in dists if d is not None]
     if not present:

@@ -14,6 +14,7 @@ from typing import Any, Literal, TypedDict
 from ..files import write_json_atomic
 from ..gpu_timing import MixedGpuSources, run_source
 from ..protocol import Toolchain
+from ..stats import scene_metrics
 from .devices.device import LaunchOutcome
 from .devices.environment import runner_toolchain
 from .measure.input_latency import summarize_input_latency
@@ -73,15 +74,7 @@ def scene_entry(m: SceneMeasurement, outcome: str, *, results_dir: Path,
     whether the device's GPU time source passed the timer check (False: gpu_ms is not charted or gated)."""
     job = m.job
     summary = m.summary.to_dict() if m.summary else None
-    metrics: dict[str, Any] = {"interval_ms": {}, "cpu_ms": {}, "gpu_ms": {}, "frame_ms": {}}
-    if summary:
-        metrics.update(summary["metrics"])
-        metrics.update({
-            "jank": summary["jank"], "severe_jank": summary["severe_jank"], "jank_share": summary["jank_share"],
-            "longest_stall_ms": summary["longest_stall_ms"], "counters": summary["counters"],
-            "fps": summary.get("fps"), "slow_frames": summary["slow_frames"],
-            "frozen_frames": summary["frozen_frames"], "overrun_ms": summary["overrun_ms"],
-        })
+    metrics = scene_metrics(summary)
     timer_sources = sorted({l.result.timer_source for l in m.launches if l.result.timer_source})
     present_sources = sorted({l.result.present_source for l in m.launches if l.result.present_source})
     return {

@@ -18,7 +18,7 @@ from ...inventory import Inventory
 from ...regression.interleaved_ab import DEFAULT_PATTERN, Arm, interleave
 from ...scenes import SceneCase
 from ...settings import Settings
-from ...stats import summarize_scene
+from ...stats import scene_metrics, summarize_scene
 from ..devices.device import Device, empty_folder, safe_component
 from ..devices.health import DeviceHealth
 from .launches import ProgressSink, SamplesCsv, add_launch, guarded_launch, new_measurement
@@ -136,7 +136,7 @@ def ab_entry(run: ABRun, results_dir: Path) -> dict[str, Any]:
         "runs_b": len(b.launches),
         "complete_runs_b": len(b.complete_launches),
         "partial_b": b.partial,
-        "metrics_b": summary["metrics"] if summary else {},
+        "metrics_b": scene_metrics(summary),  # as complete as A's `metrics`
         "per_run_medians_b": summary["per_run_medians"] if summary else {},
         "per_run_b": summary["per_run"] if summary else [],
         "samples_file_b": None if samples is None else str(samples),
