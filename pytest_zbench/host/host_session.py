@@ -25,6 +25,7 @@ from ..scenes import SceneCase, load_scene_file
 from ..settings import Settings
 from .devices.device import Device, session_device
 from .devices.environment import (
+    ab_builds,
     app_info,
     background_load_note,
     environment,
@@ -100,6 +101,8 @@ class HostSession:
             self._devices[name] = device
             self.record.devices[name] = sections
             runner_build(self.record.app, name, device.probe().build)
+            if self.b_runner is not None:
+                ab_builds(self.record.app, name, device.probe().build, device.probe_runner(self.b_runner).build)
             runner_toolchain(self.record.app, name, device.probe().toolchain)
             source = sections["gpu"].get("timer_source")
             if source not in (None, "none"):

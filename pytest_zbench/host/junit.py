@@ -10,6 +10,7 @@ from typing import Any
 
 from .measure.process_activity import read_activity, summarize_activity
 from .measure.results import SceneMeasurement
+from .report.builds import build_text
 from .report.sequential_looks import trail
 from .run_record import results_relative
 from .verdicts.golden_test import GoldenOutcome
@@ -23,6 +24,9 @@ def perf_properties(m: SceneMeasurement, results_dir: Path, gpu_valid: bool | No
                                        ("zbench_backend", m.backend), ("runs", len(m.launches))]
     if m.job is not None:
         props += [("mode", m.job.mode), ("measured_frames", m.job.frames), ("budget_ms", round(m.budget_ms, 4))]
+    if m.ab is not None:  # both builds of an A/B, B often the change under test
+        props += [("zbench_build_a", build_text(m.ab.builds.get("a"))),
+                  ("zbench_build_b", build_text(m.ab.builds.get("b")))]
     if m.adaptive is not None:
         return props + adaptive_properties(m, results_dir)
     if m.sequential is not None:

@@ -136,6 +136,7 @@ class Device:
         self.transport = transport
         self.probe_timeout_s = probe_timeout_s
         self._probe: Probe | None = None
+        self._other_probes: dict[tuple[str, ...], Probe] = {}
         self._refresh: RefreshRate | None = None
         self._side: Transport | None = None
         self._opened = False
@@ -180,28 +181,38 @@ class Device:
         if self._probe is None and self._probing is None:
             self._probing = Background(self._run_probe)
 
-    def _run_probe(self) -> CommandResult:
+    def _run_probe(self, runner: Sequence[str] | None = None) -> CommandResult:
         self.open()
-        return self.transport.run([*self.spec.runner, "probe"], timeout_s=self.probe_timeout_s)
+        return self.transport.run([*(runner or self.spec.runner), "probe"], timeout_s=self.probe_timeout_s)
 
     def probe(self) -> Probe:
         if self._probe is None:
             probing, self._probing = self._probing, None
             result = probing.outcome() if probing is not None else self._run_probe()
-            runner = " ".join(self.spec.runner)
-            if not result.ok:
-                why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
-                       else f"exited with {result.exit_code}")
-                tail = self._tail(result.stderr)
-                # A runner that names what to install has said what to do; else the entry is the suspect.
-                hint = ("" if "pip install" in tail
-                        else f"\nCheck the 'runner' entry of device {self.name} in {self.spec.source}.")
-                raise DeviceError(f"device {self.name}: runner probe `{runner} probe` {why}: {tail}{hint}")
-            try:
-                self._probe = parse_probe_output(result.stdout, source=f"device {self.name}: `{runner} probe`")
-            except ProtocolError as exc:
-                raise DeviceError(self._clean(str(exc))) from None
+            self._probe = self._parse_probe(result, self.spec.runner,
+                                            hint=f"Check the 'runner' entry of device {self.name} in {self.spec.source}.")
         return self._probe
+
+    def probe_runner(self, runner: Sequence[str]) -> Probe:
+        """The probe of another runner on this device (an A/B's B, --zbench-ab), once per session: its build."""
+        key = tuple(runner)
+        if key not in self._other_probes:
+            self._other_probes[key] = self._parse_probe(self._run_probe(key), key, hint="Check --zbench-ab.")
+        return self._other_probes[key]
+
+    def _parse_probe(self, result: CommandResult, runner: Sequence[str], *, hint: str) -> Probe:
+        command = " ".join(runner)
+        if not result.ok:
+            why = (f"did not answer within its {self.probe_timeout_s:g} s deadline" if result.timed_out
+                   else f"exited with {result.exit_code}")
+            tail = self._tail(result.stderr)
+            # A runner that names what to install has said what to do; else the entry is the suspect.
+            raise DeviceError(f"device {self.name}: runner probe `{command} probe` {why}: {tail}"
+                              f"{'' if 'pip install' in tail else chr(10) + hint}")
+        try:
+            return parse_probe_output(result.stdout, source=f"device {self.name}: `{command} probe`")
+        except ProtocolError as exc:
+            raise DeviceError(self._clean(str(exc))) from None
 
     def sample_conditions(self, *, facts: bool = True) -> dict[str, Any]:
         """The platform probe now (temperature, clocks, throttling, power); never raises. `facts=False`

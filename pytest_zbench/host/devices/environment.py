@@ -68,13 +68,24 @@ def app_info(root: Path) -> dict[str, Any]:
     }
 
 
+def build_record(build: RunnerBuild | None) -> dict[str, Any] | None:
+    """A runner's build as run.json writes it (None: its probe reported none)."""
+    return None if build is None else {"id": build.id, "dirty": build.dirty, "describe": build.describe}
+
+
+def ab_builds(app: dict[str, Any], device: str, a: RunnerBuild | None, b: RunnerBuild | None) -> None:
+    """Record in run.json's `app.ab_builds` both builds of an A/B session on a device, as their probes report
+    them: app.build_hash is A's (the device's runner), so B (often the change under test) is named here."""
+    app.setdefault("ab_builds", {})[device] = {"a": build_record(a), "b": build_record(b)}
+
+
 def runner_build(app: dict[str, Any], device: str, build: RunnerBuild | None) -> None:
     """Record in run.json's `app` the build a device's runner reported in its probe: the first one becomes
     app.build_hash (build_source `runner`, build_device names the device); every device's is kept in
     app.runner_builds, so that two runners of different builds in one session are visible."""
     if build is None:
         return
-    app.setdefault("runner_builds", {})[device] = {"id": build.id, "dirty": build.dirty, "describe": build.describe}
+    app.setdefault("runner_builds", {})[device] = build_record(build)
     if app.get("build_source") != "runner":
         app.update(build_hash=build.id, dirty=build.dirty, build_source="runner", build_device=device,
                    build_describe=build.describe)

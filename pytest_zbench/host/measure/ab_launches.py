@@ -20,6 +20,7 @@ from ...scenes import SceneCase
 from ...settings import Settings
 from ...stats import scene_metrics, summarize_scene
 from ..devices.device import Device, empty_folder, safe_component
+from ..devices.environment import build_record
 from ..devices.health import DeviceHealth
 from .launches import ProgressSink, SamplesCsv, add_launch, guarded_launch, new_measurement
 from .results import (
@@ -76,7 +77,9 @@ class ABLaunches:
         a.samples_file = device_dir / f"{case.id}.frames.csv"
         b.samples_file = device_dir / f"{case.id}.b.frames.csv"
         empty_folder(self.scene_dir)  # a previous session's launches of this scene are not ours
-        a.ab = ABRun(b_runner, tuple(device.spec.runner), [], b, DEFAULT_PATTERN)
+        a.ab = ABRun(b_runner, tuple(device.spec.runner), [], b, DEFAULT_PATTERN,
+                     builds={"a": build_record(device.probe().build),
+                             "b": build_record(device.probe_runner(b_runner).build)})
         self.timeout = settings.launch_timeout(a.job.refresh_hz, device.spec.timeout_s)
         self._writers = {"A": SamplesCsv(a.samples_file), "B": SamplesCsv(b.samples_file)}
 
@@ -130,6 +133,9 @@ def ab_entry(run: ABRun, results_dir: Path) -> dict[str, Any]:
         samples = samples.relative_to(results_dir)
     return {
         "runner_b": list(run.runner),
+        # Both builds, as their probes report them: B is often the change under test (a pull request's head)
+        "build_a": run.builds.get("a"),
+        "build_b": run.builds.get("b"),
         "order": list(run.order),
         # The pattern the order follows (ABBA: counterbalanced, docs/regression.md "A/B").
         "pattern": run.pattern,

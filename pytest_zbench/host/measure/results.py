@@ -122,6 +122,7 @@ class ABRun:
     order: list[Arm]
     b: SceneMeasurement
     pattern: Pattern = DEFAULT_PATTERN
+    builds: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # "a", "b": build_record or None
 
 
 MODE = "uncapped"  # the fit reads uncapped frame intervals (adaptive_score.FRAME_COST)

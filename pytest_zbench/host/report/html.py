@@ -25,6 +25,7 @@ from ...regression.config import metric_unit
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 from ...stats import HIST_EDGES_MS
 from . import charts
+from .builds import build_text
 from .corpus import differentials_section, isolation_section
 from .counters import counters_line
 from .overview import anchor as _anchor
@@ -115,6 +116,9 @@ def _header(doc: dict[str, Any]) -> str:
             f"{html.escape(gpu.get('backend', ''))} ({html.escape(str(gpu.get('gl_renderer', '')))}), timer "
             f"{html.escape(str(gpu.get('timer_source')))} · display {display.get('width')}×{display.get('height')} @ "
             f"{display.get('refresh_hz')} Hz</p>"
+            + "".join(f"<p>A/B on {html.escape(device)}: B <code>{html.escape(build_text(sides.get('b')))}</code> "
+                      f"against A <code>{html.escape(build_text(sides.get('a')))}</code></p>"
+                      for device, sides in sorted((app.get("ab_builds") or {}).items()))
             + ("<p class=\"failed\"><strong>Interrupted:</strong> the session was stopped before its tests ran "
                "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else ""))
 

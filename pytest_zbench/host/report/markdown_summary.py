@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...regression.gate import GateConfig, launches_to_decide
+from .builds import build_text
 
 GITHUB_SUMMARY_LIMIT = 1024 * 1024
 # Headroom under GitHub's limit for what the leg appends around the summary (notes, other steps' lines).
@@ -98,6 +99,8 @@ def _run_lines(documents: Sequence[Mapping[str, Any]]) -> list[str]:
         devices = ", ".join(sorted(doc.get("devices") or {})) or "?"
         lines.append(f"- run `{_text(str(doc.get('run_id', '?'))[:12])}` of build `{_text(build)}` on "
                      f"{_text(devices)}, started {_text(str(doc.get('started_utc', '?')))}")
+        lines += [f"  - A/B on {_text(device)}: B {_text(build_text(sides.get('b')))} against A "
+                  f"{_text(build_text(sides.get('a')))}" for device, sides in sorted((app.get("ab_builds") or {}).items())]
     return lines
 
 
