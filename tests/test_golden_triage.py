@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from pytest_zbench.cli import main
-from pytest_zbench.golden.store import GoldenError, GoldenStore, make_key, pixel_digest
+from pytest_zbench.golden.store import GoldenError, GoldenStore, load_png, make_key, pixel_digest
 from pytest_zbench.golden.triage import accept, load_triage, reject
 
 ROUND = "goldens/software/x86_64/round.one"
@@ -150,6 +150,38 @@ def test_triage_file_reviews_well_and_a_bad_one_names_itself(tmp_path):
     (tmp_path / "software/x86_64/fill.one/triage.yaml").write_text("frame-0:\n  accepted: [abc]\n")
     with pytest.raises(GoldenError, match=r"triage.yaml: frame-0.accepted: 'abc' is not a digest"):
         load_triage(store, key)
+
+
+def test_a_rejected_image_accepted_later_passes_and_its_rejection_is_gone(tmp_path):
+    """docs/goldens.md: accepting a rejected digest moves it to `accepted` (the reverse order is the acceptance
+    test above). The rejection must not stay beside the acceptance: the check reads `rejected` first, so a digest
+    left in both would still fail, and the file would be refused as both accepted and rejected."""
+    from pytest_zbench.golden import check_capture
+
+    store = GoldenStore(tmp_path)
+    key = make_key("gles2", "pi3b", "fill.one", 0)
+    golden, capture = np.full((4, 4, 4), 10, np.uint8), np.full((4, 4, 4), 200, np.uint8)
+    accept(store, key, golden)  # the golden PNG: the capture is far outside any tolerance of it
+
+    def check():
+        return check_capture(store, backend="gles2", device_class="pi3b", scene_id="fill.one", frame=0,
+                             capture=capture, perceptual=False)
+
+    reject(store, key, capture, "the fill is the wrong colour", date="2026-12-04")
+    rejected = check()
+    assert (rejected.status, rejected.triage) == ("failed", "rejected")
+    assert "the fill is the wrong colour" in rejected.message
+
+    applied = accept(store, key, capture)
+    assert applied.changed and applied.golden_written is None  # the golden PNG stays the tolerance reference
+    digest = pixel_digest(capture)
+    assert yaml.safe_load((tmp_path / "gles2/pi3b/fill.one/triage.yaml").read_text()) == {
+        "frame-0": {"accepted": sorted([pixel_digest(golden), digest])}}  # no `rejected` left
+    frame = load_triage(store, key).frame(0)
+    assert digest in frame.accepted and digest not in frame.rejected
+    accepted = check()
+    assert (accepted.status, accepted.triage, accepted.digest) == ("passed", "accepted", digest)
+    assert np.array_equal(load_png(tmp_path / "gles2/pi3b/fill.one/frame-0.png"), golden)
 
 
 def test_ci_summary_lists_untriaged_images_with_their_command():

@@ -171,9 +171,13 @@ def deploy(spec: DeviceSpec, transport: Transport, build: LocalBuild, *, root: s
            progress: Progress = lambda line: None) -> Deployed:
     """Deploy `build` to the device of `spec` through an open `transport` (see the module's steps). With
     `keep=None` nothing is pruned, and with `make_current=False` `current` is left where it was (a bisect's
-    builds are its own, removed when it ends)."""
+    builds are its own, removed when it ends). Pruning needs `make_current`: it keeps the build just deployed
+    because that is the one `current` then points at, and would not know to keep another."""
     if keep is not None and keep < 1:
         raise UsageError(f"--keep {keep}: keep at least the build just deployed (1)")
+    if keep is not None and not make_current:
+        raise ValueError("deploy: pruning (keep) keeps the build it makes current; with make_current=False pass "
+                         "keep=None")
     root = resolve_root(spec, root)
     on_device = DeviceFiles(spec.name, transport)
     with DeviceLock(on_device, root, progress=progress):
@@ -207,7 +211,7 @@ def _deploy_locked(spec: DeviceSpec, transport: Transport, on_device: DeviceFile
                    lambda: _write_manifest(transport, folder, build, probe))
     if make_current:
         on_device.run(["ln", "-sfn", build.content_hash, build_folder(root)], "point `current` at the build")
-    pruned, kept = prune(on_device, root, keep, protect=build.content_hash) if keep is not None else ([], [])
+    pruned, kept = prune(on_device, root, keep, current=build.content_hash) if keep is not None else ([], [])
     for name in pruned:
         progress(f"pruned {name} (older than the {keep} kept)")
     return Deployed(spec.name, build.content_hash, folder, runner, reused,
@@ -290,12 +294,12 @@ def _write_manifest(transport: Transport, folder: str, build: LocalBuild, probe:
         transport.push(path, posixpath.join(folder, MANIFEST_NAME))
 
 
-def prune(on_device: DeviceFiles, root: str, keep: int, *, protect: str | None = None) -> tuple[list[str], list[str]]:
+def prune(on_device: DeviceFiles, root: str, keep: int, *, current: str) -> tuple[list[str], list[str]]:
     """Remove all but the `keep` most recently deployed builds in `root` (by their folders' times), never
-    `protect` nor the build `current` points at; return (removed, kept), newest first."""
+    `current`, the build deploy has just pointed `<root>/current` at under the lock (so it is not read back from
+    the device); return (removed, kept), newest first."""
     builds = on_device.builds_newest_first(root)
-    current = on_device.current(root)
-    kept = [name for name in builds if name in (protect, current)]
+    kept = [name for name in builds if name == current]
     for name in builds:
         if len(kept) >= keep:
             break

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from pytest_zbench.cli import main
-from pytest_zbench.engine.deploy import DeployError, DeviceFiles, deploy, hash_build
+from pytest_zbench.engine.deploy import DeployError, DeviceFiles, deploy, hash_build, prune
 from pytest_zbench.engine.deployed_runner import expand_deployed
 from pytest_zbench.errors import UsageError
 from pytest_zbench.host.devices.device import Device
@@ -102,6 +102,40 @@ def test_deploy_probe_reuse_and_prune_on_local(tmp_path):
         assert device.probe().build.id == "engine-2"
     finally:
         device.close()
+
+
+class ListedBuilds:
+    """A device's builds as `ls -1t` lists them, and the commands prune runs on it."""
+
+    def __init__(self, newest_first: list[str]) -> None:
+        self.newest_first, self.commands = newest_first, []
+
+    def builds_newest_first(self, root: str) -> list[str]:
+        return list(self.newest_first)
+
+    def run(self, argv: list[str], what: str, *, check: bool = True) -> str:
+        self.commands.append(argv)
+        return ""
+
+
+def test_prune_keeps_the_build_just_made_current_even_when_its_folder_lists_oldest():
+    """The folders' times, not the deploy, order the listing (a clock set back, a folder copied in by hand): the
+    build deploy has just pointed `current` at stays whatever its place, and counts towards `keep`."""
+    names = [f"{i:016x}" for i in range(4)]
+    device = ListedBuilds(names)
+    removed, kept = prune(device, "/w/builds", 2, current=names[3])
+    assert (removed, kept) == (names[1:3], [names[0], names[3]])
+    assert device.commands == [["rm", "-rf", f"/w/builds/{name}"] for name in names[1:3]]
+
+
+def test_deploy_prunes_only_when_it_makes_the_build_current(tmp_path):
+    """Pruning keeps the build it has just made current; left where it was, `current` could be pruned, so the
+    combination is refused before the device is touched (a bisect deploys with keep=None)."""
+    spec = load_inventory(write_devices(tmp_path, tmp_path / "device")).get("box")
+    build = hash_build(make_runner_build(tmp_path / "b", "engine-0"))
+    with pytest.raises(ValueError, match="make_current=False pass keep=None"):
+        deploy(spec, make_transport(spec), build, keep=2, make_current=False)
+    assert not (tmp_path / "device").exists()
 
 
 def test_a_damaged_copy_on_the_device_is_replaced_and_a_wrong_build_is_refused(tmp_path):

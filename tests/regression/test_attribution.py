@@ -112,6 +112,28 @@ def test_the_work_a_frame_asked_for_is_named_before_the_time_it_cost_even_when_t
     assert why.moved[0].effect == pytest.approx(1.5, rel=1e-12)
 
 
+def test_moved_counters_are_named_largest_move_first_whatever_order_the_runner_wrote_them_in():
+    """Within one kind the largest move comes first, by |log effect|: a counter that halved moved as far as one
+    that doubled, and one that appeared (no ratio) farther than any. The runner writes the counters in an order
+    of its own, here neither by size nor its reverse, and the line must not follow it."""
+    base = {"draw_calls": 100.0, "texture_upload_bytes": 65536.0, "pixels_drawn": 19200.0, "rt_switches": 10.0,
+            "state_changes": 50.0, "alloc_bytes": 1000.0, "stencil_clears": 0.0}
+    cand = {"draw_calls": 150.0, "texture_upload_bytes": 262144.0, "pixels_drawn": 19200.0, "rt_switches": 11.0,
+            "state_changes": 20.0, "alloc_bytes": 3000.0, "stencil_clears": 5.0}
+    rng = np.random.default_rng(4)
+    a = [dict(launch(1.0 + rng.normal(0, 0.01)), counters=dict(base)) for _ in range(6)]
+    b = [dict(launch(1.0 + rng.normal(0, 0.01)), counters=dict(cand)) for _ in range(6)]
+    why = explain(a, b, lambda metrics: ab(metrics, a, b))
+    # new (no ratio), 4x (|log| 1.39), 3x (1.10), 0.4x (0.92), 1.5x (0.41), 1.1x (0.095); pixels_drawn unchanged
+    expected = ["stencil_clears", "texture_upload_bytes", "alloc_bytes", "state_changes", "draw_calls", "rt_switches"]
+    assert [m.name for m in why.moved if m.kind == "counter"] == expected
+    assert why.to_json()["moved"][:len(expected)] == expected  # run.json's list, as the report reads it
+    assert why.line().startswith("why: stencil_clears new (exact, 0 -> 5), texture_upload_bytes 4.00x (exact, "
+                                 "6.554e+04 -> 2.621e+05), alloc_bytes 3.00x (exact, 1000 -> 3000), "
+                                 "state_changes 0.40x (exact, 50 -> 20), draw_calls 1.50x (exact, 100 -> 150), "
+                                 "rt_switches 1.10x (exact, 10 -> 11)")
+
+
 def test_what_the_system_did_to_a_frame_is_context_not_a_cause():
     assert kind_of("counters.preemptions") == kind_of("counters.stolen_ms") == kind_of("counters.minor_faults") == "system"
     assert kind_of("counters.cpu_flush_ms") == "cpu_stage" and kind_of("counters.alloc_bytes") == "counter"

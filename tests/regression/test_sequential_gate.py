@@ -31,6 +31,7 @@ from pytest_zbench.regression.sequential import (
     nominal_alphas,
     permutation_floor,
     same_bar,
+    spending,
     spent_alpha,
 )
 
@@ -76,6 +77,30 @@ def test_hwang_shih_decani_spending_reaches_alpha_and_is_linear_at_gamma_zero():
     assert hsd_spent_alpha(0.5, 0.005, 0.0) == pytest.approx(0.0025, rel=1e-12)
     # gamma -2 spends more of alpha by half-way than O'Brien-Fleming does
     assert hsd_spent_alpha(0.5, 0.005, -2.0) > 10 * spent_alpha(0.5, 0.005)
+
+
+@pytest.mark.parametrize("fraction", [0.25, 0.5, 0.75])
+def test_the_products_spending_is_hwang_shih_decani_gamma_minus_one_at_the_interior_looks(fraction):
+    """The end point alone (alpha at t = 1) holds for any gamma: the shape is pinned where the looks are.
+    gamma -1 is a (e^t - 1) / (e - 1) (docs/regression.md), convex: by t it has spent less than t of alpha.
+    The wrong sign, gamma +1, spends 0.35 of alpha by t = 0.25 and 0.62 by t = 0.5."""
+    a = 0.005
+    published = a * math.expm1(fraction) / (math.e - 1)  # 0.1653 a, 0.3775 a, 0.6501 a
+    spent = spending(DESIGN)(fraction, a)
+    assert spent == pytest.approx(published, rel=1e-9)  # two closed forms of one formula: rounding only
+    assert spent < fraction * a
+    assert hsd_spent_alpha(fraction, a, -1.0) == pytest.approx(published, rel=1e-9)
+
+
+def test_the_products_levels_at_8_to_14_launches_are_the_documented_ones():
+    """docs/regression.md gives the levels of the product's looks at a maximum of 14 (4 + 4 and 6 + 6 spend
+    nothing): 0.0022, 0.0017, 0.0019, 0.0024. A spending curve of the wrong shape moves them (gamma +1:
+    0.0034 at 8 + 8, falling to 0.0013 at 14 + 14)."""
+    looks = np.array([4, 6, 8, 10, 12, 14])
+    floors = [REACHABLE_SPLITS * permutation_floor(int(n)) for n in looks]
+    levels = nominal_alphas(looks / 14, 0.005, DESIGN, floors)
+    # The documented levels are rounded to two significant digits (0.00165 is written 0.0017): within 6e-5.
+    assert levels == pytest.approx((0.0, 0.0, 0.0022, 0.0017, 0.0019, 0.0024), abs=6e-5)
 
 
 def test_the_permutation_floor_is_one_over_the_splits_or_the_random_permutations():
