@@ -85,12 +85,21 @@ class RetryPolicy:
             return None
         return last.scaled(min(last.launches * 2, self.cap))
 
-    def refusal(self, last: Design, last_seconds: float, elapsed_s: float) -> str | None:
-        """Why no retry follows an undecided attempt of `last` that took `last_seconds`, or None to retry."""
+    def refusal(self, last: Design, last_seconds: float, elapsed_s: float, *, made: int | None = None,
+                stopped: str | None = None) -> str | None:
+        """Why no retry follows an undecided attempt of `last` that took `last_seconds`, or None to retry.
+        `made`: the launches per side it made (a sequential attempt may stop before its maximum, `stopped`
+        saying why); the time a launch takes is reckoned from those."""
         following = self.next_design(last)
+        made = last.launches if made is None else max(made, 1)
         if following is None:
+            if made < last.launches:  # it did not use the cap: saying it had it would be untrue
+                why = ("its intervals said the cap would not decide it" if stopped == "futile"
+                       else f"stopped: {stopped}" if stopped else "it stopped early")
+                return (f"it stopped at {made} launches per side ({why}); the cap of {self.cap} launches per side "
+                        "(--max-launches) allows no larger retry")
             return f"it had the cap of {self.cap} launches per side (--max-launches)"
-        estimate = last_seconds * following.launches / last.launches
+        estimate = last_seconds * following.launches / made
         left = self.budget_min * 60.0 - elapsed_s
         if estimate > left:
             return (f"a retry of {following.launches} launches per side would take about {estimate / 60:.1f} min and "

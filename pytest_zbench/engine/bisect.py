@@ -152,7 +152,8 @@ class Bisector:
         if not tried or tried[-1].verdict != "inconclusive" or key in self._no_retry:
             return False
         last = tried[-1]
-        refusal = self.policy.refusal(last.design, last.seconds, self.clock() - self.started)
+        refusal = self.policy.refusal(last.design, last.seconds, self.clock() - self.started,
+                                      made=min(last.launches_a, last.launches_b), stopped=last.stopped)
         if refusal:
             self._no_retry[key] = refusal
             self.progress(f"{scene}: {a.short}->{b.short} stays inconclusive: {refusal}")

@@ -35,6 +35,19 @@ def test_a_retry_doubles_the_launches_and_the_session_minutes_up_to_the_cap():
     assert RetryPolicy(Design(8, None)).next_design(Design(8, None)).arguments() == ["--zbench-runs=16"]
 
 
+def test_a_refusal_at_the_cap_says_what_the_attempt_made_not_the_cap_it_did_not_use():
+    """Before: "it had the cap of 64 launches per side" after an attempt that stopped futile at 6 + 6."""
+    policy = RetryPolicy(Design(16, 3.0), cap=64, budget_min=10.0)
+    refusal = policy.refusal(Design(64, 12.0), 60.0, 0.0, made=6, stopped="futile") or ""
+    assert "stopped at 6 launches per side" in refusal and "would not decide it" in refusal
+    assert "it had the cap" not in refusal
+    assert "it had the cap of 64" in (policy.refusal(Design(64, 12.0), 60.0, 0.0, made=64) or "")
+    # The time of a retry is reckoned from the launches made: 16 of 16 took 2 min, so 32 take 4 min ...
+    assert policy.refusal(Design(16, 3.0), 120.0, 300.0, made=16, stopped="max_launches") is None
+    # ... but 4 of 16 that took 2 min make 32 take 16 min, more than the 5 left.
+    assert "--budget" in (policy.refusal(Design(16, 3.0), 120.0, 300.0, made=4, stopped="budget") or "")
+
+
 def test_a_retry_that_would_not_end_within_the_budget_is_not_started():
     policy = RetryPolicy(Design(16, 3.0), cap=64, budget_min=10.0)
     assert policy.refusal(Design(16, 3.0), last_seconds=120.0, elapsed_s=300.0) is None  # 4 min of 5 left
