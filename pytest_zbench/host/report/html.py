@@ -71,7 +71,8 @@ def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Pat
              f"<style>{CSS}{ENGINES_CSS if engines else ''}</style><body>", _header(document),
              _timer_checks(document), _summary(scenes), overview_table(scenes, _words), engines,
              isolation_section(document), differentials_section(document)]
-    parts += [_scene_section(scene, results_dir, path.parent) for scene in scenes]
+    timed = not document.get("goldens_only")
+    parts += [_scene_section(scene, results_dir, path.parent, timed=timed) for scene in scenes]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
@@ -116,7 +117,10 @@ def _header(doc: dict[str, Any]) -> str:
             f"{html.escape(str(gpu.get('timer_source')))} · display {display.get('width')}×{display.get('height')} @ "
             f"{display.get('refresh_hz')} Hz</p>"
             + ("<p class=\"failed\"><strong>Interrupted:</strong> the session was stopped before its tests ran "
-               "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else ""))
+               "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else "")
+            + ("<p id=goldens-only class=note><strong>Goldens only:</strong> this run rendered the captures alone "
+               "(--zbench-goldens-only, one frame per launch); timings were not measured, so none is charted.</p>"
+               if doc.get("goldens_only") else ""))
 
 
 def _timer_checks(doc: dict[str, Any]) -> str:
@@ -151,7 +155,8 @@ def _summary(scenes: Sequence[dict[str, Any]]) -> str:
             "come first.</p>")
 
 
-def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -> str:
+def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path, *, timed: bool = True) -> str:
+    """`timed`: the run measured its frames' times (not --zbench-goldens-only), so they are charted."""
     result = overall(scene)
     out = [f"<section id='{_anchor(scene)}' data-result='{html.escape(result)}'><h2>{html.escape(scene['id'])} on "
            f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
@@ -160,7 +165,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -
     out.append(_regression(scene))
     out.append(sequential_section(scene))  # '' unless the sequential gate (--zbench-budget) judged it
     out.append(why_section(scene, results_dir))  # '' unless regressed or improved
-    out.append(_plots(scene, results_dir))
+    out.append(_plots(scene, results_dir) if timed else "")
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
