@@ -22,6 +22,7 @@ from typing import Any
 from ...json_types import is_number
 from ...regression.changepoints import ChangePoint
 from ...regression.config import metric_unit
+from ...regression.gate import interval_text, ratio_text
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 from ...stats import HIST_EDGES_MS
 from . import charts
@@ -200,8 +201,9 @@ def _regression(scene: dict[str, Any]) -> str:
                                       (float(ci[0]), float(ci[1])), float(m["bar"])))
             words.append(f"<li><b>{html.escape(str(m['metric']))}</b> <span class='{html.escape(str(m.get('verdict')))}'>"
                          f"{html.escape(str(m.get('verdict')))}</span>: candidate {_ms(m.get('candidate_median'))} vs "
-                         f"baseline {_ms(m.get('baseline_median'))} (median of launches), effect {m['effect']:.3f}x, "
-                         f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x, "
+                         f"baseline {_ms(m.get('baseline_median'))} (median of launches), effect "
+                         f"{html.escape(ratio_text(m['effect']))}, {round(100 * (m.get('confidence') or 0.95))}% CI "
+                         f"{html.escape(interval_text(ci[0], ci[1]))}, "
                          f"bar ±{100 * m['bar']:.1f}%, {m.get('n_candidate')} vs {m.get('n_baseline')} launches"
                          + (f". {html.escape(str(m['reason']))}" if m.get("reason") else "") + "</li>")
     for item in section.get("not_judged") or []:
@@ -274,9 +276,9 @@ def _effect_words(m: dict[str, Any]) -> str:
     ci: list[Any] = m["ci"] if isinstance(m.get("ci"), list) and len(m["ci"]) == 2 else [None, None]
     if not is_number(m.get("effect")):
         return "no effect"
-    interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x"
+    interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {interval_text(ci[0], ci[1])}"
                 if is_number(ci[0]) and is_number(ci[1]) else "no interval")
-    return f"effect {m['effect']:.3f}x, {interval}"
+    return f"effect {ratio_text(m['effect'])}, {interval}"
 
 
 def _history(section: dict[str, Any]) -> str:
