@@ -7,7 +7,8 @@ device's runner, run a device lab's CI.
     zbench calibrate --device NAME [--history PATH|URL] [--sessions S] [--runs N] [--frames N] [--warmup N]
                      [-k EXPR] [--results DIR] [--from-history]
     zbench report RUN.json [--out FILE]                 re-render report.html and the traces of a run
-    zbench compare A.json B.json [--fail-on M:PCT]      B judged against A, scene by scene (exit 1: regressed)
+    zbench compare A B [--fail-on M:PCT]                B judged against A, scene by scene (exit 1: regressed);
+                                                        each a run.json or a results folder holding one
     zbench engines RUN RUN ... [--reference NAME] [--out DIR]   engines side by side, each scene's ratio to a
                                                         reference engine (side_by_side/)
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
@@ -43,6 +44,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .command_options import add_out_option
 from .percentiles import PERCENTILE_NAMES
 from .regression.calibrate import MIN_CALIBRATION_LAUNCHES
 from .regression.config import DEFAULT_ALPHA
@@ -86,7 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     history.add_argument("--sig-level", type=_sig_level, default=0.05, metavar="P",
                          help="significance of a change point's permutation test (default: 0.05)")
 
-    calibrate = commands.add_parser("calibrate", help="run A/A sessions on a device and store its spreads")
+    calibrate = commands.add_parser(
+        "calibrate", help="run A/A sessions on a device and store its spreads",
+        description="Run --sessions A/A pytest sessions on the device (pytest --zbench-calibrate), then store each "
+                    "scene's within- and between-session spread in the history, with the smallest slowdown the "
+                    "gate can detect at --launches; --from-history skips the sessions. docs/regression.md.")
     calibrate.add_argument("--device", required=True, metavar="NAME", help="device from devices.yaml (required)")
     calibrate.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     calibrate.add_argument("--runs", type=int, default=10, metavar="N",
@@ -132,14 +138,14 @@ def _parser() -> argparse.ArgumentParser:
                                              "again from a results folder's run.json and its CSVs: after an "
                                              "upgrade of pytest-zbench, or for a run.json copied from CI.")
     report.add_argument("run", metavar="RUN.json", help="a run.json inside its results folder")
-    report.add_argument("--out", metavar="FILE", help="where the report goes (default: report.html beside RUN.json)")
+    add_out_option(report, metavar="FILE", help="where the report goes (default: report.html beside RUN.json)")
 
-    compare = commands.add_parser("compare", help="two run.json side by side, B judged against A",
+    compare = commands.add_parser("compare", help="two runs (run.json or results folders), B judged against A",
                                   description="Every scene both runs measured, B (the candidate) judged against A "
                                               "by the regression gate as --zbench-baseline=A.json would; exit 1 "
                                               "when a scene regressed.")
-    compare.add_argument("a", metavar="A.json", help="the baseline run.json")
-    compare.add_argument("b", metavar="B.json", help="the candidate run.json")
+    compare.add_argument("a", metavar="A", help="the baseline: a run.json, or a results folder holding one")
+    compare.add_argument("b", metavar="B", help="the candidate: a run.json, or a results folder holding one")
     compare.add_argument("--threshold", type=float, default=GateConfig().threshold, metavar="FRACTION",
                          help=f"smallest slowdown that counts (default: {GateConfig().threshold:g})")
     compare.add_argument("--fail-on", action="append", default=[], metavar="METRIC:PCT",
@@ -161,7 +167,10 @@ def _parser() -> argparse.ArgumentParser:
     kit_shown.add_argument("--pkg-config", action="store_const", dest="kit_show", const="pkg-config",
                        help="print a pkg-config file (zbench-kit.pc) for the kit")
 
-    devices = commands.add_parser("devices", help="the inventory: each device, reached and probed")
+    devices = commands.add_parser("devices", help="the inventory: each device, reached and probed",
+                                  description="List each device of the inventory with its transport, backend and "
+                                              "runner, reach it and probe its runner; exit 1 when one is not "
+                                              "reachable or lacks its backend.")
     devices.add_argument("--devices", default="devices.yaml", metavar="PATH", help="the inventory (default: devices.yaml)")
     devices.add_argument("--device", action="append", metavar="NAME", help="only this device (repeatable)")
     devices.add_argument("--no-probe", action="store_true", help="list the inventory without reaching any device")
@@ -271,6 +280,7 @@ def _count(text: str) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from .regression.baseline import BaselineFileError, read_run_file
     from .regression.compare_runs import FailOn, compare_runs, lines
+    from .results_folder import RunJsonNotFound, run_json_path
 
     try:
         fail_on = tuple(FailOn.parse(text) for text in args.fail_on)
@@ -278,19 +288,20 @@ def _compare(args: argparse.Namespace) -> int:
         print(f"zbench compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        a, b = read_run_file(Path(args.a)), read_run_file(Path(args.b))
-    except BaselineFileError as exc:
+        path_a, path_b = run_json_path(Path(args.a)), run_json_path(Path(args.b))
+        a, b = read_run_file(path_a), read_run_file(path_b)
+    except (RunJsonNotFound, BaselineFileError) as exc:
         print(f"zbench compare: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    result = compare_runs(a, Path(args.a), b, GateConfig(threshold=args.threshold), fail_on)
-    print(f"A: {args.a} (run {str(a.get('run_id', '?'))[:8]})   B: {args.b} (run {str(b.get('run_id', '?'))[:8]})")
+    result = compare_runs(a, path_a, b, GateConfig(threshold=args.threshold), fail_on)
+    print(f"A: {path_a} (run {str(a.get('run_id', '?'))[:8]})   B: {path_b} (run {str(b.get('run_id', '?'))[:8]})")
     for line in lines(result):
         print(line)
     if args.verbose:
         for scene in result.scenes:
             print(f"\n{scene.device}/{scene.scene}:\n{scene.message}")
     if result.nothing_judged:  # a pass would claim a comparison that was never made
-        print(f"zbench compare: no scene of {args.b} compares with {args.a} (each is named above with how it "
+        print(f"zbench compare: no scene of {path_b} compares with {path_a} (each is named above with how it "
               "was measured differently): nothing was judged", file=sys.stderr)
         return EXIT_USAGE
     return EXIT_FAILED if result.regressed else EXIT_OK

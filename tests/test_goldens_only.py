@@ -74,3 +74,31 @@ def test_an_adaptive_scene_is_captured_at_its_capture_complexity(project):
     golden = Image.open(project.root / "goldens/software/x86_64/grow.alpha.adaptive/frame-0.png").convert("RGB")
     assert 130 <= golden.getpixel((10, 10))[0] <= 145 and golden.getpixel((0, 0)) == (255, 255, 255)
     project.run(*args, goldens=True).assert_outcomes(passed=1, deselected=7)
+
+
+RECT = '{op: rect, x: 1, y: 1, w: "100% - 2", h: "100% - 2", color: "#3366CC80"}'
+PAIR = ("family: pair\nscenes:\n  - {id: pair.plain, ops: [" + RECT + "]}\n"
+        "  - {id: pair.twice, differential: {minus: pair.plain, feature: a second rect}, ops: [" + RECT + ", "
+        + RECT + "]}\n")
+
+
+def test_a_goldens_only_run_makes_no_timing_claims_where_a_measured_run_does(project):
+    """A differential pair: a measured run prints its analysis line and charts its frames; a goldens-only
+    run of the same scenes prints neither, and its report says in one line why."""
+    project.write_scene("pair.yaml", PAIR)
+    measured = project.run("--zbench-device=local", "-k", "pair")
+    measured.assert_outcomes(passed=2)
+    assert any(line.startswith("analysis: 1 differential pair(s)") for line in measured.stdout.lines)
+    report = (project.results / "report.html").read_text()
+    assert "<figure class='chart" in report and "id=goldens-only" not in report
+    assert not project.run_json().get("goldens_only") and len(project.run_json()["differentials"]) == 1
+
+    goldens = project.run("--zbench-device=local", "-k", "pair", "--zbench-goldens-only", "--zbench-update-goldens",
+                          goldens=True)
+    goldens.assert_outcomes(passed=2, deselected=8)  # the perf tests and the other scenes
+    assert not any(line.startswith("analysis:") for line in goldens.stdout.lines)
+    report = (project.results / "report.html").read_text()
+    assert "<figure class='chart" not in report
+    assert report.count("timings were not measured") == 1
+    document = project.run_json()
+    assert document["goldens_only"] is True and document["differentials"] == [] and document["isolation"] == []

@@ -74,7 +74,8 @@ def test_the_report_of_a_real_session_in_a_real_browser(project, tmp_path, recor
                      r"alt='actual of frame 0'", text)
     assert "reject it (say why in --reason): <code>zbench goldens reject " in text
     # The overview row's verdict with its effect and interval; B's quantiles in the CDF beside A's frames.
-    assert re.search(r"<td class='effect [a-z_]+' title='[^']*'>[0-9.]+x \[[0-9.]+x, [0-9.]+x\] cpu_ms", text)
+    assert re.search(r"<td class='effect [a-z_]+' title='[^']*'>(&[lg]t;)?[0-9.]+x \[(&[lg]t;)?[0-9.]+x\.\.(&[lg]t;)?[0-9.]+x\] "
+                     r"cpu_ms", text)
     assert text.count("<g class=reference>") == 3 and "B (candidate) cpu_ms, median of its 2 launches" in text
     (project.results / "probe.html").write_text(PROBE)
     loaded = load(project.results / "probe.html", tmp_path / "profile")

@@ -67,9 +67,9 @@ document.getElementById('r').addEventListener('load', () => {
 
 def test_the_overview_shows_each_verdict_with_its_effect_and_interval():
     inconclusive = DOCUMENT["scenes"][1]["regression"]
-    assert effect_text(headline(inconclusive)) == "25x [0.9x, 700x] cpu_ms.p50"
+    assert effect_text(headline(inconclusive)) == "25.000x [0.900x..700.000x] cpu_ms.p50"
     assert effect_text(headline({"verdict": "same", "metrics": [{"metric": "m", "verdict": "same", "effect": 1.2,
-                                                                  "ci": None}]})) == "1.2x [no interval] m"
+                                                                  "ci": None}]})) == "1.200x [no interval] m"
     assert headline({"verdict": "no_baseline", "metrics": []}) is None and effect_text(None) == ""
     # The metric the verdict is about, not merely the first: a scene regressed on p95 shows p95's effect.
     section = {"verdict": "regressed", "metrics": [{"metric": "cpu_ms.p50", "verdict": "same", "effect": 1.0},
@@ -83,7 +83,7 @@ def test_the_overview_sorts_and_filters_in_a_real_browser(tmp_path):
     report = write_report(DOCUMENT, results, results / "report.html")
     text = report.read_text()
     row = re.search(r"<tr [^>]*data-scene='fill.x2'[^>]*>.*?</tr>", text).group(0)
-    assert ">inconclusive</td>" in row and "25x [0.9x, 700x] cpu_ms.p50</td>" in row and "data-effect='25.0'" in row
+    assert ">inconclusive</td>" in row and "25.000x [0.900x..700.000x] cpu_ms.p50</td>" in row and "data-effect='25.0'" in row
     assert "src=" not in text.split("<script>", 1)[1].split("</script>", 1)[0]  # inline, nothing fetched
     (results / "probe.html").write_text(PROBE)
     loaded = load(results / "probe.html", tmp_path / "profile")
@@ -210,3 +210,14 @@ def test_a_session_prints_one_analysis_line_and_its_details_under_v(project):
     verbose = project.run("--zbench-device=local", "-k", "pair", "-v")
     assert any(line.startswith("  differential: pair.twice - pair.plain on local: a second rect: ")
                for line in verbose.stdout.lines)
+
+
+def test_report_html_writes_a_thin_baselines_interval_clipped_as_the_terminal_does(tmp_path):
+    """A bootstrap over a thin baseline gives ends like 2e-08 and 3e13: every view writes them as the
+    terminal does (regression.gate.ratio_text), never as the raw numbers."""
+    wild = _scene("a", "fill.x1", "inconclusive", 1.5, (2e-08, 29862888165460.14))
+    wild["regression"]["metrics"][0].update(baseline_median=1.0, candidate_median=1.5, p=0.4)
+    text = write_report(dict(DOCUMENT, scenes=[wild]), tmp_path, tmp_path / "report.html").read_text()
+    assert text.count("&lt;0.001x..&gt;1000x") >= 3  # the overview, the effects chart, the metric's words
+    for raw in ("2e-08", "29862888165460", "2.99e+13", "0.000x"):
+        assert raw not in text, raw

@@ -135,3 +135,15 @@ def test_scenes_the_sequential_gate_left_undecided_point_at_its_maximum_and_budg
     assert ("2 scene(s) inconclusive with 12 launches; the sequential gate stopped them on budget/max_launches: "
             "a larger --zbench-max-launches or --zbench-budget would give them more rounds") in text, text
     assert "--zbench-runs" not in text
+
+
+def test_a_legend_line_names_each_mark_the_table_shows_and_no_other():
+    plain = summary_lines([entry("a"), entry("b")])
+    assert not any(line.startswith("marks: ") for line in plain)
+    marked = summary_lines([entry("a", unreliable=["p95"]), entry("b")])
+    [legend] = [line for line in marked if line.startswith("marks: ")]
+    assert legend.startswith("marks: ~ a tail percentile from too few frames to be reliable (p99 needs 100 frames")
+    assert ">=" not in legend
+    censored = dict(entry("grow.adaptive"), adaptive={"score": 40.0, "ci": [38.0, 42.0], "censored": "above"})
+    [legend] = [line for line in summary_lines([censored, entry("b")]) if line.startswith("marks: ")]
+    assert legend.startswith("marks: >= a score at the largest complexity tried, a lower bound") and "~" not in legend

@@ -3,7 +3,7 @@
     zbench deploy --device NAME BUILD [--entry FILE] [--keep N] [--expect-build ID] [--root DIR] [--json FILE]
     zbench deploy --device NAME --list | --remove HASH
     zbench bisect GOOD BAD --device NAME --build CMD --artifact PATH [--repo DIR] [--project DIR] [--pixels]
-                  [--speed] [--scene ID ...] [--keep-builds] [--report DIR] [--pytest-args ARGS]
+                  [--speed] [--scene ID ...] [--keep-builds] [--out DIR] [--pytest-args ARGS]
                   [--max-launches N] [--budget MINUTES]
 """
 
@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import Any
 
+from ..command_options import add_out_option
 from ..errors import ZbenchError
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -77,8 +78,8 @@ def add_commands(commands: Any) -> None:
                         help="only this scene, repeatable (default: every scene that changed between the ends)")
     bisect.add_argument("--keep-builds", action="store_true",
                         help="leave the bisect's builds on the device (default: they are removed at the end)")
-    bisect.add_argument("--report", default="zbench-bisect", metavar="DIR",
-                        help="folder for bisect.json and bisect.md (default: zbench-bisect)")
+    add_out_option(bisect, default="zbench-bisect", metavar="DIR", old=("--report",),
+                   help="folder for bisect.json and bisect.md (default: zbench-bisect)")
     bisect.add_argument("--pytest-args", default="", metavar="ARGS",
                         help="arguments for each pytest session, one string split like a shell command line, such "
                              "as '-k blur --zbench-runs=6' (default: none)")
@@ -284,7 +285,7 @@ def _bisect(args: argparse.Namespace) -> int:
               f"`zbench deploy --device {spec.name} --remove {name}`", file=sys.stderr)
     not_bisected = [{"scene": scene, **bisector.pair_record(commits[0], commits[-1], scene)}
                     for scene in bisector.undecided]
-    json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.report), not_bisected,
+    json_path, md_path = write_report(findings, commits, skipped, removed, Path(args.out), not_bisected,
                                       searches, left)
     print(f"report: {json_path}, {md_path}")
     if stopped is not None:

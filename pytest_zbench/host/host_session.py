@@ -67,6 +67,7 @@ class HostSession:
             app=app_info(root),
             suite_version=__version__,
             host=host_info(),
+            goldens_only=settings.goldens_only,
         )
         self._devices: dict[str, Device] = {}
         self._probing: dict[str, Device] = dict(probing or {})

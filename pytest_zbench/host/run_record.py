@@ -189,6 +189,14 @@ class RunRecord:
     # run.json `conditions.prepared` per device: the steps the session (its controller) ran on it and their
     # undoing (host/devices/prepare.py); a device without `prepare` in the inventory has none.
     prepared: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # --zbench-goldens-only: one frame per launch, no warmup; its timings measure nothing, so nothing is
+    # concluded from them (run.json `goldens_only`; docs/goldens.md, "Goldens only").
+    goldens_only: bool = False
+
+    def corpus(self, scenes: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """run.json's verdicts over the corpus (of `scenes`, by default every scene): none of a goldens-only
+        run, whose one-frame timings would make a sweep or a differential pair look measured."""
+        return corpus_sections([] if self.goldens_only else self.scenes if scenes is None else scenes)
 
     def to_json(self) -> dict[str, Any]:
         return {"devices": self.devices, "scenes": self.scenes, "quarantined": self.quarantined,
@@ -251,9 +259,10 @@ class RunRecord:
             "devices": devices,
             "quarantined": dict(self.quarantined),
             "interrupted": self.interrupted,
+            "goldens_only": self.goldens_only,
             **({"check_runner": self.check_runner} if self.check_runner is not None else {}),
             "scenes": scenes,
-            **corpus_sections(scenes),
+            **self.corpus(scenes),
         }
 
     def _with_session_conditions(self, name: str) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
     zbench matrix [--devices PATH] [--device NAME ...] [--label LABEL ...] [-k EXPR] [--hosted-only]
                   [--github-output]
-    zbench summary RUN.json [RUN.json ...] [--title TEXT] [--link TEXT=URL ...] [--output PATH]
+    zbench summary RUN.json [RUN.json ...] [--title TEXT] [--link TEXT=URL ...] [--out PATH]
     zbench leg --device NAME [--devices PATH] [-k EXPR] [-- PYTEST_ARGS ...]
 """
 
@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..command_options import add_out_option
 from ..errors import UsageError
 
 EXIT_OK, EXIT_USAGE = 0, 2
@@ -22,7 +23,10 @@ EXIT_OK, EXIT_USAGE = 0, 2
 
 def add_commands(commands: Any) -> None:
     """Register the subcommands on the `zbench` parser's subparsers; each sets its handler as `run`."""
-    matrix = commands.add_parser("matrix", help="print the CI matrix (one leg per device with a 'ci' key) as JSON")
+    matrix = commands.add_parser("matrix", help="print the CI matrix (one leg per device with a 'ci' key) as JSON",
+                                 description="Print the CI matrix as JSON: one leg per device of the inventory "
+                                             "with a 'ci' key, filtered by --device and --label. README, \"Running "
+                                             "a device lab\".")
     _devices_option(matrix)
     matrix.add_argument("--device", action="append", default=[], metavar="NAME",
                         help="only these devices, repeatable or comma separated (default: every device with a "
@@ -38,17 +42,23 @@ def add_commands(commands: Any) -> None:
                         help="also write matrix=JSON and legs=N to the file named by $GITHUB_OUTPUT")
     matrix.set_defaults(run=_matrix)
 
-    summary = commands.add_parser("summary", help="a Markdown summary of run.json files (for $GITHUB_STEP_SUMMARY)")
+    summary = commands.add_parser("summary", help="a Markdown summary of run.json files (for $GITHUB_STEP_SUMMARY)",
+                                  description="Write the Markdown summary of one or more run.json files, regressed "
+                                              "scenes first: on stdout, or appended to --out (GitHub's job "
+                                              "summary).")
     summary.add_argument("runs", nargs="+", metavar="RUN.json", help="run.json files written by pytest-zbench")
     summary.add_argument("--title", default="zbench", help="heading of the summary (default: zbench)")
     summary.add_argument("--link", action="append", default=[], metavar="TEXT=URL",
                          help="a link to list under Artifacts, repeatable")
-    summary.add_argument("--output", metavar="PATH", help="append to this file instead of printing, e.g. "
-                                                          "\"$GITHUB_STEP_SUMMARY\" (default: stdout)")
+    add_out_option(summary, metavar="PATH", old=("--output",),
+                   help="append to this file instead of printing, e.g. \"$GITHUB_STEP_SUMMARY\" (default: stdout)")
     summary.set_defaults(run=_summary)
 
     leg = commands.add_parser("leg", help="run one leg of the CI matrix as the workflow's job does "
-                                          "(A/B on a pull request, the history gate otherwise)")
+                                          "(A/B on a pull request, the history gate otherwise)",
+                              description="Run the device's leg of the CI matrix as the workflow's job does: "
+                                          "A/B against the pull request's base on a pull request, the history "
+                                          "gate otherwise; pytest arguments after --.")
     leg.add_argument("--device", default=os.environ.get("ZBENCH_DEVICE"), metavar="NAME",
                      help="device of the leg (default: $ZBENCH_DEVICE)")
     _devices_option(leg)
@@ -121,8 +131,8 @@ def _summary(args: argparse.Namespace) -> int:
         print(f"zbench summary: {exc}", file=sys.stderr)
         return EXIT_USAGE
     markdown = render_summary(documents, title=args.title, links=links)
-    if args.output:
-        append_step_summary(args.output, markdown)
+    if args.out:
+        append_step_summary(args.out, markdown)
     else:
         sys.stdout.write(markdown + "\n")
     return EXIT_OK

@@ -44,11 +44,9 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
 
     for line in cooldown_lines(host.record.scenes):
         terminalreporter.write_line(line, yellow=True)
-    # The corpus verdicts as run.json holds them (computed once, when it was assembled); without a document
-    # (the run record could not be assembled, reported below) they are computed here.
-    from ..host.run_record import corpus_sections
-
-    document = plugin.run_document or corpus_sections(host.record.scenes)
+    # The corpus verdicts as run.json holds them (computed once, when it was assembled; none in a goldens-only
+    # run); without a document (the run record could not be assembled, reported below) they are computed here.
+    document = plugin.run_document or host.record.corpus()
     _write_analysis(terminalreporter, document)
     _write_goldens(terminalreporter, plugin)
     for failure in plugin.artifact_failures:

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..command_options import add_out_option
+
 DEFAULT_OUT = "zbench-site"
 DEFAULT_RESULTS = "zbench-results"
 
@@ -25,8 +27,8 @@ def add_commands(commands: Any, *, history_default: str, history_help: str, metr
                     "verdicts (read from the run.json files of the results folders and their run archive, linked "
                     "to their report.html). docs/report.md, \"Published site\".")
     publish.add_argument("--history", default=history_default, metavar="PATH|URL", help=history_help)
-    publish.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                         help=f"the site's folder, replaced as a whole (default: {DEFAULT_OUT})")
+    add_out_option(publish, default=DEFAULT_OUT, metavar="DIR",
+                   help=f"the site's folder, replaced as a whole (default: {DEFAULT_OUT})")
     publish.add_argument("--results", action="append", metavar="DIR",
                          help="a results folder whose run.json and archived runs give the verdicts (repeatable; "
                               f"default: {DEFAULT_RESULTS} when it exists)")

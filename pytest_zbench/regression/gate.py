@@ -121,12 +121,12 @@ class Verdict:
         """The interval with its level and sidedness: the decision's own for paired rounds."""
         if self.ci is None:
             return ""
-        span = f"{ratio_text(self.ci[0])}..{ratio_text(self.ci[1])}"
+        span = interval_text(*self.ci)
         if self.ci_level is None:
             return f"{self.confidence:.0%} CI {span}"
         text = f"{1 - 2 * self.ci_level:.2%} CI {span} (one-sided {self.ci_level:.3g} each end: a change's)"
         if self.ci_same is not None:
-            text += (f", {1 - 2 * SAME_LEVEL:.0%} CI {ratio_text(self.ci_same[0])}..{ratio_text(self.ci_same[1])} "
+            text += (f", {1 - 2 * SAME_LEVEL:.0%} CI {interval_text(*self.ci_same)} "
                      f"(one-sided {SAME_LEVEL:g} each end: `same`'s)")
         return text
 
@@ -513,7 +513,7 @@ def _why_undecided(effect: float, ci: tuple[float, float], p_worse: float, p_bet
     p = p_worse if edge == worse_bar else p_better
     shown = 1 / edge if config.higher_is_better(metric) else edge
     bar = f"the {'regression' if edge == worse_bar else 'improvement'} bar {ratio_text(shown)}"
-    interval = interval or f"{config.confidence:.0%} CI {ratio_text(ci[0])}..{ratio_text(ci[1])}"
+    interval = interval or f"{config.confidence:.0%} CI {interval_text(ci[0], ci[1])}"
     if worse > worse_bar or worse < better_bar:
         why = (f"the effect is past {bar} but not established (adjusted p={p:.3g} vs {config.alpha_per_direction:g}, "
                f"alpha / 2 for each direction; {interval})")
@@ -765,6 +765,11 @@ def ratio_text(value: float) -> str:
     return f"{value:.3f}x"
 
 
+def interval_text(low: float, high: float) -> str:
+    """A ratio's interval for display, each end as ratio_text writes it: `0.910x..>1000x`."""
+    return f"{ratio_text(low)}..{ratio_text(high)}"
+
+
 def _value(metric: str, value: float | None) -> str:
     if value is None:
         return "?"
@@ -791,5 +796,5 @@ def _names(sources: set[str | None]) -> str:
 __all__ = [
     "BaselineSession", "GATING_METRICS", "GateConfig", "GateMode", "Outcome", "SceneVerdict", "SessionPool",
     "Verdict", "gpu_incomparable", "gpu_sources", "judge", "judge_interleaved", "launch_value", "launch_values",
-    "min_launches_per_side", "ratio_text",
+    "interval_text", "min_launches_per_side", "ratio_text",
 ]

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..command_options import add_out_option
 from . import DEFAULT_METRIC
 
 DEFAULT_OUT = "zbench-engines"
@@ -29,8 +30,8 @@ def add_commands(commands: Any) -> None:
     engines.add_argument("--metric", default=DEFAULT_METRIC, metavar="METRIC", type=_metric,
                          help=f"the ratio's per-launch metric of fixed-load scenes, lower is faster (default: "
                               f"{DEFAULT_METRIC}; adaptive scenes are compared by their score)")
-    engines.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                         help=f"the folder engines.json and engines.html go into (default: {DEFAULT_OUT})")
+    add_out_option(engines, default=DEFAULT_OUT, metavar="DIR",
+                   help=f"the folder engines.json and engines.html go into (default: {DEFAULT_OUT})")
     engines.set_defaults(run=run)
 
 
@@ -45,6 +46,7 @@ def _metric(text: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..files import write_json_atomic
+    from ..results_folder import RunJsonNotFound
     from .document import write_page
     from .runs import load_engines
     from .table import EnginesError, lines, side_by_side
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         table = side_by_side(load_engines([Path(r) for r in args.runs]), args.reference, args.metric)
-    except EnginesError as exc:
+    except (EnginesError, RunJsonNotFound) as exc:
         print(f"zbench engines: {exc}", file=sys.stderr)
         return 2
     for line in lines(table):

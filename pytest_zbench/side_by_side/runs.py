@@ -7,19 +7,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..results_folder import run_json_path
 from .table import Engine, EnginesError, engines_of
-
-
-def run_json_path(given: Path) -> Path:
-    """A run.json, or a results folder's run.json."""
-    if given.is_dir():
-        if not (given / "run.json").is_file():
-            raise EnginesError(f"{given}: a folder without run.json: give a run.json or a results folder "
-                               "(--zbench-results) that holds one")
-        return given / "run.json"
-    if not given.is_file():
-        raise EnginesError(f"{given}: no such file or folder: give a run.json or a results folder")
-    return given
 
 
 def read_run(path: Path) -> dict[str, Any]:

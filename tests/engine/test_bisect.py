@@ -71,7 +71,7 @@ SPEED_ARGS = "--zbench-frames=300 --zbench-warmup=10 --zbench-budget=3 --zbench-
 def bisect(tmp_path, capsys, shas, project, *options, pytest_args="--zbench-runs=8 --zbench-frames=30 --zbench-warmup=3"):
     status = main(["bisect", shas[0], shas[-1], "--device", "box", "--devices", str(project / "devices.yaml"),
                    "--repo", str(tmp_path / "engine"), "--build", f"{sys.executable} build.py", "--artifact", "out",
-                   "--project", str(project), "--report", str(tmp_path / "report"),
+                   "--project", str(project), "--out", str(tmp_path / "report"),
                    "--pytest-args", pytest_args, *options])
     captured = capsys.readouterr()
     print(captured.out, captured.err)

@@ -48,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 def argv(tmp_path: Path, shas: list[str], *options: str, build: str = f"{sys.executable} build.py") -> list[str]:
     return ["bisect", shas[0], shas[-1], "--device", "box", "--devices", str(tmp_path / "suite" / "devices.yaml"),
             "--repo", str(tmp_path / "engine"), "--build", build, "--artifact", "out",
-            "--project", str(tmp_path / "suite"), "--report", str(tmp_path / "report"), *options]
+            "--project", str(tmp_path / "suite"), "--out", str(tmp_path / "report"), *options]
 
 
 @pytest.fixture

@@ -134,7 +134,7 @@ def test_summary_command_prints_or_appends(tmp_path, capsys):
     assert out.startswith("## lab: 1 regressed") and "- [run](https://example.org/r)" in out
     summary = tmp_path / "step_summary.md"
     summary.write_text("earlier\n")
-    assert main(["summary", str(run), str(run), "--output", str(summary)]) == 0
+    assert main(["summary", str(run), str(run), "--out", str(summary)]) == 0
     text = summary.read_text()
     assert text.startswith("earlier\n## zbench: 2 regressed") and "### Regressed (2 scene(s), 2 metric(s))" in text
     assert main(["summary", str(tmp_path / "missing.json")]) == 2

@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...regression.gate import interval_text, ratio_text
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 
 WIDTH, HEIGHT = 560, 220
@@ -299,7 +300,7 @@ def effects(rows: Sequence[Effect], *, caption: str) -> str:
                      f"<line x1='{x(row.ci[0]):.1f}' x2='{x(row.ci[1]):.1f}' y1='{y}' y2='{y}' "
                      f"stroke='{colour}' stroke-width='3'/>"
                      f"<circle cx='{x(row.effect):.1f}' cy='{y}' r='4.5' fill='{colour}'><title>"
-                     f"{html.escape(row.metric)}: {row.effect:.3f}x, CI {row.ci[0]:.3f}x..{row.ci[1]:.3f}x, "
+                     f"{html.escape(row.metric)}: {html.escape(ratio_text(row.effect))}, CI {html.escape(interval_text(*row.ci))}, "
                      f"{html.escape(row.verdict)}</title></circle>"
                      f"<text x='{right + 6:.1f}' y='{y + 4}' class=effect-label fill='{colour}'>"
                      f"{html.escape(row.metric)} {html.escape(row.verdict)}</text>")

@@ -22,6 +22,7 @@ from typing import Any
 from ...json_types import is_number
 from ...regression.changepoints import ChangePoint
 from ...regression.config import metric_unit
+from ...regression.gate import interval_text, ratio_text
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 from ...stats import HIST_EDGES_MS
 from . import charts
@@ -72,7 +73,8 @@ def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Pat
              f"<style>{CSS}{ENGINES_CSS if engines else ''}</style><body>", _header(document),
              _timer_checks(document), _summary(scenes), overview_table(scenes, _words), engines,
              isolation_section(document), differentials_section(document)]
-    parts += [_scene_section(scene, results_dir, path.parent) for scene in scenes]
+    timed = not document.get("goldens_only")
+    parts += [_scene_section(scene, results_dir, path.parent, timed=timed) for scene in scenes]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
@@ -120,7 +122,10 @@ def _header(doc: dict[str, Any]) -> str:
                       f"against A <code>{html.escape(build_text(sides.get('a')))}</code></p>"
                       for device, sides in sorted((app.get("ab_builds") or {}).items()))
             + ("<p class=\"failed\"><strong>Interrupted:</strong> the session was stopped before its tests ran "
-               "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else ""))
+               "out; this report holds the scenes completed until then.</p>" if doc.get("interrupted") else "")
+            + ("<p id=goldens-only class=note><strong>Goldens only:</strong> this run rendered the captures alone "
+               "(--zbench-goldens-only, one frame per launch); timings were not measured, so none is charted.</p>"
+               if doc.get("goldens_only") else ""))
 
 
 def _timer_checks(doc: dict[str, Any]) -> str:
@@ -155,7 +160,8 @@ def _summary(scenes: Sequence[dict[str, Any]]) -> str:
             "come first.</p>")
 
 
-def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -> str:
+def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path, *, timed: bool = True) -> str:
+    """`timed`: the run measured its frames' times (not --zbench-goldens-only), so they are charted."""
     result = overall(scene)
     out = [f"<section id='{_anchor(scene)}' data-result='{html.escape(result)}'><h2>{html.escape(scene['id'])} on "
            f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
@@ -164,7 +170,7 @@ def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path) -
     out.append(_regression(scene))
     out.append(sequential_section(scene))  # '' unless the sequential gate (--zbench-budget) judged it
     out.append(why_section(scene, results_dir))  # '' unless regressed or improved
-    out.append(_plots(scene, results_dir))
+    out.append(_plots(scene, results_dir) if timed else "")
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
@@ -199,8 +205,9 @@ def _regression(scene: dict[str, Any]) -> str:
                                       (float(ci[0]), float(ci[1])), float(m["bar"])))
             words.append(f"<li><b>{html.escape(str(m['metric']))}</b> <span class='{html.escape(str(m.get('verdict')))}'>"
                          f"{html.escape(str(m.get('verdict')))}</span>: candidate {_ms(m.get('candidate_median'))} vs "
-                         f"baseline {_ms(m.get('baseline_median'))} (median of launches), effect {m['effect']:.3f}x, "
-                         f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x, "
+                         f"baseline {_ms(m.get('baseline_median'))} (median of launches), effect "
+                         f"{html.escape(ratio_text(m['effect']))}, {round(100 * (m.get('confidence') or 0.95))}% CI "
+                         f"{html.escape(interval_text(ci[0], ci[1]))}, "
                          f"bar ±{100 * m['bar']:.1f}%, {m.get('n_candidate')} vs {m.get('n_baseline')} launches"
                          + (f". {html.escape(str(m['reason']))}" if m.get("reason") else "") + "</li>")
     for item in section.get("not_judged") or []:
@@ -273,9 +280,9 @@ def _effect_words(m: dict[str, Any]) -> str:
     ci: list[Any] = m["ci"] if isinstance(m.get("ci"), list) and len(m["ci"]) == 2 else [None, None]
     if not is_number(m.get("effect")):
         return "no effect"
-    interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {ci[0]:.3f}x..{ci[1]:.3f}x"
+    interval = (f"{round(100 * (m.get('confidence') or 0.95))}% CI {interval_text(ci[0], ci[1])}"
                 if is_number(ci[0]) and is_number(ci[1]) else "no interval")
-    return f"effect {m['effect']:.3f}x, {interval}"
+    return f"effect {ratio_text(m['effect'])}, {interval}"
 
 
 def _history(section: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ...regression.gate import GateConfig, launches_to_decide
+from ...regression.gate import GateConfig, interval_text, launches_to_decide
 from .builds import build_text
 
 GITHUB_SUMMARY_LIMIT = 1024 * 1024
@@ -119,7 +119,7 @@ def _regressed(scenes: Sequence[Mapping[str, Any]]) -> Section:
                     continue
                 ci = metric.get("ci")
                 yield (scene["id"], scene["device"], metric["metric"], _effect(metric.get("effect")),
-                       f"{ci[0]:.3f}x..{ci[1]:.3f}x" if ci and None not in ci else "-",
+                       interval_text(ci[0], ci[1]) if ci and None not in ci else "-",
                        _p(metric.get("p")), _change(metric), _baseline(regression, metric))
     found = list(rows())
     count = sum(1 for _ in _with_verdict(scenes, "regressed"))

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ...json_types import is_number
+from ...regression.gate import interval_text, ratio_text
 
 # What needs attention first: the summary and the page order (an unknown word sorts last).
 ATTENTION = ("error", "failed", "regressed", "missing", "inconclusive", "written", "passed", "unchanged",
@@ -109,13 +110,14 @@ def headline(section: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
 
 
 def effect_text(metric: Mapping[str, Any] | None) -> str:
-    """`25.0x [0.910x, 690x] cpu_ms.p50`: candidate / baseline, its interval, the metric; '' without an effect."""
+    """`25.000x [0.910x..690.000x] cpu_ms.p50`: candidate / baseline, its interval, the metric; '' without an
+    effect."""
     if metric is None or not is_number(metric.get("effect")):
         return ""
     ci = metric.get("ci")
-    interval = (f" [{ci[0]:.3g}x, {ci[1]:.3g}x]" if isinstance(ci, (list, tuple)) and len(ci) == 2
+    interval = (f" [{interval_text(ci[0], ci[1])}]" if isinstance(ci, (list, tuple)) and len(ci) == 2
                 and all(is_number(v) for v in ci) else " [no interval]")
-    return f"{metric['effect']:.3g}x{interval} {metric.get('metric')}"
+    return f"{ratio_text(metric['effect'])}{interval} {metric.get('metric')}"
 
 
 def overview_table(scenes: Sequence[Mapping[str, Any]], words: Words) -> str:

@@ -7,7 +7,8 @@ when the table is still wider than the terminal, the least telling columns left 
 Every value is in run.json and report.html; the table is a digest.
 
 A percentile the statistics mark unreliable (`unreliable` in its metric's run.json entry: a list of keys or
-a mapping of key to reason) is shown with a `~` after it, whatever else the entry carries.
+a mapping of key to reason) is shown with a `~` after it, whatever else the entry carries; a line under the
+table names each mark the table shows (MARKS).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 
 from ...regression.gate import launches_to_decide
 from ...regression.verdict_words import TERMINAL_WORDS
+from ...stats import RELIABLE_FROM
 
 # (text, style) -> text with the terminal's colour codes; style is one of STYLES or "".
 Markup = Callable[[str, str], str]
@@ -60,10 +62,20 @@ MIN_ROWS_TO_COLLAPSE = 3
 COLLAPSIBLE = ("runs", "cpu_p95", "gpu_p50", "frame_p50", "frame_p95", "frame_p99")
 
 
+# The marks a value can carry, each named once in a legend line under the table when a shown value has it.
+UNRELIABLE, LOWER_BOUND = "~", ">="
+MARKS: Mapping[str, str] = {
+    UNRELIABLE: "a tail percentile from too few frames to be reliable ("
+                + ", ".join(f"{name} needs {n:,} frames" for name, n in RELIABLE_FROM.items()) + ")",
+    LOWER_BOUND: "a score at the largest complexity tried, a lower bound (frames kept within budget up to it)",
+}
+
+
 @dataclass(frozen=True)
 class Cell:
     text: str
     style: str = ""
+    mark: str = ""  # one of MARKS, which the text carries
 
 
 def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | None = None, *,
@@ -103,6 +115,10 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
         cells = [style(_pad(row[c.key].text, widths[c.key], c.numeric), row[c.key].style) for c in columns]
         lines.append(GAP.join(cells).rstrip())
     lines += notes
+    shown_marks = {row[c.key].mark for row in rows for c in columns}
+    if shown_marks - {""}:
+        lines.append("marks: " + "; ".join(f"{mark} {meaning}" for mark, meaning in MARKS.items()
+                                          if mark in shown_marks))
     if dropped:
         names = ", ".join(_label(c) for c in dropped)
         lines.append(f"left out to fit {width} columns: {names} (run.json and report.html have them)")
@@ -173,17 +189,19 @@ def _score(adaptive: dict[str, Any]) -> Cell:
     score, ci = adaptive.get("score"), adaptive.get("ci")
     if not isinstance(score, (int, float)):
         return Cell("no score", "yellow")
-    text = (">=" if adaptive.get("censored") == "above" else "") + f"{score:.4g}"
+    mark = LOWER_BOUND if adaptive.get("censored") == "above" else ""
+    text = mark + f"{score:.4g}"
     if ci and score > 0:
         text += f"±{(ci[1] - ci[0]) / 2 / score:.1%}"
-    return Cell(text)
+    return Cell(text, mark=mark)
 
 
 def _value(dist: dict[str, Any], key: str) -> Cell:
     value = dist.get(key)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         return Cell("-")
-    return Cell(format_ms(float(value)) + ("~" if _unreliable(dist, key) else ""))
+    mark = UNRELIABLE if _unreliable(dist, key) else ""
+    return Cell(format_ms(float(value)) + mark, mark=mark)
 
 
 def _unreliable(dist: dict[str, Any], key: str) -> bool:
