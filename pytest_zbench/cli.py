@@ -70,13 +70,18 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     history = commands.add_parser(
-        "history", help="print each scene's series with its change points; export or import a history",
+        "history", help="print each scene's series with its change points; export or import a history; accept "
+                        "or exclude a run",
         description="Without ACTION: print each scene's series with its change points. `export FILE` copies "
                     "the history into FILE, a new SQLite file; `import FILE` copies the runs and calibrations "
-                    "of FILE (a SQLite file or a URL) that the history lacks into it.")
-    history.add_argument("action", nargs="?", choices=("show", "export", "import"), default="show",
-                         help="show (the default), export or import")
-    history.add_argument("file", nargs="?", metavar="FILE", help="the file to export to or import from")
+                    "of FILE (a SQLite file or a URL) that the history lacks into it. `accept RUN` takes a run "
+                    "the gate judged regressed or improved as the scene's new level (the runs before it are no "
+                    "longer baselines); `exclude RUN` keeps a run out of every baseline; `unmark RUN` undoes "
+                    "either (RUN: a run id or its start, as run.json's history.run_id; --scene limits it).")
+    history.add_argument("action", nargs="?", choices=("show", "export", "import", *HISTORY_MARKS), default="show",
+                         help="show (the default), export, import, accept, exclude or unmark")
+    history.add_argument("file", nargs="?", metavar="FILE|RUN",
+                         help="the file to export to or import from; the run to accept, exclude or unmark")
     history.add_argument("--history", default=default, metavar="PATH|URL", help=history_help)
     history.add_argument("--scene", metavar="ID", help="only this scene id (default: all)")
     history.add_argument("--device", metavar="NAME", help="only this device (default: all)")
@@ -447,6 +452,10 @@ def _location(command: str, value: str, *, must_exist: bool = True) -> HistoryLo
 def _history(args: argparse.Namespace) -> int:
     from .regression.history import HistoryError
 
+    if args.action in HISTORY_MARKS and not args.file:
+        print(f"zbench history {args.action}: give the RUN to {args.action} (run.json's history.run_id, or its "
+              "start)", file=sys.stderr)
+        return EXIT_USAGE
     if args.action != "show" and not args.file:
         print(f"zbench history {args.action}: give the FILE to {args.action} "
               f"{'to' if args.action == 'export' else 'from'}", file=sys.stderr)
@@ -457,10 +466,32 @@ def _history(args: argparse.Namespace) -> int:
     try:
         if args.action == "show":
             return _show(args, location)
+        if args.action in HISTORY_MARKS:
+            return _mark(args, location)
         return _transfer(args, location)
     except HistoryError as exc:
         print(f"zbench history: {exc}", file=sys.stderr)
         return EXIT_FAILED
+
+
+# `zbench history ACTION RUN`: the level it gives the run's scenes (regression/store.py LEVELS; None undoes).
+HISTORY_MARKS = {"accept": "accepted", "exclude": "excluded", "unmark": None}
+
+
+def _mark(args: argparse.Namespace, location: HistoryLocation) -> int:
+    from .regression.history import History
+
+    with History(location) as history:
+        marked = history.set_level(args.file, HISTORY_MARKS[args.action], scene_id=args.scene)
+    if not marked:
+        print(f"zbench history {args.action}: no scene of a run {args.file!r}"
+              f"{f' named {args.scene!r}' if args.scene else ''} in {location}: give run.json's history.run_id",
+              file=sys.stderr)
+        return EXIT_USAGE
+    done = {"accept": "accepted as the new level", "exclude": "excluded from every baseline",
+            "unmark": "unmarked"}[args.action]
+    print(f"{marked} scene(s) of run {args.file}{f' ({args.scene})' if args.scene else ''} {done}")
+    return EXIT_OK
 
 
 def _show(args: argparse.Namespace, location: HistoryLocation) -> int:

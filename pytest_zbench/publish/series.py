@@ -89,17 +89,22 @@ def scene_series(key: SceneKey, points: Sequence[RunPoint], steps: Sequence[Chan
 
 def open_regression(metric: str, steps: Sequence[ChangePoint], outlier: LatestOutlier | None,
                     verdicts: Mapping[int, ArchivedVerdict], n_points: int, threshold: float) -> str | None:
-    """Why the scene's current level is a regression, or None. Open means nothing since has undone it:
-    the gate's newest verdict was `regressed`; or the newest change point is a slowdown beyond the gate's
-    threshold (a later step back would be the newest change point); or the newest run lies outside the
-    series' spread on the slow side (a step in the newest runs, which the change-point test cannot see yet)."""
+    """Why the scene's current level is a regression, or None. When the gate judged the newest run, its verdict
+    decides, in its words: the site's own rules once called a run the gate found `inconclusive` after a spike
+    "open regression x1.402 against the 6 runs before it". Else open means nothing since has undone it: the
+    gate's newest verdict was `regressed`; or the newest change point is a slowdown beyond the gate's threshold
+    (a later step back would be the newest change point); or the newest run lies outside the series' spread
+    on the slow side (a step in the newest runs, which the change-point test cannot see yet)."""
     def worse(ratio: float) -> bool:
         return ratio < 1 / (1 + threshold) if metric in HIGHER_IS_BETTER else ratio > 1 + threshold
 
     if verdicts:
         index = max(verdicts)
+        newest = index == n_points - 1
         if verdicts[index].verdict == "regressed":
-            return f"the gate's verdict on run #{index} (the newest judged) is regressed"
+            return f"the gate's verdict on run #{index} (the newest{'' if newest else ' judged'}) is regressed"
+        if newest:
+            return None
     if steps and worse(steps[-1].magnitude):
         step = steps[-1]
         build = f" at build {step.build_hash[:10]}" if step.build_hash else ""

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import func, or_, select
 from sqlalchemy.engine import Connection
 
 from . import store
@@ -32,6 +32,7 @@ from .config import DEFAULT_HISTORY_PATH
 from .gate import launch_values
 from .location import HistoryLocation, parse_location
 from .store import SCHEMA_VERSION, HistoryError, Store
+from .verdict_words import CHANGES
 
 RUN_KINDS = ("run", "calibration", "ab")
 
@@ -395,8 +396,44 @@ class History:
             where.append(r.started_ts < _timestamp(before_utc))
         if same_fingerprint:
             where.append(r.fingerprint == fingerprint)
+        where += self._current_level(key, kinds, where)
         runs = tuple(self._newest_runs(where, window))
         return BaselineWindow(key, runs, tuple(_changes(runs, environment, fingerprint)))
+
+    def _current_level(self, key: SceneKey, kinds: Sequence[str], where: list[Any]) -> list[Any]:
+        """What keeps a baseline to the series' current level (docs/regression.md, "History"): a session the
+        gate judged a change (CHANGES) is left out until accepted, an excluded one always, and an accepted one
+        starts the level, so the runs before it are left out. Perfherder and Skia Perf segment a series at an
+        alert alike; without it one bad build blinds the gate for every later one."""
+        s, r = store.scenes.c, store.runs.c
+        kept = [or_(s.verdict.is_(None), s.verdict.notin_(list(CHANGES)), s.level == "accepted"),
+                or_(s.level.is_(None), s.level != "excluded")]
+        starts = select(func.max(r.started_ts)).select_from(store.runs.join(store.scenes, s.run_id == r.run_id)) \
+            .where(*where, s.level == "accepted")
+        start = self.store.read(lambda conn: conn.execute(starts).scalar(), "reading the series' level")
+        return kept + ([r.started_ts >= start] if start is not None else [])
+
+    def mark_verdict(self, run_id: str, key: SceneKey, verdict: str) -> None:
+        """Keep the history gate's verdict on the scene of a recorded run (a change leaves it out of later
+        baselines until accepted)."""
+        s = store.scenes.c
+        update = store.scenes.update().where(s.run_id == run_id, s.scene_id == key.scene_id,
+                                             s.params_hash == key.params_hash, s.mode == key.mode)
+        self.store.write(lambda conn: conn.execute(update.values(verdict=verdict)),
+                         f"keeping the verdict of {key.scene_id} in run {run_id}")
+
+    def set_level(self, run_id: str, level: str | None, *, scene_id: str | None = None) -> int:
+        """`zbench history accept|exclude RUN [--scene ID]` (level None: undo either): the number of scenes
+        of runs whose id starts with `run_id` (a session's id covers each of its devices' runs) now marked."""
+        if level is not None and level not in store.LEVELS:
+            raise ValueError(f"level must be one of {store.LEVELS}, not {level!r}")
+        s = store.scenes.c
+        where = [s.run_id.startswith(run_id, autoescape=True)]
+        if scene_id is not None:
+            where.append(s.scene_id == scene_id)
+        update = store.scenes.update().where(*where).values(level=level)
+        return int(self.store.write(lambda conn: conn.execute(update).rowcount,
+                                    f"marking run {run_id} {level or 'unmarked'}"))
 
     def scene_keys(self, *, device: str | None = None, scene_id: str | None = None,
                    kinds: Sequence[str] = ("run",)) -> list[SceneKey]:

@@ -47,7 +47,7 @@ from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from ..errors import ZbenchError
 from .location import HistoryLocation, postgres_driver_missing
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 T = TypeVar("T")
 
 metadata = MetaData()
@@ -78,8 +78,15 @@ scenes = Table(
     Column("mode", Text, nullable=False),
     Column("gpu_source", Text),
     Column("summary", Text),  # JSON
+    # schema 3: the history gate's verdict on the scene in this run, and a person's decision on it (LEVELS):
+    # a session judged a change is no baseline until accepted as the new level (docs/regression.md, "History")
+    Column("verdict", Text),
+    Column("level", Text),
     UniqueConstraint("run_id", "scene_id", "params_hash", "mode"),
 )
+# `zbench history accept|exclude`: accepted, the run starts the series' new level (runs before it are no longer
+# baselines); excluded, the run is never a baseline.
+LEVELS = ("accepted", "excluded")
 Index("scenes_by_key", scenes.c.scene_id, scenes.c.params_hash, scenes.c.mode, scenes.c.gpu_source)
 
 launches = Table(
@@ -124,9 +131,15 @@ def _migrate_1_to_2(conn: Connection) -> None:
     schema_info.create(conn)
 
 
+def _migrate_2_to_3(conn: Connection) -> None:
+    """Schema 2 -> 3: scenes.verdict and scenes.level (NULL for the scenes recorded before: never judged here)."""
+    conn.execute(text("ALTER TABLE scenes ADD COLUMN verdict TEXT"))
+    conn.execute(text("ALTER TABLE scenes ADD COLUMN level TEXT"))
+
+
 # MIGRATIONS[v] takes a database from schema v to v + 1. A new database is created at SCHEMA_VERSION
 # directly from `metadata`; tests/regression check that both roads give the same tables.
-MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2}
+MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 # Serialises first-use migrations of one PostgreSQL database (an arbitrary, fixed advisory lock key).
 _MIGRATION_LOCK = 0x7A62656E6368  # "zbench"
@@ -369,5 +382,5 @@ def _stored_version(conn: Connection) -> int:
     return version
 
 
-__all__ = ["HistoryError", "MIGRATIONS", "SCHEMA_VERSION", "Store", "calibrations", "launches", "metadata",
+__all__ = ["HistoryError", "LEVELS", "MIGRATIONS", "SCHEMA_VERSION", "Store", "calibrations", "launches", "metadata",
            "runs", "scenes", "schema_info"]

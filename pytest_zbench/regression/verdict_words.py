@@ -19,6 +19,10 @@ GateVerdict = Literal["same", "regressed", "improved", "inconclusive", "no_basel
 ComparedVerdict = Literal["same", "regressed", "improved", "inconclusive", "no_baseline", "not_judged",
                           "not_comparable"]
 
+# The verdicts that say the build changed the scene's level: a session judged so is no baseline for the next
+# until accepted as the new level (regression/history.py `comparable`, docs/regression.md "History").
+CHANGES: tuple[Outcome, ...] = ("regressed", "improved")
+
 # Most attention first: a scene's verdict is the first of its metrics' in this order, and every table and
 # message lists verdicts in it. A word not in it sorts last.
 VERDICT_ORDER: tuple[ComparedVerdict, ...] = ("regressed", "inconclusive", "not_comparable", "no_baseline",

@@ -48,7 +48,7 @@ def test_a_schema1_file_is_migrated_in_place_without_loss(tmp_path):
     assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == 1
 
     with History(old) as migrated:
-        assert migrated.store.version() == 2
+        assert migrated.store.version() == store.SCHEMA_VERSION
         schema1_data.fill(history_module, str(tmp_path / "fresh.sqlite"))
         with History(tmp_path / "fresh.sqlite") as fresh:
             # The launches' summaries and samples are recomputed today (np.exp, the generator's lognormal): their
@@ -60,7 +60,7 @@ def test_a_schema1_file_is_migrated_in_place_without_loss(tmp_path):
             # the runs recorded before schema 2 have no host; new ones do
             assert {row[-1] for row in _hosts(migrated)} == {None}
             assert None not in {row[-1] for row in _hosts(fresh)}
-            # both roads (create at schema 2, migrate from 1) give the same tables and columns
+            # both roads (create at the newest schema, migrate from 1) give the same tables and columns
             assert _columns(migrated) == _columns(fresh)
         # the migrated file serves reads and writes as any other
         key = migrated.scene_keys(kinds=("run",))[0]
@@ -68,7 +68,7 @@ def test_a_schema1_file_is_migrated_in_place_without_loss(tmp_path):
         assert migrated.samples(migrated.runs_of(key)[0].scene_row)[0]["cpu_ms"].size == 120
         record_one(migrated)
     # schema 1 code reads user_version and refuses what it cannot read
-    assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == 2
+    assert sqlite3.connect(old).execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
 
 
 def _hosts(h: History) -> list[tuple]:
@@ -111,7 +111,7 @@ def test_concurrent_first_use_of_an_empty_postgres_database(postgres, pg_databas
         t.join(60)
     assert errors == []
     with History(url) as h:
-        assert count(h, store.runs) == 6 and count(h, store.schema_info) == 1 and h.store.version() == 2
+        assert count(h, store.runs) == 6 and count(h, store.schema_info) == 1 and h.store.version() == store.SCHEMA_VERSION
 
 
 # -- credentials --------------------------------------------------------------------------------------------

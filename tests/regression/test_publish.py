@@ -118,6 +118,23 @@ def test_a_verdict_of_regressed_opens_a_regression_the_series_alone_does_not_sho
     assert open_regression("cpu_ms.p50", [], None, {2: regressed, 4: same}, 5, 0.15) is None
 
 
+def test_the_gates_verdict_on_the_newest_run_decides_over_the_sites_own_rules(tmp_path):
+    """Before: after a 9x spike at run 5, run 6 (back at run 0's level) was `inconclusive` by the gate while
+    the site called it an open regression: the newest run outside the spread of the runs before it."""
+    from pytest_zbench.publish.series import open_regression
+    from pytest_zbench.publish.verdicts import ArchivedVerdict
+    from pytest_zbench.regression.changepoints import ChangePoint, LatestOutlier
+
+    inconclusive = ArchivedVerdict("inconclusive", "cpu_ms.p50", 0.91, (0.069, 12.05), None, tmp_path / "run.json")
+    outlier = LatestOutlier(ratio=1.402, z=4.0, earlier=6)
+    assert "outside their spread" in (open_regression("cpu_ms.p50", [], outlier, {}, 7, 0.15) or "")
+    assert open_regression("cpu_ms.p50", [], outlier, {6: inconclusive}, 7, 0.15) is None
+    step = ChangePoint(index=3, magnitude=1.5, p_value=0.001)
+    assert open_regression("cpu_ms.p50", [step], None, {6: inconclusive}, 7, 0.15) is None
+    # a verdict on an older run leaves the newer runs to the series' rules
+    assert "outside their spread" in (open_regression("cpu_ms.p50", [], outlier, {5: inconclusive}, 7, 0.15) or "")
+
+
 def test_worker_processes_publish_the_same_site(tmp_path):
     with History(tmp_path / "history.sqlite") as history:
         write_history(history, devices=2, scenes=20, runs=12, steps={(1, 7): (5, STEP)}, seed=4)

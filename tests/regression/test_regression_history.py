@@ -211,7 +211,8 @@ def test_newer_schema_is_refused(history_url):
     History(history_url).close()
     with History(history_url) as h:
         h.store.write(lambda conn: conn.execute(store.schema_info.update().values(version=99)))
-    with pytest.raises(HistoryError, match=r"written by a newer pytest-zbench \(schema 99, this one reads up to 2\)"):
+    with pytest.raises(HistoryError, match=rf"written by a newer pytest-zbench \(schema 99, this one reads up to "
+                                           rf"{store.SCHEMA_VERSION}\)"):
         History(history_url)
 
 
@@ -298,3 +299,56 @@ def test_a_sqlite_write_waits_while_another_connection_holds_the_database_for_a_
             holder.close()
         assert time.monotonic() - started >= 0.9  # it did wait for the holder
         assert count(history, store.runs) == 1 and count(history, store.launches) == 5
+
+
+def test_a_session_judged_a_change_is_no_baseline_until_accepted(history):
+    """The 9x spike series: runs 0-4 at 1.23 ms, run 5 at 9x is `regressed`; before, run 5 stayed in run 6's
+    baseline and run 6 (back at 1.23 ms) came out `inconclusive x0.912 [0.069, 12.054]`. Now run 6 is judged
+    against runs 0-4, as change-point tools segment a series at an alert."""
+    key = key_of(scene(1.23), run(1))
+    for day in range(1, 6):
+        history.record(run(day, run_id=f"r{day}"), [scene(1.23, seed=day)])
+    spike = scene(1.23 * 9, seed=6)
+    judged = judge_against_history(history, key, spike.launches, window=5).verdict
+    assert judged is not None and judged.verdict == "regressed"
+    history.record(run(6, run_id="r6"), [spike])
+    history.mark_verdict("r6", key, judged.verdict)
+
+    back = scene(1.23, seed=7).launches
+    window = history.comparable(key, window=5)
+    assert [r.run_id for r in window.runs] == ["r5", "r4", "r3", "r2", "r1"]
+    after = judge_against_history(history, key, back, window=5).verdict
+    assert after is not None and after.verdict == "same", after.verdicts[0].reason
+
+    # Accepted as the new level: the series starts there, the runs before it are no longer baselines.
+    assert history.set_level("r6", "accepted") == 1
+    assert [r.run_id for r in history.comparable(key, window=5).runs] == ["r6"]
+    # Excluded: never a baseline, and the level is the runs before it again.
+    assert history.set_level("r6", "excluded") == 1
+    assert [r.run_id for r in history.comparable(key, window=5).runs] == ["r5", "r4", "r3", "r2", "r1"]
+    assert history.set_level("r5", "excluded", scene_id="another.scene") == 0
+    # Unmarked: the gate's own verdict rules again.
+    assert history.set_level("r6", None) == 1
+    assert "r6" not in [r.run_id for r in history.comparable(key, window=5).runs]
+    assert [p.run_id for p in history.series(key)][-1] == "r6"  # the series itself keeps every run
+
+
+def test_zbench_history_accept_exclude_and_unmark_a_run(tmp_path, capsys):
+    from pytest_zbench.cli import main
+
+    path = tmp_path / "history.sqlite"
+    with History(path) as h:
+        for day in (1, 2):
+            h.record(run(day, run_id=f"session{day}-pi3b"), [scene(5.0, seed=day), scene(5.0, scene_id="other")])
+    assert main(["history", "accept", "session2", "--history", str(path)]) == 0
+    assert "2 scene(s) of run session2 accepted as the new level" in capsys.readouterr().out
+    assert main(["history", "exclude", "session1", "--history", str(path), "--scene", "other"]) == 0
+    assert "1 scene(s) of run session1 (other) excluded from every baseline" in capsys.readouterr().out
+    with History(path) as h:
+        key = key_of(scene(5.0), run(3))
+        assert [r.run_id for r in h.comparable(key, window=5).runs] == ["session2-pi3b"]
+    assert main(["history", "unmark", "session2", "--history", str(path)]) == 0
+    assert main(["history", "accept", "nosuchrun", "--history", str(path)]) == 2
+    assert "no scene of a run 'nosuchrun'" in capsys.readouterr().err
+    assert main(["history", "accept", "--history", str(path)]) == 2
+    assert "give the RUN to accept" in capsys.readouterr().err

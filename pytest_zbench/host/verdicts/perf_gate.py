@@ -359,7 +359,21 @@ class RegressionGate:
             result = self._judge_file(record, m, config, settings)
         else:
             result = self._judge_history(record, m, config, settings)
+            self._keep_verdict(record, m, result)
         return dataclasses.replace(result, history_series=self._history_series(record, m, config.metrics[0]))
+
+    def _keep_verdict(self, record: RunFacts, m: SceneMeasurement, result: GateResult) -> None:
+        """The history verdict kept with the recorded scene: a session judged a change is no baseline of the
+        next until accepted (regression/history.py `comparable`). Losing it loses no measurement: warned."""
+        if result.broken or result.verdict in ("no_baseline", "not_judged"):
+            return
+        run = self.run_info(record, m.device, m.backend)
+        try:
+            self.history.mark_verdict(run.run_id, scene_key(m, run), result.verdict)
+        except ZbenchError as exc:
+            warnings.warn(RegressionWarning(f"scene {m.case.id} on device {m.device}: its verdict was not kept in "
+                                            f"the history ({exc}): a later session may take this one as its "
+                                            "baseline"), stacklevel=2)
 
     def _history_series(self, record: RunFacts, m: SceneMeasurement, metric: str) -> dict[str, Any] | None:
         """run.json's `regression.history_series` of the scene's newest runs; None when the gate has not opened
