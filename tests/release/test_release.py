@@ -103,3 +103,15 @@ def test_a_runner_built_on_a_kit_of_another_protocol_is_refused_in_one_line(rele
                   env=CLEAN_ENV, cwd=release["work"])
     refusals = [line for line in (listed.stdout + listed.stderr).splitlines() if "protocol 2" in line]
     assert len(refusals) == 1 and "this host speaks 1" in refusals[0], listed.stdout + listed.stderr
+
+
+def test_the_changelogs_unreleased_entry_names_the_schemas_this_tree_speaks():
+    """An engine team matches a release to its runner and history by these lines: they must not lag the code."""
+    from pytest_zbench.protocol.vocabulary import PROTOCOL_VERSION
+    from pytest_zbench.regression.store import SCHEMA_VERSION
+
+    text = (Path(__file__).resolve().parents[2] / "CHANGELOG.md").read_text()
+    unreleased = text.split("## Unreleased", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"Runner protocol (\d+) · run.json schema (\d+) · history schema (\d+)", unreleased)
+    assert found is not None, unreleased[:200]
+    assert (int(found.group(1)), int(found.group(3))) == (PROTOCOL_VERSION, SCHEMA_VERSION)
