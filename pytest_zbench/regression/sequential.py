@@ -234,6 +234,15 @@ def judge_look(a_launches: Sequence[Any], b_launches: Sequence[Any], config: Gat
                 "design's early looks); later rounds decide."))
             if v.verdict == "inconclusive" and min_launches_per_side(level) > min(v.n_baseline, v.n_candidate)
             else v for v in verdict.verdicts), verdict.skipped, verdict.notes)
+    # The fixed design's advice names --zbench-runs, which the sequential gate does not take: its launches are
+    # bounded by --zbench-max-launches and the budget.
+    verdict = SceneVerdict(tuple(
+        dataclasses.replace(v, advice=(
+            f"About {min(v.n_baseline, v.n_candidate) + v.more_launches} launches per side would decide it "
+            f"(--zbench-max-launches={min(v.n_baseline, v.n_candidate) + v.more_launches}, with a --zbench-budget "
+            "that affords them)."))
+        if v.verdict == "inconclusive" and v.more_launches else v for v in verdict.verdicts),
+        verdict.skipped, verdict.notes)
     if all(_inside_bars(v) for v in verdict.verdicts):
         same = tuple(dataclasses.replace(v, verdict="same", more_launches=None, advice="", reason=(
             f"Same: the {v.ci_text() if v.ci_level is not None else f'{v.confidence:.0%} interval'} lies inside "

@@ -141,3 +141,13 @@ def test_summary_command_prints_or_appends(tmp_path, capsys):
     assert "not a readable run.json" in capsys.readouterr().err
     assert main(["summary", str(run), "--link", "no-url"]) == 2
     assert "expected TEXT=URL" in capsys.readouterr().err
+
+
+def test_an_inconclusive_sequential_scene_is_advised_the_sequential_gates_option():
+    """The sequential gate takes no --zbench-runs (a usage error under --zbench-budget): its maximum is advised."""
+    inconclusive = {"verdict": "inconclusive", "source": "ab", "baseline": "ab: A", "message": "",
+                    "metrics": [dict(metric("cpu_ms.p95", "inconclusive", 1.1), n_baseline=12, n_candidate=12,
+                                     more_launches=9)]}
+    sequential = dict(scene("scroll.list", regression=inconclusive), sequential={"stopped": "futile"})
+    lines = render_summary([document([sequential])]).splitlines()
+    assert any("| scroll.list |" in line and "about 21 (`--zbench-max-launches=21`)" in line for line in lines), lines

@@ -206,6 +206,16 @@ def test_a_look_that_spends_nothing_advises_no_fixed_run_count():
             assert "this look tests `same` only" in v.reason and "4 vs 4 launches" in v.reason
 
 
+def test_an_undecided_look_advises_the_sequential_gates_own_options():
+    """Before: futile at 12+12 advised --zbench-runs=43, an option the sequential gate refuses."""
+    a, b = launches(5.0, 12, 11, spread=0.08), launches(5.3, 12, 12, spread=0.08)
+    verdict = judge_look(a, b, CONFIG, nominal_alphas([1.0], 0.01)[0])
+    undecided = [v for v in verdict.verdicts if v.verdict == "inconclusive" and v.more_launches]
+    assert undecided, [v.verdict for v in verdict.verdicts]
+    for v in undecided:
+        assert "--zbench-runs" not in v.advice and f"--zbench-max-launches={12 + v.more_launches}" in v.advice
+
+
 def test_launches_to_decide_favours_the_scene_nearer_a_decision():
     config = GateConfig(threshold=DEFAULT_AB_THRESHOLD, metrics=AB_GATING_METRICS[:1])
     clear = judge_look(launches(5.0, 4, 5), launches(7.0, 4, 6), config, 1e-9)

@@ -180,7 +180,9 @@ def _inconclusive(scenes: Sequence[Mapping[str, Any]]) -> Section:
             undecided = [m for m in scene["regression"].get("metrics", []) if m.get("verdict") == "inconclusive"]
             now, needed = launches_to_decide((m.get("n_baseline", 0), m.get("n_candidate", 0),
                                               m.get("more_launches")) for m in undecided)
-            advice = (f"about {needed} (`--zbench-runs={needed}`)" if needed else
+            # the sequential gate takes no --zbench-runs: its maximum bounds the launches
+            option = "--zbench-max-launches" if scene.get("sequential") else "--zbench-runs"
+            advice = (f"about {needed} (`{option}={needed}`)" if needed else
                       f"{GateConfig.max_suggested_launches} or more")
             yield (scene["id"], scene["device"], ", ".join(m["metric"] for m in undecided) or "-", str(now), advice,
                    _baseline(scene["regression"], None))
