@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import ZbenchError
 from .store import GoldenError, GoldenKey, GoldenStore, load_png, make_key, pixel_digest
 from .tolerance import SOFTWARE
-from .triage import Applied, accept, reject
+from .triage import RUN_ID_MIN, RUN_ID_SHOWN, Applied, accept, reject
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -52,6 +52,10 @@ def add_commands(commands: Any) -> None:
     goldens.add_argument("action", choices=("accept", "reject"), help="accept or reject")
     goldens.add_argument("results", metavar="RESULTS",
                          help="a results folder (with run.json), its run.json, or a CI artifact's zip of one")
+    goldens.add_argument("--run", dest="run_id", metavar="ID",  # `run` is the subcommand's function (cli.py)
+                         help="the session of this run id (run.json's run_id, or a unique prefix of it): RESULTS' "
+                              "latest run, or one of its run archive (RESULTS/runs/NNNN) once a later session has "
+                              "replaced it (default: RESULTS' latest run, whichever it is)")
     goldens.add_argument("--scene", action="append", metavar="ID", help="this scene id (repeatable)")
     goldens.add_argument("--frame", type=int, action="append", metavar="N", help="this captured frame (repeatable; "
                                                                               "default: every frame of the scene "
@@ -94,6 +98,8 @@ def _run(args: argparse.Namespace) -> int:
 
 def _apply(args: argparse.Namespace, source: Path) -> int:
     results, document = read_results(source)
+    if args.run_id is not None:
+        results, document = select_run(results, document, args.run_id)
     store = GoldenStore(args.goldens)
     if not store.root.is_dir():
         raise ReviewError(f"{store.root} is not a folder; run from the project's root or give --goldens DIR")
@@ -165,6 +171,32 @@ def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
     if not isinstance(document, dict) or not isinstance(document.get("scenes"), list):
         raise ReviewError(f"{run_json}: not a run.json of pytest-zbench (no `scenes` list)")
     return run_json.parent.resolve(), document
+
+
+def select_run(results: Path, document: dict[str, Any], run: str) -> tuple[Path, dict[str, Any]]:
+    """The results folder and run.json of run `run`: `results` itself when its run.json is that run's, else the
+    folder of its run archive that holds it (docs/report.md, "Run archive"). A session's printed triage commands
+    name its run, so that they still find its captures after the next session has replaced `results`."""
+    from ..run_archive import RUNS_DIR, run_folders
+
+    if len(run) < RUN_ID_MIN:
+        raise ReviewError(f"--run {run}: give at least {RUN_ID_MIN} characters of the run id (run.json's run_id)")
+    if str(document.get("run_id") or "").startswith(run):
+        return results, document
+    archive = results / RUNS_DIR
+    for folder in reversed(run_folders(results)):
+        try:
+            archived, archived_document = read_results(folder)
+        except ReviewError:
+            continue  # a run folder without a readable run.json holds no capture to take either
+        if str(archived_document.get("run_id") or "").startswith(run):
+            return archived, archived_document
+    latest = str(document.get("run_id") or "?")[:RUN_ID_SHOWN]
+    kept = len(run_folders(results))
+    raise ReviewError(f"{results}: run {run} is not its latest run (that is {latest}) nor in its run archive "
+                      f"{archive} ({kept} run(s) kept): the archive was off when it ran (--zbench-keep-runs=0), or "
+                      "has pruned it since (--zbench-keep-runs=N keeps the newest N). `zbench runs --results "
+                      f"{results}` lists the runs kept; a CI artifact of the run holds it too")
 
 
 def _inventory(path: Path) -> Mapping[str, Any] | None:
