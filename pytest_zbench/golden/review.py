@@ -22,7 +22,7 @@ from typing import Any
 from ..errors import ZbenchError
 from .store import GoldenError, GoldenKey, GoldenStore, load_png, make_key, pixel_digest
 from .tolerance import SOFTWARE
-from .triage import RUN_ID_MIN, RUN_ID_SHOWN, Applied, accept, reject
+from .triage import RUN_ID_MIN, RUN_ID_SHOWN, Applied, accept, reject, triage_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -113,6 +113,14 @@ def _apply(args: argparse.Namespace, source: Path) -> int:
                           + (f" --device {' '.join(args.device)}" if args.device else "")
                           + "; only frames that failed, had no golden or were rejected have a capture to take "
                             "(run.json correctness.frames[].artifacts.actual)")
+    if args.all:
+        # --all takes untriaged captures only: a rejection is someone's judgement, undone only by naming the
+        # image (an accept by --scene overrides it, docs/goldens.md "Triage").
+        for candidate in (c for c in candidates if c.triage == "rejected"):
+            print(_skipped(args, candidate))
+        candidates = [c for c in candidates if c.triage != "rejected"]
+        if not candidates:
+            return EXIT_FAILED
     for candidate in candidates:
         pixels = load_png(candidate.capture)
         digest = pixel_digest(pixels)
@@ -134,6 +142,19 @@ def _line(action: str, candidate: Candidate, applied: Applied) -> str:
     if applied.golden_written is not None:
         line += f"; golden written to {applied.golden_written}"
     return line
+
+
+def _skipped(args: argparse.Namespace, candidate: Candidate) -> str:
+    """The line of a rejected capture --all leaves alone: why, and the command that does take it."""
+    what = f"{candidate.scene} frame {candidate.frame} on {candidate.device}"
+    if candidate.digest:
+        what += f" ({candidate.digest[:12]})"
+    command = triage_command(args.action, args.results, candidate.device, candidate.scene, candidate.frame,
+                             args.run_id)
+    if args.action == "reject":
+        return f"already rejected: {what}; to give another reason: {command}"
+    return (f"skipped: {what} is rejected, and --all takes untriaged captures only; to accept it over its "
+            f"rejection: {command}")
 
 
 def unpack_artifact(archive: Path, into: Path) -> Path:
@@ -221,8 +242,8 @@ def candidates_of(results: Path, document: Mapping[str, Any], inventory: Mapping
             where = f"{run_json}: scene {scene} on {device}, correctness.frames[{index}]"
             if frames and frame.get("frame") not in frames:
                 continue
-            if only_untriaged and frame.get("triage") != "untriaged":
-                continue
+            if only_untriaged and frame.get("triage") not in ("untriaged", "rejected"):
+                continue  # a rejected one is kept for `_apply` to say why --all leaves it
             actual = (frame.get("artifacts") or {}).get("actual")
             if not actual or frame.get("status") not in ("failed", "missing"):
                 continue
