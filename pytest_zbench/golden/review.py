@@ -25,6 +25,7 @@ from .tolerance import SOFTWARE
 from .triage import RUN_ID_MIN, RUN_ID_SHOWN, Applied, accept, reject, triage_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_GOLDENS = Path("goldens")  # the plugin's default too (settings.py, --zbench-goldens)
 
 
 class ReviewError(ZbenchError):
@@ -68,7 +69,9 @@ def add_commands(commands: Any) -> None:
     goldens.add_argument("--replace", action="store_true",
                          help="accept: also make the image the golden PNG, the reference of tolerance matching "
                               "(default: only where there is none)")
-    goldens.add_argument("--goldens", default="goldens", metavar="DIR", help="the golden folder (default: goldens)")
+    goldens.add_argument("--goldens", metavar="DIR",
+                         help="the golden folder, created by the first accept or reject when it does not exist "
+                              "(default: goldens, in a project's root: a folder with scenes/ or the inventory)")
     goldens.add_argument("--devices", default="devices.yaml", metavar="PATH",
                          help="the inventory, to check the session's device classes against when it exists "
                               "(default: devices.yaml)")
@@ -100,9 +103,8 @@ def _apply(args: argparse.Namespace, source: Path) -> int:
     results, document = read_results(source)
     if args.run_id is not None:
         results, document = select_run(results, document, args.run_id)
-    store = GoldenStore(args.goldens)
-    if not store.root.is_dir():
-        raise ReviewError(f"{store.root} is not a folder; run from the project's root or give --goldens DIR")
+    store = GoldenStore(args.goldens or DEFAULT_GOLDENS)
+    created = _needs_store(store.root, explicit=args.goldens is not None, inventory=Path(args.devices))
     inventory = _inventory(Path(args.devices))
     candidates = list(candidates_of(results, document, inventory, devices=args.device, scenes=args.scene,
                                     frames=args.frame, only_untriaged=args.all))
@@ -121,6 +123,9 @@ def _apply(args: argparse.Namespace, source: Path) -> int:
         candidates = [c for c in candidates if c.triage != "rejected"]
         if not candidates:
             return EXIT_FAILED
+    if created:  # only now that there is something to record: a refusal above leaves no folder behind
+        store.root.mkdir()
+        print(f"created {store.root}, the golden store (docs/goldens.md, \"Store layout\"): this project had none")
     for candidate in candidates:
         pixels = load_png(candidate.capture)
         digest = pixel_digest(pixels)
@@ -142,6 +147,24 @@ def _line(action: str, candidate: Candidate, applied: Applied) -> str:
     if applied.golden_written is not None:
         line += f"; golden written to {applied.golden_written}"
     return line
+
+
+def _needs_store(root: Path, *, explicit: bool, inventory: Path) -> bool:
+    """Whether the golden store's folder is still to be created (the project's first accept or reject). The default
+    folder is created only in a project's root, one with scenes/ or the inventory: run from anywhere else, the
+    images would land in a golden store no session reads. One folder, never a chain of them: a --goldens DIR whose
+    parent is missing is more likely a typo than a new layout."""
+    if root.is_dir():
+        return False
+    if root.exists() or root.is_symlink():
+        raise ReviewError(f"{root} is not a folder; give --goldens the project's golden folder")
+    parent = root.absolute().parent
+    if not parent.is_dir():
+        raise ReviewError(f"{root}: its folder {parent} does not exist; give --goldens DIR inside an existing folder")
+    if not explicit and not ((parent / "scenes").is_dir() or inventory.is_file()):
+        raise ReviewError(f"{root} does not exist, and {parent} is no project's root (no scenes/ folder, no "
+                          f"{inventory}); run from the project's root, or give --goldens DIR (created if missing)")
+    return True
 
 
 def _skipped(args: argparse.Namespace, candidate: Candidate) -> str:
