@@ -212,11 +212,15 @@ def triage_command(action: str, results: Path | str, device: str, scene_id: str,
     return command + (" --reason 'WHAT IS WRONG'" if action == "reject" else "")
 
 
-def triage_hint(accept_command: str, reject_command: str, results: Path, archive_off: str | None) -> str:
-    """The lines a failure message gives an untriaged capture. `archive_off`: why the session keeps no run
-    archive (None: it does), in which case the commands last only until the next session writes `results`."""
+def archive_note(results: Path, archive_off: str | None) -> str | None:
+    """How long a session's triage commands work when it keeps no run archive (`archive_off`: why), else None."""
+    if archive_off is None:
+        return None
+    return (f"no run archive: {archive_off}; these work until the next session writes into {results}: keep a copy "
+            "of the folder to triage later, or run with --zbench-keep-runs above 0")
+
+
+def triage_hint(accept_command: str, reject_command: str, note: str | None) -> str:
+    """The lines a failure message gives an untriaged capture: its commands, and `archive_note`'s note."""
     hint = f"\n  accept this image: {accept_command}\n  or reject it: {reject_command}"
-    if archive_off is not None:
-        hint += (f"\n  (no run archive: {archive_off}; these work until the next session writes into {results}: "
-                 "keep a copy of the folder to triage later, or run with --zbench-keep-runs above 0)")
-    return hint
+    return hint + (f"\n  ({note})" if note else "")

@@ -42,6 +42,7 @@ def test_printed_commands_take_the_sessions_capture_after_a_later_session(projec
     accept = printed(failed.stdout.str(), "accept this image:")
     reject = printed(failed.stdout.str(), "or reject it:")
     assert shlex.join(["zbench", *accept]) == frame["accept"]  # run.json and report.html give the same one
+    assert frame["triage_note"] is None  # the archive keeps the session: nothing to warn of
 
     # The next session replaces the results folder: round.one's capture is only in the run archive now.
     project.run(*OTHER_SCENE).assert_outcomes(passed=1)
@@ -69,6 +70,8 @@ def test_without_the_run_archive_the_hint_says_how_long_its_commands_work(projec
                                  f"into {project.results}*"])
     frame = project.run_json()["scenes"][0]["correctness"]["frames"][0]
     assert "no run archive: --zbench-keep-runs=0" in frame["message"]  # run.json's failure message says it too
+    assert frame["triage_note"].startswith("no run archive: --zbench-keep-runs=0; these work until")
+    assert f"<p class='note triage-note'>{frame['triage_note']}</p>" in (project.results / "report.html").read_text()
     accept = printed(failed.stdout.str(), "accept this image:")
 
     project.run(*OTHER_SCENE, "--zbench-keep-runs=0").assert_outcomes(passed=1)
