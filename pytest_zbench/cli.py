@@ -14,7 +14,7 @@ device's runner, run a device lab's CI.
     zbench devices [--devices PATH] [--device NAME] [--no-probe]   the inventory, each device reached and probed
     zbench check-runner --device NAME [--devices PATH] [--features F,F] [--json FILE] [--keep DIR]
     zbench matrix | summary | leg ...   (lab/commands.py)
-    zbench goldens accept|reject RESULTS [--scene ID] [--frame N] [--device NAME] [--all] [--reason TEXT]
+    zbench goldens accept|reject RESULTS [--run ID] [--scene ID] [--frame N] [--device NAME] [--all] [--reason TEXT]
                                                         triage a session's captures (golden/review.py)
     zbench runs [--results DIR]                         the archived runs of a results folder (run_archive.py)
     zbench publish [--history PATH|URL] [--out DIR] [--results DIR]   a static site of the history (publish/)

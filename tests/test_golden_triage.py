@@ -41,8 +41,9 @@ def test_accept_from_the_results_folder_passes_the_next_session_and_reject_fails
     frame = project.run_json()["scenes"][0]["correctness"]["frames"][0]
     assert frame["triage"] == "untriaged" and len(frame["digest"]) == 64
     assert frame["accept"] in failed.stdout.str()  # the failure prints the exact command
-    assert frame["accept"] == (f"zbench goldens accept {project.results} --device local --scene round.one "
-                               "--frame 0")
+    run = project.run_json()["run_id"][:12]  # the session, whose captures the run archive keeps
+    assert frame["accept"] == (f"zbench goldens accept {project.results} --run {run} --device local "
+                               "--scene round.one --frame 0")
     report = (project.results / "report.html").read_text()
     # The exact commands, as run.json records them (html-escaped: the reject command's reason is quoted)
     assert frame["reject"] == frame["accept"].replace("accept", "reject", 1) + " --reason 'WHAT IS WRONG'"

@@ -22,9 +22,10 @@ from typing import Any
 from ..errors import ZbenchError
 from .store import GoldenError, GoldenKey, GoldenStore, load_png, make_key, pixel_digest
 from .tolerance import SOFTWARE
-from .triage import Applied, accept, reject
+from .triage import RUN_ID_MIN, RUN_ID_SHOWN, Applied, accept, reject, triage_command
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+DEFAULT_GOLDENS = Path("goldens")  # the plugin's default too (settings.py, --zbench-goldens)
 
 
 class ReviewError(ZbenchError):
@@ -52,6 +53,10 @@ def add_commands(commands: Any) -> None:
     goldens.add_argument("action", choices=("accept", "reject"), help="accept or reject")
     goldens.add_argument("results", metavar="RESULTS",
                          help="a results folder (with run.json), its run.json, or a CI artifact's zip of one")
+    goldens.add_argument("--run", dest="run_id", metavar="ID",  # `run` is the subcommand's function (cli.py)
+                         help="the session of this run id (run.json's run_id, or a unique prefix of it): RESULTS' "
+                              "latest run, or one of its run archive (RESULTS/runs/NNNN) once a later session has "
+                              "replaced it (default: RESULTS' latest run, whichever it is)")
     goldens.add_argument("--scene", action="append", metavar="ID", help="this scene id (repeatable)")
     goldens.add_argument("--frame", type=int, action="append", metavar="N", help="this captured frame (repeatable; "
                                                                               "default: every frame of the scene "
@@ -64,7 +69,9 @@ def add_commands(commands: Any) -> None:
     goldens.add_argument("--replace", action="store_true",
                          help="accept: also make the image the golden PNG, the reference of tolerance matching "
                               "(default: only where there is none)")
-    goldens.add_argument("--goldens", default="goldens", metavar="DIR", help="the golden folder (default: goldens)")
+    goldens.add_argument("--goldens", metavar="DIR",
+                         help="the golden folder, created by the first accept or reject when it does not exist "
+                              "(default: goldens, in a project's root: a folder with scenes/ or the inventory)")
     goldens.add_argument("--devices", default="devices.yaml", metavar="PATH",
                          help="the inventory, to check the session's device classes against when it exists "
                               "(default: devices.yaml)")
@@ -94,9 +101,10 @@ def _run(args: argparse.Namespace) -> int:
 
 def _apply(args: argparse.Namespace, source: Path) -> int:
     results, document = read_results(source)
-    store = GoldenStore(args.goldens)
-    if not store.root.is_dir():
-        raise ReviewError(f"{store.root} is not a folder; run from the project's root or give --goldens DIR")
+    if args.run_id is not None:
+        results, document = select_run(results, document, args.run_id)
+    store = GoldenStore(args.goldens or DEFAULT_GOLDENS)
+    created = _needs_store(store.root, explicit=args.goldens is not None, inventory=Path(args.devices))
     inventory = _inventory(Path(args.devices))
     candidates = list(candidates_of(results, document, inventory, devices=args.device, scenes=args.scene,
                                     frames=args.frame, only_untriaged=args.all))
@@ -107,6 +115,17 @@ def _apply(args: argparse.Namespace, source: Path) -> int:
                           + (f" --device {' '.join(args.device)}" if args.device else "")
                           + "; only frames that failed, had no golden or were rejected have a capture to take "
                             "(run.json correctness.frames[].artifacts.actual)")
+    if args.all:
+        # --all takes untriaged captures only: a rejection is someone's judgement, undone only by naming the
+        # image (an accept by --scene overrides it, docs/goldens.md "Triage").
+        for candidate in (c for c in candidates if c.triage == "rejected"):
+            print(_skipped(args, candidate))
+        candidates = [c for c in candidates if c.triage != "rejected"]
+        if not candidates:
+            return EXIT_FAILED
+    if created:  # only now that there is something to record: a refusal above leaves no folder behind
+        store.root.mkdir()
+        print(f"created {store.root}, the golden store (docs/goldens.md, \"Store layout\"): this project had none")
     for candidate in candidates:
         pixels = load_png(candidate.capture)
         digest = pixel_digest(pixels)
@@ -128,6 +147,37 @@ def _line(action: str, candidate: Candidate, applied: Applied) -> str:
     if applied.golden_written is not None:
         line += f"; golden written to {applied.golden_written}"
     return line
+
+
+def _needs_store(root: Path, *, explicit: bool, inventory: Path) -> bool:
+    """Whether the golden store's folder is still to be created (the project's first accept or reject). The default
+    folder is created only in a project's root, one with scenes/ or the inventory: run from anywhere else, the
+    images would land in a golden store no session reads. One folder, never a chain of them: a --goldens DIR whose
+    parent is missing is more likely a typo than a new layout."""
+    if root.is_dir():
+        return False
+    if root.exists() or root.is_symlink():
+        raise ReviewError(f"{root} is not a folder; give --goldens the project's golden folder")
+    parent = root.absolute().parent
+    if not parent.is_dir():
+        raise ReviewError(f"{root}: its folder {parent} does not exist; give --goldens DIR inside an existing folder")
+    if not explicit and not ((parent / "scenes").is_dir() or inventory.is_file()):
+        raise ReviewError(f"{root} does not exist, and {parent} is no project's root (no scenes/ folder, no "
+                          f"{inventory}); run from the project's root, or give --goldens DIR (created if missing)")
+    return True
+
+
+def _skipped(args: argparse.Namespace, candidate: Candidate) -> str:
+    """The line of a rejected capture --all leaves alone: why, and the command that does take it."""
+    what = f"{candidate.scene} frame {candidate.frame} on {candidate.device}"
+    if candidate.digest:
+        what += f" ({candidate.digest[:12]})"
+    command = triage_command(args.action, args.results, candidate.device, candidate.scene, candidate.frame,
+                             args.run_id)
+    if args.action == "reject":
+        return f"already rejected: {what}; to give another reason: {command}"
+    return (f"skipped: {what} is rejected, and --all takes untriaged captures only; to accept it over its "
+            f"rejection: {command}")
 
 
 def unpack_artifact(archive: Path, into: Path) -> Path:
@@ -167,6 +217,32 @@ def read_results(path: Path) -> tuple[Path, dict[str, Any]]:
     return run_json.parent.resolve(), document
 
 
+def select_run(results: Path, document: dict[str, Any], run: str) -> tuple[Path, dict[str, Any]]:
+    """The results folder and run.json of run `run`: `results` itself when its run.json is that run's, else the
+    folder of its run archive that holds it (docs/report.md, "Run archive"). A session's printed triage commands
+    name its run, so that they still find its captures after the next session has replaced `results`."""
+    from ..run_archive import RUNS_DIR, run_folders
+
+    if len(run) < RUN_ID_MIN:
+        raise ReviewError(f"--run {run}: give at least {RUN_ID_MIN} characters of the run id (run.json's run_id)")
+    if str(document.get("run_id") or "").startswith(run):
+        return results, document
+    archive = results / RUNS_DIR
+    for folder in reversed(run_folders(results)):
+        try:
+            archived, archived_document = read_results(folder)
+        except ReviewError:
+            continue  # a run folder without a readable run.json holds no capture to take either
+        if str(archived_document.get("run_id") or "").startswith(run):
+            return archived, archived_document
+    latest = str(document.get("run_id") or "?")[:RUN_ID_SHOWN]
+    kept = len(run_folders(results))
+    raise ReviewError(f"{results}: run {run} is not its latest run (that is {latest}) nor in its run archive "
+                      f"{archive} ({kept} run(s) kept): the archive was off when it ran (--zbench-keep-runs=0), or "
+                      "has pruned it since (--zbench-keep-runs=N keeps the newest N). `zbench runs --results "
+                      f"{results}` lists the runs kept; a CI artifact of the run holds it too")
+
+
 def _inventory(path: Path) -> Mapping[str, Any] | None:
     """The project's devices by name (backend, device_class), or None without an inventory."""
     if not path.is_file():
@@ -189,8 +265,8 @@ def candidates_of(results: Path, document: Mapping[str, Any], inventory: Mapping
             where = f"{run_json}: scene {scene} on {device}, correctness.frames[{index}]"
             if frames and frame.get("frame") not in frames:
                 continue
-            if only_untriaged and frame.get("triage") != "untriaged":
-                continue
+            if only_untriaged and frame.get("triage") not in ("untriaged", "rejected"):
+                continue  # a rejected one is kept for `_apply` to say why --all leaves it
             actual = (frame.get("artifacts") or {}).get("actual")
             if not actual or frame.get("status") not in ("failed", "missing"):
                 continue

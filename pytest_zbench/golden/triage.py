@@ -193,10 +193,34 @@ def reject(store: GoldenStore, key: GoldenKey, pixels: np.ndarray, reason: str, 
     return Applied(key, digest, triage.path, None, changed)
 
 
-def triage_command(action: str, results: Path, device: str, scene_id: str, frame: int) -> str:
-    """The command that accepts (or rejects) one frame's capture of a session from its results folder."""
+# How much of a session's run id a printed command names: unique among the runs one results folder keeps, and
+# short enough to read. `zbench goldens accept --run` takes any unique prefix of RUN_ID_MIN or more characters.
+RUN_ID_SHOWN = 12
+RUN_ID_MIN = 8
+
+
+def triage_command(action: str, results: Path | str, device: str, scene_id: str, frame: int,
+                   run_id: str | None = None) -> str:
+    """The command that accepts (or rejects) one frame's capture of a session. With the session's `run_id` it
+    names the session, not only its results folder: the next session replaces what the folder holds, and
+    `--run` then finds this one's files in the run archive (results/runs/NNNN)."""
     import shlex
 
-    command = (f"zbench goldens {action} {shlex.quote(str(results))} --device {shlex.quote(device)} "
-               f"--scene {shlex.quote(scene_id)} --frame {frame}")
+    command = (f"zbench goldens {action} {shlex.quote(str(results))}"
+               + (f" --run {run_id[:RUN_ID_SHOWN]}" if run_id else "")
+               + f" --device {shlex.quote(device)} --scene {shlex.quote(scene_id)} --frame {frame}")
     return command + (" --reason 'WHAT IS WRONG'" if action == "reject" else "")
+
+
+def archive_note(results: Path, archive_off: str | None) -> str | None:
+    """How long a session's triage commands work when it keeps no run archive (`archive_off`: why), else None."""
+    if archive_off is None:
+        return None
+    return (f"no run archive: {archive_off}; these work until the next session writes into {results}: keep a copy "
+            "of the folder to triage later, or run with --zbench-keep-runs above 0")
+
+
+def triage_hint(accept_command: str, reject_command: str, note: str | None) -> str:
+    """The lines a failure message gives an untriaged capture: its commands, and `archive_note`'s note."""
+    hint = f"\n  accept this image: {accept_command}\n  or reject it: {reject_command}"
+    return hint + (f"\n  ({note})" if note else "")

@@ -56,9 +56,12 @@ LEASE_MIN_WAIT_S = 600.0
 
 class HostSession:
     def __init__(self, settings: Settings, inventory: Inventory, root: Path, *, run_id: str | None = None,
-                 started_utc: str | None = None, probing: Mapping[str, Device] | None = None) -> None:
-        """`probing`: devices whose probe already runs (device.start_probes), taken on their first use."""
+                 started_utc: str | None = None, probing: Mapping[str, Device] | None = None,
+                 archive_off: str | None = None) -> None:
+        """`probing`: devices whose probe already runs (device.start_probes), taken on their first use.
+        `archive_off`: why this session keeps no run archive (None: it does; the golden failures say so)."""
         self.settings = settings
+        self.archive_off = archive_off
         self.inventory = inventory
         self.root = root
         self.record = RunRecord(
@@ -241,7 +244,7 @@ class HostSession:
             measurement, GoldenStore(settings.goldens_dir), device_class=device.spec.device_class,
             update=settings.update_goldens, results_dir=settings.results, driver=sections.get("gpu", {}),
             build_hash=self.record.app.get("build_hash"), arch=device_arch(sections),
-            **self._sweep_siblings(measurement, selected),
+            run_id=self.record.run_id, archive_off=self.archive_off, **self._sweep_siblings(measurement, selected),
         )
         self.entry(measurement)["correctness"] = outcome.correctness(settings.results)
         return outcome

@@ -167,18 +167,25 @@ def activate(config: pytest.Config) -> ActiveZbench:
         raise pytest.UsageError(str(exc)) from None
     config.stash[SESSION_KEY] = plugin
     config.pluginmanager.register(plugin, "zbench-session")
-    if settings.keep_runs > 0 and not plugin.is_worker:
+    if settings.keep_runs > 0:
         from ..run_archive import RunArchive, archive_refusal
 
+        # Decided in every process (xdist workers too): a worker's golden failures say whether the commands
+        # they print will find the session's captures in the archive once a later session has run.
         refused = archive_refusal(settings.results, config.rootpath,
                                   (settings.goldens_dir, settings.scenes_dir, settings.inventory,
                                    *((settings.history.path,) if settings.history.path is not None else ())))
-        if refused is None:
+        plugin.archive_off = refused
+        if plugin.is_worker:  # the archive, and its warning, belong to the process that writes run.json
+            pass
+        elif refused is None:
             config.pluginmanager.register(RunArchive(settings.results, settings.keep_runs), "zbench-run-archive")
         else:
             config.issue_config_time_warning(pytest.PytestConfigWarning(
                 f"zbench: no run archive: {refused}; give --zbench-results a folder of its own, or "
                 "--zbench-keep-runs=0"), stacklevel=2)
+    else:
+        plugin.archive_off = "--zbench-keep-runs=0"
     from ..lab.github import running_in_actions
 
     if running_in_actions() and not plugin.is_worker:

@@ -67,6 +67,7 @@ class ZbenchPlugin:
         self.preparations: dict[str, Preparation] = {}
         self._previous_sigterm: Any = None
         self.keyword_selected_nothing: str | None = None  # the -k expression, when it deselected every test
+        self.archive_off: str | None = None  # why the session keeps no run archive (plugin/options.py), or None
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -83,7 +84,8 @@ class ZbenchPlugin:
 
                 run = worker_run(self.config)
             self.host = HostSession(self.settings, self.inventory, self.config.rootpath,
-                                    run_id=run.get("run_id"), started_utc=run.get("started_utc"), probing=probing)
+                                    run_id=run.get("run_id"), started_utc=run.get("started_utc"), probing=probing,
+                                    archive_off=self.archive_off)
         return self.host
 
     def progress_sink(self) -> Any:

@@ -511,6 +511,8 @@ def _triage_commands(frame: dict[str, Any]) -> str:
     for word, command in (("accept this image", accept), ("reject it (say why in --reason)", reject)):
         if command:
             lines.append(f"<p class='note triage-command'>{word}: <code>{html.escape(str(command))}</code></p>")
+    if frame.get("triage_note"):  # the session kept no run archive: how long the commands work
+        lines.append(f"<p class='note triage-note'>{html.escape(str(frame['triage_note']))}</p>")
     return "".join(lines)
 
 

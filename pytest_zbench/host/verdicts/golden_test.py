@@ -14,7 +14,7 @@ from ...golden import vacuous as vacuity
 from ...golden.check import FrameCheck, check_capture, check_cross_reference, cross_kind
 from ...golden.store import GoldenError, GoldenStore, golden_set, load_png, make_key, pixel_digest
 from ...golden.tolerance import CROSS_ARCH, CROSS_BACKEND, ToleranceError
-from ...golden.triage import triage_command
+from ...golden.triage import archive_note, triage_command, triage_hint
 from ...inventory import Inventory
 from ...protocol.vocabulary import INVARIANT_KINDS, IssueKind
 from ...scenes import SceneCase, load_corpus
@@ -41,6 +41,7 @@ class GoldenOutcome:
     # Per untriaged frame: the `zbench goldens accept` command of its capture (golden/triage.py)
     accept_commands: dict[int, str] = field(default_factory=dict)
     reject_commands: dict[int, str] = field(default_factory=dict)
+    triage_note: str | None = None  # how long those commands work: the session keeps no run archive
 
     @property
     def passed(self) -> bool:
@@ -81,6 +82,7 @@ class GoldenOutcome:
                 "triage": check.triage,
                 "accept": self.accept_commands.get(check.key.frame),
                 "reject": self.reject_commands.get(check.key.frame),
+                "triage_note": self.triage_note if check.key.frame in self.accept_commands else None,
                 **_cross_entries(_rel_record(self.cross.get(check.key.frame), results_dir)),
             })
         return {"outcome": "passed" if self.passed else "failed", "frames": frames, "invariants": self.failures,
@@ -96,11 +98,13 @@ def _cross_entries(cross: dict[str, Any] | None) -> dict[str, Any]:
 def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str, update: str | None,
                   results_dir: Path, driver: dict[str, Any], build_hash: str | None,
                   arch: str | None = None, siblings: Sequence[SceneCase] = (),
-                  sibling_captures: Mapping[str, Mapping[int, Path]] | None = None) -> GoldenOutcome:
+                  sibling_captures: Mapping[str, Mapping[int, Path]] | None = None,
+                  run_id: str | None = None, archive_off: str | None = None) -> GoldenOutcome:
     """`arch`: the CPU architecture family the device's runner reported; it picks the software set.
     `siblings`: the other cases of the scene's sweep; `sibling_captures`: their captures measured in this
-    process (else their goldens stand for them), for the vacuous-capture check."""
-    outcome = GoldenOutcome()
+    process (else their goldens stand for them), for the vacuous-capture check. `run_id`: the session's, which
+    the printed triage commands name; `archive_off`: why the session keeps no run archive (None: it does)."""
+    outcome = GoldenOutcome(triage_note=archive_note(results_dir, archive_off))
     job = m.job
     if job is None:
         return outcome
@@ -144,10 +148,10 @@ def check_goldens(m: SceneMeasurement, store: GoldenStore, *, device_class: str,
                 # for `zbench goldens accept` to take it from (a rejected image has no other artifact).
                 check.artifacts = {"actual": str(capture)}
             if check.triage == "untriaged":
-                command = triage_command("accept", results_dir, m.device, m.case.id, frame)
-                rejection = triage_command("reject", results_dir, m.device, m.case.id, frame)
+                command = triage_command("accept", results_dir, m.device, m.case.id, frame, run_id)
+                rejection = triage_command("reject", results_dir, m.device, m.case.id, frame, run_id)
                 outcome.accept_commands[frame], outcome.reject_commands[frame] = command, rejection
-                check.message += f"\n  accept this image: {command}\n  or reject it: {rejection}"
+                check.message += triage_hint(command, rejection, outcome.triage_note)
             outcome.checks.append(check)
             kind = cross_kind(m.backend, check.key.device_class)
             if kind is not None and capture is not None:
