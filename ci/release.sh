@@ -31,7 +31,10 @@ wheels=("$dist"/*.whl)
 wheel=${wheels[0]}
 version=$(basename "$wheel" | cut -d- -f2)
 echo "release: built $(basename "$wheel") and its sdist (version $version)"
-unzip -l "$wheel" | grep -q "pytest_zbench/kit/zbench_kit.h" || { echo "release: the wheel lacks the C kit" >&2; exit 1; }
+# The listing is read whole before it is searched: `unzip -l | grep -q` under pipefail fails at random when grep
+# stops reading at the first match and unzip, still writing, dies of SIGPIPE.
+listing=$(unzip -Z1 "$wheel")
+grep -qx "pytest_zbench/kit/zbench_kit.h" <<< "$listing" || { echo "release: the wheel lacks the C kit" >&2; exit 1; }
 
 # The fresh environment: the system's Python (ci/setup.sh's choice), nothing of this checkout on any path.
 python="${ZBENCH_PYTHON:-/usr/bin/python3}"
