@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 import uuid
 
 import pytest
@@ -20,6 +19,7 @@ from pytest_zbench.transports._shell import (
     supervised_command,
 )
 from pytest_zbench.transports.base import take_leftover
+from tests.waiting import eventually
 
 CHILD = "import os, sys, time\nif os.fork() == 0:\n    {detach}os.execv(sys.executable, [sys.executable, '-c', " \
         "'import time; time.sleep(600)', sys.argv[1]])\n{after}"
@@ -37,13 +37,9 @@ def start(argv: list[str], *, watch_stdin: bool = False, token: str | None = Non
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
 
 
-def gone(mark: str, timeout: float = 10) -> bool:
-    deadline = time.monotonic() + timeout
-    while processes_with(mark):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.1)
-    return True
+def gone(mark: str) -> bool:
+    """Whether every process carrying `mark` (on its command line or in its environment) has left."""
+    return eventually(lambda: not processes_with(mark))
 
 
 @pytest.fixture
@@ -61,7 +57,7 @@ def test_what_the_runner_leaves_running_is_stopped_and_counted(mark, detach):
     assert proc.returncode == 0, err
     assert parse_pid_line(out.splitlines()[0]) is not None
     assert take_leftover(err) == ("", 1)
-    assert gone(mark, timeout=1)
+    assert gone(mark)
 
 
 def test_the_exit_status_is_the_runners_and_a_signal_reads_as_one(mark):
@@ -78,9 +74,7 @@ def test_the_deadline_kill_reaches_every_process_of_the_launch(mark):
     proc = start(runner(mark, detach=True, after="time.sleep(600)"), token=token)
     pid = parse_pid_line(proc.stdout.readline())
     assert pid is not None
-    deadline = time.monotonic() + 30
-    while len(processes_with(mark)) < 2 and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: len(processes_with(mark)) >= 2)
     assert subprocess.run(["/bin/sh", "-c", alive_command(pid, token)], capture_output=True,
                           text=True).stdout.strip() == "alive"
     subprocess.run(["/bin/sh", "-c", kill_command(pid, "TERM", token)], check=True)
@@ -98,9 +92,7 @@ def detached_children(mark: str) -> list[int]:
 def test_end_of_file_on_the_channel_stops_the_launch(mark):
     proc = start(runner(mark, detach=True, after="time.sleep(600)"), watch_stdin=True)
     proc.stdout.readline()
-    deadline = time.monotonic() + 30
-    while not detached_children(mark) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: bool(detached_children(mark)))
     assert detached_children(mark), processes_with(mark)
     proc.stdin.close()  # what the device sees when the connection, or the host, is gone
     assert gone(mark), processes_with(mark)

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_zbench.transports import make_transport
+from tests.waiting import gone
 
 REPO = Path(__file__).resolve().parent.parent.parent
 IOS = REPO / "ci" / "devices" / "ios-device.sh"
@@ -82,7 +83,4 @@ def test_novacom_script_kill_at_deadline(novacom_device):
     mark = f"zbench-nova-{os.getpid()}-{time.monotonic_ns()}"
     result = novacom_device.run([sys.executable, "-c", "import time; time.sleep(60)", mark], timeout_s=1)
     assert result.timed_out
-    deadline = time.monotonic() + 3
-    while subprocess.run(["pgrep", "-f", mark], capture_output=True).returncode == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert subprocess.run(["pgrep", "-f", mark], capture_output=True).returncode != 0
+    assert gone(mark), "the novacom script's process outlived its deadline"

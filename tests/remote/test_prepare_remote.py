@@ -24,6 +24,7 @@ from pytest_zbench.host.devices.prepare import Preparation, prepare_on, restore_
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.inventory import load_inventory
 from tests.remote.servers import adb_device_entry, runner_env
+from tests.waiting import gone, pids_with
 
 RECT_RUNNER = Path(__file__).resolve().parent.parent / "thirdparty" / "rect_runner.py"
 DISPLAY = {"width": 64, "height": 48, "refresh_hz": 60}
@@ -103,11 +104,6 @@ def test_prepare_and_restore_once_per_device_over_two_workers(project, sshd):
     assert cooldown["pi-b"]["temp_start_c"] == 90.0 and "measured hot" in cooldown["pi-b"]["reason"]
 
 
-def pids_with(pattern: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
 @pytest.mark.acceptance
 def test_restore_runs_after_a_session_is_sent_sigterm_mid_launch(project, sshd):
     """SIGTERM to the xdist controller while its worker is in a launch: the controller, which prepared the
@@ -142,10 +138,8 @@ def test_restore_runs_after_a_session_is_sent_sigterm_mid_launch(project, sshd):
     assert "zbench: restored pi" in text, text
     assert log.read_text() == "prepare performance\nrestore performance\n"
     assert (cool / GOVERNOR.format(n=0)).read_text() == "schedutil\n"  # on the device side, undone
-    deadline = time.monotonic() + 10  # the supervisor stops the hung runner when its connection closes
-    while pids_with(f"{mark}.py run ") and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert pids_with(f"{mark}.py run ") == [], "the interrupted launch's runner outlived the session"
+    # the supervisor stops the hung runner when its connection closes
+    assert gone(f"{mark}.py run "), "the interrupted launch's runner outlived the session"
 
 
 # Android's `settings`, `svc` and `input` on the emulated device (its stand-ins keep the stay-on value in a file).

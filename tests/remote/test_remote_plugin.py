@@ -22,15 +22,11 @@ from pytest_zbench.host.devices.environment import BUSY_LOAD_PER_CORE
 from pytest_zbench.host.run_record import validate_run
 from pytest_zbench.regression.history import RunInfo
 from tests.remote.servers import adb_device_entry, runner_env
+from tests.waiting import gone, pids_with
 
 RECT_RUNNER = Path(__file__).resolve().parent.parent / "thirdparty" / "rect_runner.py"
 DISPLAY = {"width": 64, "height": 48, "refresh_hz": 60}
 SCENES = ("mini.fill.x1", "mini.fill.x2")
-
-
-def pids_with(pattern: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
 
 
 def project_devices(project) -> dict:
@@ -183,7 +179,7 @@ def test_hung_runner_is_killed_on_the_device_and_the_device_quarantined(project,
         "*killed at its 2 s deadline*",
         f"*device {remote.name} is quarantined for the rest of this session: 2 device faults in a row*",
     ])
-    assert pids_with(mark) == [], "a runner killed at its deadline is still running on the device"
+    assert gone(mark), "a runner killed at its deadline is still running on the device"
     document = project.run_json()
     assert validate_run(document) == []
     scenes = scenes_by_id(document)
@@ -216,7 +212,7 @@ def test_connection_dropped_mid_launch_is_retried_once(project, remote):
     thread.join(5)
     assert dropped and dropped[0] >= 1
     result.assert_outcomes(passed=1)
-    assert pids_with(mark) == []
+    assert gone(mark)
     scene = project.run_json()["scenes"][0]
     first = scene["launches"][0]
     assert first["status"] == "complete" and first["retried"] is not None

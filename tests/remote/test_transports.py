@@ -20,6 +20,7 @@ import pytest_zbench.transports.ssh as ssh_transport
 from pytest_zbench.errors import DeviceError, UsageError
 from pytest_zbench.transports import make_transport
 from tests.remote.servers import adb_device_entry
+from tests.waiting import appeared, gone, pids_with
 
 HERE = Path(__file__).resolve().parent
 FOLDER_DEVICE = HERE / "folder_device.py"
@@ -27,21 +28,6 @@ FOLDER_DEVICE = HERE / "folder_device.py"
 
 def marker() -> str:
     return f"zbench-marker-{uuid.uuid4().hex[:12]}"
-
-
-def pids_with(mark: str) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", mark], capture_output=True, text=True)
-    return [int(p) for p in out.stdout.split()]
-
-
-def wait_for_pids(mark: str, timeout: float = 10.0) -> list[int]:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        pids = pids_with(mark)
-        if pids:
-            return pids
-        time.sleep(0.05)
-    raise AssertionError(f"no process with {mark} appeared")
 
 
 def run_in_background(t, argv, timeout_s=30.0):
@@ -188,10 +174,7 @@ def test_deadline_kills_the_runner_and_its_children_on_the_device(transport):
     # Not a speed check: it waited for its deadline, and returned instead of waiting for the hung runner's
     # own end (HUNG_S).
     assert 1.5 <= took < HUNG_S / 2, took
-    deadline = time.monotonic() + 3
-    while pids_with(mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert pids_with(mark) == [], "a process of the killed runner is left on the device"
+    assert gone(mark), "a process of the killed runner is left on the device"
 
 
 def test_run_script_output_status_and_deadline(transport):
@@ -216,13 +199,13 @@ def test_local_run_script_is_stopped_at_its_deadline(write_inventory):
     finally:
         t.close()
     assert result.timed_out and result.exit_code is None
-    assert gone(mark, within_s=3)
+    assert gone(mark)
 
 
 def test_runner_killed_mid_run_reports_the_signal(transport):
     mark = marker()
     thread, box = run_in_background(transport, hung(mark))
-    pids = wait_for_pids(mark)
+    pids = appeared(mark)
     for pid in pids:
         os.kill(pid, signal.SIGKILL)
     thread.join(20)
@@ -275,7 +258,7 @@ def test_sigkill_follows_an_ignored_sigterm_at_the_deadline(kind, request, write
         t.close()
     assert result.timed_out and result.exit_code is None
     assert "killed on the device" in result.stderr, result.stderr  # not "terminated": SIGTERM was ignored
-    assert gone(mark, within_s=3), "a process that ignored SIGTERM outlived the deadline"
+    assert gone(mark), "a process that ignored SIGTERM outlived the deadline"
 
 
 # -- ssh specifics ------------------------------------------------------------------------------------
@@ -300,7 +283,7 @@ def test_ssh_reconnects_after_the_connection_dropped(sshd, write_inventory, tmp_
         result = box["r"]
         assert result.exit_code is None and not result.timed_out
         assert "lost" in result.stderr and ("killed" in result.stderr or "terminated" in result.stderr)
-        assert pids_with(mark) == []
+        assert gone(mark)
         assert t.connects == 3
         pulled = t.pull_dir(t.workdir(), tmp_path / "after")  # files work on the new connection too
         assert pulled == []
@@ -572,7 +555,7 @@ def test_adb_reconnects_after_the_device_connection_dropped(adb_server, fake_adb
         result = box["r"]
         assert result.exit_code is None and not result.timed_out, result
         assert "closed before" in result.stderr or "lost" in result.stderr
-        assert pids_with(mark) == []
+        assert gone(mark)
         assert t.reconnects >= 1
     finally:
         t.close()
@@ -592,7 +575,7 @@ def test_adb_shell_v1_fallback(adb_server, write_inventory, tmp_path):
         assert result.exit_code == 4 and lines == ["one", "two"] and result.stdout == "one\ntwo\n"
         mark = marker()
         result = t.run(hung(mark), timeout_s=1)
-        assert result.timed_out and pids_with(mark) == []
+        assert result.timed_out and gone(mark)
         t.close()
     finally:
         adb_server.adb("disconnect", old.serial)
@@ -637,13 +620,6 @@ def test_command_failed_push_names_the_script(write_inventory, folder_device, tm
         t.push(FOLDER_DEVICE, "/etc/zbench-should-not-exist")
     with pytest.raises(DeviceError, match="no such folder"):
         t.pull_dir(t.workdir() + "/missing", tmp_path / "x")
-
-
-def gone(mark: str, within_s: float = 5.0) -> bool:
-    deadline = time.monotonic() + within_s
-    while pids_with(mark) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return pids_with(mark) == []
 
 
 def test_command_without_kill_key_the_exec_script_stops_the_device_process(write_inventory, folder_device):
