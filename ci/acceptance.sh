@@ -13,7 +13,8 @@ set -uo pipefail
 source "$(dirname "$0")/env.sh"
 
 started=$SECONDS
-run python3 -m pytest tests -m "acceptance and not exclusive" -n 2 -p no:cacheprovider -q -rfEs
+# --durations: where the tier's time goes is printed with it, the first thing to read when CI grows slow.
+run python3 -m pytest tests -m "acceptance and not exclusive" -n 2 -p no:cacheprovider -q -rfEs --durations=12
 # vm-arm64, the device that is its own machine (docs/vm-device.md; its image is cached by ci/test.sh): booted
 # once here, the kit's aarch64 runner deployed onto it and its golden scenes checked, then left running for the
 # exclusive phase, whose tests/vm cut its power and bring it back; powered off when this script ends.
@@ -26,7 +27,7 @@ run python3 -m pytest --zbench-device=vm-arm64 --zbench-goldens-only -p no:cache
 echo "vm-arm64 booted, deployed and its goldens checked in $((SECONDS - started)) s"
 # The runs whose verdict is a speed measured here, one at a time: beside another measuring test, a "quiet"
 # session is loaded by a test it does not control (tests/conftest.py, marker `exclusive`).
-run python3 -m pytest tests -m "acceptance and exclusive" -p no:cacheprovider -q -rfEs
+run python3 -m pytest tests -m "acceptance and exclusive" -p no:cacheprovider -q -rfEs --durations=13
 bash ci/vm-device.sh stop
 echo "acceptance runs ran in $((SECONDS - started)) s"
 
