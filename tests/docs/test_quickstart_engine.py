@@ -93,7 +93,10 @@ def reader_env(tmp_path: Path) -> dict[str, str]:
             "GIT_CONFIG_GLOBAL": os.devnull}
 
 
+# exclusive too: the gate's step is a verdict on a speed measured here (B draws its frame eight times), which
+# a second measuring test beside it would load.
 @pytest.mark.acceptance
+@pytest.mark.exclusive
 def test_every_step_of_the_quickstart_runs_as_the_page_says(tmp_path: Path, reader_env: dict[str, str]) -> None:
     engine = tmp_path / "engine"
     engine.mkdir()
