@@ -126,7 +126,15 @@ def examples(path: Path) -> list[Example]:
                 words = list(lexer)
             except ValueError:  # an unbalanced quote: not a shell line, or a broken one (caught as a parse error)
                 words = line.split()
-            for command in split_commands(words):
+            # In a usage line `|` separates alternatives (PATH|URL), not commands: the line is one command.
+            if mark and mark[0] == "synopsis":
+                try:
+                    commands = [shlex.split(line, comments=True)]
+                except ValueError:
+                    commands = [line.split(" #")[0].split()]
+            else:
+                commands = split_commands(words)
+            for command in commands:
                 head = command[0]
                 if not COMMAND.match(head + " "):
                     continue

@@ -180,6 +180,8 @@ def synopsis_options(example: Example) -> tuple[list[str], list[str]]:
     `--opt=VALUE`, `accept|exclude`)."""
     commands, options = [], []
     for word in example.argv[1:]:
+        if " " in word:  # a quoted value ("--zbench-runs=6 -k blur", what --pytest-args passes on), not an option
+            continue
         for part in word.strip("[]").split("|"):
             part = part.strip("[]")
             if part.startswith("-"):
@@ -245,3 +247,48 @@ def test_cheap_commands_run_for_real() -> None:
         with contextlib.redirect_stdout(stdout), pytest.raises(SystemExit) as exit_:
             _parser().parse_args([command, "--help"])
         assert exit_.value.code == 0 and f"zbench {command}" in stdout.getvalue(), command
+
+
+PAGE = """\
+Text with `pytest --zbench-device=nowhere` inline, which is prose, not an example.
+
+    pytest --zbench-device=local -k fill \\
+           --zbench-runs=2   # a comment, dropped
+    bash ci/setup.sh && .venv/bin/pytest --zbench-quick; zbench kit
+    pytest-zbench is not a command, nor is pytester
+
+<!-- examples: parse only, needs a Pi -->
+
+    pytest --zbench-device=pi3b
+
+```text
+zbench deploy: output, not a command
+```
+
+<!-- examples: synopsis -->
+
+```sh
+zbench history [--history PATH|URL] [--scene ID]
+```
+
+## A heading
+
+    zbench runs
+"""
+
+
+def test_the_extractor_joins_continuations_drops_comments_splits_chains_and_reads_marks(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(PAGE, encoding="utf-8")
+    from tests.docs.doc_examples import examples
+
+    found = [(e.line, e.argv, e.mark) for e in examples(page)]
+    assert found == [
+        (3, ("pytest", "--zbench-device=local", "-k", "fill", "--zbench-runs=2"), None),
+        (5, ("pytest", "--zbench-quick"), None),
+        (5, ("zbench", "kit"), None),
+        (10, ("pytest", "--zbench-device=pi3b"), "parse only"),
+        (19, ("zbench", "history", "[--history", "PATH|URL]", "[--scene", "ID]"), "synopsis"),
+        (24, ("zbench", "runs"), None),  # the mark belongs to the block right after it only
+    ]
+    assert examples(page)[3].why == "needs a Pi"
