@@ -145,12 +145,15 @@ def test_pytest_examples_parse_and_their_values_pass_the_plugins_checks(project:
 
 def collect(examples: list[Example], project: Path) -> list[str | None]:
     """For each example: None, or why its session does not collect a test here."""
+    # The same command in two places is collected once.
+    unique = list(dict.fromkeys(e.argv[1:] for e in examples))
     done = subprocess.run([sys.executable, "-m", "tests.docs.pytest_args_check", "--collect"], cwd=project,
-                          env=env(), input=json.dumps([list(e.argv[1:]) for e in examples]), capture_output=True,
+                          env=env(), input=json.dumps([list(argv) for argv in unique]), capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    results = dict(zip(unique, json.loads(done.stdout)))
     errors: list[str | None] = []
-    for status, output in json.loads(done.stdout):
+    for status, output in (results[e.argv[1:]] for e in examples):
         counted = re.search(r"(\d+)(?:/\d+)? tests? collected", output)
         if status != 0:
             errors.append(f"exit {status}: {output[-800:]}")
