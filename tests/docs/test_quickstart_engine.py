@@ -36,6 +36,7 @@ class Step:
     exit: int | None
     prints: str | None
     text: str
+    shown: str = ""  # the ```text block right after a command block: what the page says it prints
 
 
 def steps(page: str) -> list[Step]:
@@ -57,6 +58,16 @@ def steps(page: str) -> list[Step]:
             found.append(Step(pending_line, pending.group("file"),
                               int(pending.group("exit")) if pending.group("exit") else None,
                               pending.group("prints"), "\n".join(body) + "\n"))
+            j = i + 1
+            while j < len(lines) and not lines[j].strip():
+                j += 1
+            if pending.group("prints") is not None and j < len(lines) and lines[j].strip() == "```text":
+                shown = []
+                j += 1
+                while not lines[j].startswith("```"):
+                    shown.append(lines[j])
+                    j += 1
+                found[-1].shown = "\n".join(shown)
             pending = None
         elif lines[i].startswith("#"):
             pending = None  # a mark never reaches past a heading
@@ -76,6 +87,10 @@ def test_the_page_has_its_steps() -> None:
                     "--zbench-ab=", "zbench bisect"):
         assert command in commands, command
     assert any(s.exit == 1 for s in runs), "the gate's step exits 1: B regressed"
+    # What the test checks a step prints is in the output the page shows for it: the page cannot say one thing
+    # while its test checks another.
+    for step in runs:
+        assert step.prints and step.prints in step.shown, (step.line, step.prints, step.shown)
 
 
 @pytest.fixture
