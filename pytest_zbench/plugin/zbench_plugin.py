@@ -7,6 +7,7 @@ of its role: collection, terminal, xdist; the host session (host/host_session.py
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ import pytest
 from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
-from .collection import collect_scene_file, deselect_perf
+from .collection import collect_scene_file, deselect_perf, select_first_look
 from .stash import MEASUREMENT_KEY, RECORDED_KEY
 from .terminal import write_summary
 
@@ -68,6 +69,7 @@ class ZbenchPlugin:
         self._previous_sigterm: Any = None
         self.keyword_selected_nothing: str | None = None  # the -k expression, when it deselected every test
         self.archive_off: str | None = None  # why the session keeps no run archive (plugin/options.py), or None
+        self.started = time.monotonic()  # the session's start, for --zbench-first-look's closing line
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -246,6 +248,7 @@ class ZbenchPlugin:
         if not items and config.option.keyword:
             self.keyword_selected_nothing = config.option.keyword
         deselect_perf(config, self.settings, items)
+        select_first_look(config, self.settings, items)
 
     # -- reporting
 
