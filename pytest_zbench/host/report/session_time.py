@@ -37,14 +37,15 @@ def duration(seconds: float) -> str:
 
 
 def clock_text(elapsed_s: float, done: int, total: int) -> str | None:
-    """`1m 40s elapsed, about 3m 20s left` once the session is past CLOCK_AFTER_S, from the scenes finished so
-    far (each scene's tests on one device count once); None before that, or before any scene finished."""
+    """`1m 40s elapsed, about 3m 20s left, 12 of 40 scenes done` once the session is past CLOCK_AFTER_S, from
+    the scenes finished so far (each scene's tests on one device count once); None before that, or before any
+    scene finished."""
     if elapsed_s < CLOCK_AFTER_S or done <= 0 or total <= 0:
         return None
     if done >= total:
         return f"{duration(elapsed_s)} elapsed"
     left = elapsed_s / done * (total - done)
-    return f"{duration(elapsed_s)} elapsed, about {duration(left)} left ({done}/{total} scenes)"
+    return f"{duration(elapsed_s)} elapsed, about {duration(left)} left, {done} of {total} scenes done"
 
 
 @dataclass(frozen=True)
