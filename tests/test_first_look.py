@@ -98,3 +98,26 @@ def test_the_closing_line_names_what_was_seen_and_the_estimate():
     assert line.startswith("first look: 22 of 90 scenes (one per family, 22 families) in 44 s; the whole suite "
                            "with --zbench-quick would take about 17 min")
     assert "no estimate" in first_look_line(0, 22, 90, 3.0, None)
+
+
+def settings(cli: dict[str, str] | None = None, **flags: bool):
+    from pytest_zbench.settings import build_settings
+
+    def get(option):  # the plugin's get(): the command-line value, else None (no ini here)
+        return (cli or {}).get(option.name)
+
+    return build_settings(get, Path("/project/root"), quick=flags.pop("quick", False), **flags)
+
+
+def test_the_first_look_is_one_short_launch_that_explicit_values_and_goldens_only_override():
+    s = settings(first_look=True, quick=True)  # README's first look wins over quick: it asks for less
+    assert (s.runs, s.warmup, s.frames, s.first_look) == (1, 5, 20, True)
+    assert settings({"frames": "50"}, first_look=True).frames == 50
+    assert settings(first_look=True, goldens_only=True).frames == 1
+
+
+def test_the_first_look_refuses_options_that_measure_scenes_in_full():
+    from pytest_zbench.errors import UsageError
+
+    with pytest.raises(UsageError, match="--zbench-first-look .* --zbench-sustained"):
+        settings({"sustained_min": 1.0}, first_look=True)
