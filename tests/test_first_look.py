@@ -121,3 +121,17 @@ def test_the_first_look_refuses_options_that_measure_scenes_in_full():
 
     with pytest.raises(UsageError, match="--zbench-first-look .* --zbench-sustained"):
         settings({"sustained_min": 1.0}, first_look=True)
+
+
+def test_a_first_look_in_a_project_deselects_all_but_one_scene_per_family_and_ends_with_its_estimate(project):
+    # conftest's project: family mini (mini.fill.x1, mini.fill.x2) and family round (round.one); perf tests only,
+    # as the project has no goldens
+    ran = project.pytester.runpytest_subprocess(
+        "--zbench-first-look", "-m", "zbench_perf", f"--zbench-results={project.results}", "--zbench-baseline=none",
+        "-p", "no:cacheprovider", timeout=300)
+    ran.assert_outcomes(passed=2, deselected=4)  # 1 perf test deselected by the first look, 3 golden tests by -m
+    assert [s["id"] for s in project.run_json()["scenes"]] == ["mini.fill.x1", "round.one"]
+    assert [s["runs"] for s in project.run_json()["scenes"]] == [1, 1]
+    line = next(line for line in ran.outlines if line.startswith("first look: "))
+    assert line.startswith("first look: 2 of 3 scenes (one per family, 2 families) in ")
+    assert "; the whole suite with --zbench-quick would take about " in line
