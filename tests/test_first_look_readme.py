@@ -39,7 +39,9 @@ def test_readme_names_the_first_look_and_its_budget():
     assert args == ["--zbench-first-look"] and budget_s == 120
 
 
+# Exclusive: its verdict is partly a wall time measured here, which another test measuring beside it would load.
 @pytest.mark.acceptance
+@pytest.mark.exclusive
 def test_readme_first_look_sees_every_family_within_its_budget(tmp_path):
     args, budget_s = readme_first_look()
     # The checkout's own folders; only what a session writes goes elsewhere, so that the checkout stays as it is.
