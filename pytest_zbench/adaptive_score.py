@@ -182,8 +182,21 @@ def summarize_scores(scores: Sequence[float], *, resamples: int = BOOTSTRAP_RESA
     return ScoreSummary(float(np.median(scores)), ci, tuple(float(s) for s in scores), resamples, confidence, seed)
 
 
+def not_measured(section: Mapping[str, Any]) -> str | None:
+    """Why run.json's `adaptive` section has no score to show, or None when it has one. No score at all (no
+    complete ramp launch: the section's note says why), or a score of 0: the fit sits on its bound (score >= 0),
+    every step of the ramps over budget and the cost still over it when extrapolated down to no complexity, so
+    the device was never seen within its budget. Shown as 0, that read as a measured score that passed."""
+    score = section.get("score")
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        return str(section.get("note") or "no scored launch")
+    if score <= 0:
+        return str(section.get("note") or "every step was over budget: no complexity fits the frame budget")
+    return None
+
+
 __all__ = [
     "BOOTSTRAP_CONFIDENCE", "BOOTSTRAP_RESAMPLES", "BOOTSTRAP_SEED", "FRAME_COST", "MODEL", "SETTLE_FRAMES",
     "Censored", "HingeFit", "LaunchPoints", "ScoreSummary", "StepPoint", "bootstrap_median_ci", "fit_hinge",
-    "step_points", "summarize_scores",
+    "not_measured", "step_points", "summarize_scores",
 ]

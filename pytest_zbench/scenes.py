@@ -239,6 +239,20 @@ def load_corpus(directory: Path) -> tuple[list[SceneCase], list[SceneError]]:
     return cases, errors
 
 
+def first_look_cases(cases: Iterable[SceneCase]) -> list[SceneCase]:
+    """The representative of each family for `--zbench-first-look`, in corpus order: the family's first scene
+    that is neither adaptive nor sustained (those spend many launches, or minutes, where a first look has one
+    short launch to spend); a family with no such scene is represented by its first scene all the same, so that
+    every family is seen."""
+    chosen: dict[str, SceneCase] = {}
+    fallback: dict[str, SceneCase] = {}
+    for case in cases:
+        fallback.setdefault(case.family, case)
+        if case.family not in chosen and not case.adaptive and case.sustained_min is None:
+            chosen[case.family] = case
+    return [chosen.get(family, first) for family, first in fallback.items()]
+
+
 class CorpusIndex:
     """The scene files of one corpus, added one by one (the plugin collects them file by file): a scene id
     belongs to one file only, and the corpus holds at most MAX_CASES cases."""

@@ -31,6 +31,10 @@ DEFAULT_MODE = "paced"
 
 # `--zbench-quick`: a first look in seconds, not a measurement to trust. Two launches so that spread exists.
 QUICK = {"runs": 2, "warmup": 5, "frames": 30}
+# `--zbench-first-look`: one representative scene per family (scenes.first_look_cases), one launch each, so that
+# the whole corpus is seen within README's two minutes on 2 cores. A launch's start-up (an interpreter, Skia)
+# costs more than its frames on `local`, so fewer frames buy little; 20 keep a p95 that says something.
+FIRST_LOOK = {"runs": 1, "warmup": 5, "frames": 20}
 # `--zbench-goldens-only`: the captures and nothing else (docs/goldens.md, "Goldens only"). The runner renders
 # the capture frames after the measured ones, by frame index, so one measured frame is enough for any capture.
 GOLDENS_ONLY = {"runs": 1, "warmup": 0, "frames": 1}
@@ -145,6 +149,7 @@ class Settings:
     timeout_s: float | None
     seed: int
     quick: bool = False
+    first_look: bool = False  # one scene per family, one short launch each (FIRST_LOOK)
     update_goldens: UpdatePolicy | None = None  # None: no golden is written
     history: HistoryLocation = HistoryLocation.file(DEFAULT_HISTORY)  # str() has no password
     baseline: str = "history"  # history | none | file
@@ -195,7 +200,8 @@ def running_in_ci(environ: Mapping[str, str]) -> bool:
 
 def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
                    update_goldens: str | None = None, calibrate: bool = False,
-                   check_runner: bool = False, ci: bool = False, goldens_only: bool = False) -> Settings:
+                   check_runner: bool = False, ci: bool = False, goldens_only: bool = False,
+                   first_look: bool = False) -> Settings:
     """`get(option)` returns the command-line value, else the ini value (a string), else None."""
     values: dict[str, Any] = {}
     for option in OPTIONS:
@@ -207,8 +213,9 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
             values[option.name] = option.parse(raw) if isinstance(raw, str) else raw
         except ValueError:
             raise UsageError(f"{option.flag} (ini {option.ini}): {raw!r} is not a valid {option.parse.__name__}") from None
-    # Values given explicitly win over both presets; goldens-only wins over quick (it asks for less).
-    preset = GOLDENS_ONLY if goldens_only else QUICK if quick else {}
+    # Values given explicitly win over the presets; goldens-only wins over the first look, which wins over quick
+    # (each asks for less than the next).
+    preset = GOLDENS_ONLY if goldens_only else FIRST_LOOK if first_look else QUICK if quick else {}
     values.update({k: v for k, v in preset.items() if get(_option(k)) in (None, "")})
     devices = tuple(d.strip() for d in str(values["devices"]).split(",") if d.strip())
     if not devices:
@@ -300,6 +307,11 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         raise UsageError(f"--zbench-runs={values['runs']} is not used under --zbench-budget: the sequential gate "
                          "launches rounds until each verdict is decided, at most --zbench-max-launches per side; "
                          "drop --zbench-runs (or its ini zbench_runs), or give --zbench-max-launches")
+    if first_look and (ab or budget is not None or sustained is not None or calibrate):
+        given = ("--zbench-ab" if ab else "--zbench-budget" if budget is not None
+                 else "--zbench-sustained" if sustained is not None else "--zbench-calibrate")
+        raise UsageError(f"--zbench-first-look is one short launch of one scene per family; it cannot be combined "
+                         f"with {given}, which needs the scenes measured in full")
     if calibrate and ab:
         raise UsageError("--zbench-calibrate records A/A launches of one runner; it cannot be combined with "
                          "--zbench-ab")
@@ -317,6 +329,7 @@ def build_settings(get: Callable[[Option], Any], rootdir: Path, *, quick: bool,
         timeout_s=values["timeout_s"],
         seed=values["seed"],
         quick=quick,
+        first_look=first_look,
         update_goldens=update_goldens,
         history=history,
         baseline=baseline,

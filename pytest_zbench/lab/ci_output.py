@@ -28,8 +28,10 @@ class LineProgress:
     call and then at most every `interval_s` seconds."""
 
     def __init__(self, write_line: Callable[[str], None], *, interval_s: float = PROGRESS_INTERVAL_S,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic,
+                 session: Callable[[], str | None] | None = None) -> None:
         self._write_line = write_line
+        self._session = session  # the elapsed and remaining time of a long session, in place of the seconds
         self._interval_s = interval_s
         self._clock = clock
         self._started = clock()
@@ -40,8 +42,9 @@ class LineProgress:
         if self._last is not None and now - self._last < self._interval_s:
             return
         self._last = now
+        told = self._session() if self._session is not None else None
         self._write_line(f"zbench: {scene_id} launch {launch + 1}/{launches} frame {frame}/{of} "
-                         f"({now - self._started:.0f} s into the session)")
+                         f"({told or f'{now - self._started:.0f} s into the session'})")
 
 
 @dataclass

@@ -74,6 +74,22 @@ def deselect_perf(config: pytest.Config, settings: Settings, items: list[pytest.
         items[:] = [item for item in items if item.get_closest_marker("zbench_perf") is None]
 
 
+def select_first_look(config: pytest.Config, settings: Settings, items: list[pytest.Item]) -> None:
+    """--zbench-first-look: the scene tests of every scene but each family's representative
+    (scenes.first_look_cases) are deselected (pytest counts them as such); plain tests stay."""
+    if not settings.first_look:
+        return
+    from ..scenes import first_look_cases
+
+    cases = [item.stash[CASE_KEY] for item in items if CASE_KEY in item.stash]
+    chosen = {case.id for case in first_look_cases(dict.fromkeys(cases))}  # dict: each case once, in order
+    left = [item for item in items if CASE_KEY in item.stash and item.stash[CASE_KEY].id not in chosen]
+    if left:
+        config.hook.pytest_deselected(items=left)
+        dropped = set(map(id, left))
+        items[:] = [item for item in items if id(item) not in dropped]
+
+
 def perf_test(device: Device, scene: Scene) -> None:
     """The generated perf test: measure the scene on the device and judge the measurement."""
     measurement = scene.measure(device)

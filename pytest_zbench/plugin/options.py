@@ -48,6 +48,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini("zbench_quick", type="bool", default=False, help="like --zbench-quick (default: false)")
     group.addoption(
+        "--zbench-first-look", action="store_true", default=False,
+        help="a first look at the whole corpus in about 2 minutes: one scene per family (the first that is not "
+             "adaptive or sustained), 1 launch of 5 warmup + 20 measured frames unless given explicitly, the "
+             "others deselected; ends with an estimate of the whole suite under --zbench-quick (default: off)",
+    )
+    parser.addini("zbench_first_look", type="bool", default=False, help="like --zbench-first-look (default: false)")
+    group.addoption(
         "--zbench-goldens-only", action="store_true", default=False,
         help="golden tests only: one launch of 0 warmup + 1 measured frame (then the capture frames) unless "
              "given explicitly, perf tests deselected, nothing recorded in the history (default: off)",
@@ -82,7 +89,7 @@ def _dest(option: Option) -> str:
 
 
 # The flags that are not Settings options (they are read in `activate`).
-FLAG_DESTS = ("zbench_quick", "zbench_calibrate", "zbench_check_runner", "zbench_update_goldens",
+FLAG_DESTS = ("zbench_quick", "zbench_first_look", "zbench_calibrate", "zbench_check_runner", "zbench_update_goldens",
               "zbench_goldens_only")
 
 
@@ -122,6 +129,8 @@ def asked_for(config: pytest.Config) -> str | None:
             return "--" + dest.replace("_", "-")
     if config.getini("zbench_quick"):
         return "ini zbench_quick"
+    if config.getini("zbench_first_look"):
+        return "ini zbench_first_look"
     if config.getini("zbench_goldens_only"):
         return "ini zbench_goldens_only"
     from .collection import SCENE_SUFFIXES
@@ -161,7 +170,9 @@ def activate(config: pytest.Config) -> ActiveZbench:
                                   check_runner=bool(config.getoption("zbench_check_runner")),
                                   ci=running_in_ci(os.environ),
                                   goldens_only=bool(config.getoption("zbench_goldens_only")
-                                                    or config.getini("zbench_goldens_only")))
+                                                    or config.getini("zbench_goldens_only")),
+                                  first_look=bool(config.getoption("zbench_first_look")
+                                                  or config.getini("zbench_first_look")))
         plugin = ZbenchPlugin(config, settings)
     except UsageError as exc:
         raise pytest.UsageError(str(exc)) from None

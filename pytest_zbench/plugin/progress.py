@@ -5,6 +5,9 @@ and erased before pytest writes there again (ZbenchPlugin wraps pytest's report 
 `[ 4%]` column stays where it belongs. The note is written past pytest's TerminalWriter, which would count
 it as part of the line. Off a terminal (a CI log) it is a plain line every few seconds (lab/ci_output.py).
 
+On a session longer than host/report/session_time.CLOCK_AFTER_S, the note and the lines lead with the time
+elapsed and an estimate of what remains (SceneClock), from the scenes finished so far.
+
 Under pytest-xdist the scenes run on the workers, whose output nobody sees: each worker writes its current
 scene, launch and frame into a small file of a folder the controller handed it (workerinput), and a thread
 of the controller shows one part per worker (`gw0 fill.alpha.x2 1/5 310/660 | gw1 ...`) on a terminal, or a
@@ -15,21 +18,54 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from ..files import write_bytes_atomic
+from ..host.report.session_time import clock_text
 from ..lab.ci_output import PROGRESS_INTERVAL_S, LineProgress
 
 NOTE_INTERVAL_S = 0.25  # how often a terminal note is rewritten
 WORKER_INTERVAL_S = 0.5  # how often a worker rewrites its progress file
 MIN_NOTE = 12  # narrower than this, a note says nothing: none is shown
 PROGRESS_DIR_KEY = "zbench_progress_dir"  # workerinput: the folder of the workers' progress files
+# A scene test's node id (plugin/collection.py names them): its perf and golden tests are one scene to measure.
+SCENE_TEST = re.compile(r"::(?:perf|golden)\[(?P<scene>.+)\]$")
+
+
+class SceneClock:
+    """The session's elapsed time and what remains, counted in scenes (a scene on a device; its perf and golden
+    tests measure it once): the scene tests collected (in this process, or on the xdist controller from its
+    workers' collections) against those reported. Plain tests are not counted."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self.started = clock()
+        self._scenes: set[str] = set()
+        self._done: set[str] = set()
+
+    def collected(self, nodeids: Iterable[str]) -> None:
+        self._scenes.update(m["scene"] for m in map(SCENE_TEST.search, nodeids) if m)
+
+    def finished(self, nodeid: str) -> None:
+        match = SCENE_TEST.search(nodeid)
+        if match and match["scene"] in self._scenes:
+            self._done.add(match["scene"])
+
+    def text(self) -> str | None:
+        """`1m 40s elapsed, about 3m 20s left, 12 of 40 scenes done`, or None on a short session (session_time)."""
+        return clock_text(self._clock() - self.started, len(self._done), len(self._scenes))
+
+
+def _with_clock(text: str, clock: Callable[[], str | None] | None, sep: str) -> str:
+    told = clock() if clock is not None else None
+    return f"{told}{sep}{text}" if told else text
 
 
 class TerminalNote:
@@ -101,14 +137,16 @@ class _Throttle:
 class NoteProgress:
     """The in-process progress sink on a terminal: the note, rewritten at most every NOTE_INTERVAL_S."""
 
-    def __init__(self, note: TerminalNote, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, note: TerminalNote, clock: Callable[[], float] = time.monotonic,
+                 session: Callable[[], str | None] | None = None) -> None:
         self.note = note
         self._throttle = _Throttle(NOTE_INTERVAL_S, clock)
+        self._session = session  # the elapsed and remaining time (SceneClock.text), first: a cut note keeps it
 
     def __call__(self, scene_id: str, launch: int, launches: int, frame: int, of: int) -> None:
         if not self._throttle.due(frame, of):
             return
-        self.note.show(f"[{describe(scene_id, launch, launches, frame, of)}]")
+        self.note.show(f"[{_with_clock(describe(scene_id, launch, launches, frame, of), self._session, ' | ')}]")
 
     def clear(self) -> None:
         self.note.clear()
@@ -162,10 +200,12 @@ def worker_note(states: dict[str, dict[str, Any]]) -> str:
 class ControllerProgress:
     """The xdist controller's view of its workers: a thread reading their progress files."""
 
-    def __init__(self, note: TerminalNote | None, write_line: Callable[[str], None]) -> None:
+    def __init__(self, note: TerminalNote | None, write_line: Callable[[str], None],
+                 session: Callable[[], str | None] | None = None) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="zbench-progress-"))
         self.note = note
         self._write_line = write_line
+        self._session = session  # the elapsed and remaining time (SceneClock.text)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="zbench-progress", daemon=True)
         self._thread.start()
@@ -178,14 +218,15 @@ class ControllerProgress:
             states = read_workers(self.folder)
             if self.note is not None:
                 if states:
-                    self.note.show(f"[{worker_note(states)}]")
+                    self.note.show(f"[{_with_clock(worker_note(states), self._session, ' | ')}]")
                 else:
                     self.note.clear()
                 continue
             for worker, state in sorted(states.items()):
                 if state != shown.get(worker):
+                    told = self._session() if self._session is not None else None
                     self._write_line(f"zbench [{worker}]: {describe(**_args(state))} "
-                                     f"({time.monotonic() - started:.0f} s into the session)")
+                                     f"({told or f'{time.monotonic() - started:.0f} s into the session'})")
             shown = states
 
     def close(self) -> None:
@@ -201,10 +242,12 @@ def _args(state: dict[str, Any]) -> dict[str, Any]:
             "frame": state["frame"], "of": state["of"]}
 
 
-def in_process_sink(reporter: Any, capture: Any) -> NoteProgress | LineProgress:
-    """The progress sink of a session without xdist: the note on a terminal, else plain lines."""
+def in_process_sink(reporter: Any, capture: Any,
+                    session: Callable[[], str | None] | None = None) -> NoteProgress | LineProgress:
+    """The progress sink of a session without xdist: the note on a terminal, else plain lines; both with the
+    session's elapsed and remaining time once it is long (`session`: SceneClock.text)."""
     if reporter.isatty:
-        return NoteProgress(TerminalNote(reporter, capture))
+        return NoteProgress(TerminalNote(reporter, capture), session=session)
 
     def write_line(line: str) -> None:
         # On a line of its own, below the dots so far; pytest's dots continue under it.
@@ -212,4 +255,4 @@ def in_process_sink(reporter: Any, capture: Any) -> NoteProgress | LineProgress:
         with (capture.global_and_fixture_disabled() if capture is not None else contextlib.nullcontext()):
             reporter.write(("\n" if midline else "") + line + "\n", flush=True)
 
-    return LineProgress(write_line)
+    return LineProgress(write_line, session=session)

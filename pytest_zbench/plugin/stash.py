@@ -27,6 +27,7 @@ class ActiveZbench(Protocol):
     schema_errors: list[str]
     run_document: dict[str, Any] | None
     artifact_failures: list[str]
+    started: float  # time.monotonic() at the session's start
 
     def open_host(self) -> HostSession: ...
 

@@ -49,6 +49,8 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
     document = plugin.run_document or host.record.corpus()
     _write_analysis(terminalreporter, document)
     _write_goldens(terminalreporter, plugin)
+    if plugin.settings.first_look:
+        terminalreporter.write_line(first_look_summary(plugin))
     for failure in plugin.artifact_failures:
         terminalreporter.write_line(f"not written: {failure}", red=True)
     if plugin.schema_errors:
@@ -60,6 +62,28 @@ def write_summary(terminalreporter: Any, plugin: ActiveZbench) -> None:
         terminalreporter.write_line(f"artifacts: {results / 'run.json'}, report: {results / 'report.html'}")
         terminalreporter.write_line("goldens only: no perf test, nothing recorded in the history"
                                     if plugin.settings.goldens_only else f"history: {plugin.settings.history}")
+
+
+def first_look_summary(plugin: ActiveZbench) -> str:
+    """--zbench-first-look's closing line: the scenes it measured of the corpus, its time, and the whole suite's
+    under --zbench-quick estimated from its own launches (host/report/session_time.py)."""
+    import time
+
+    from ..host.report.session_time import Frames, first_look_line, quick_estimate_s
+    from ..scenes import first_look_cases, load_corpus
+    from ..settings import QUICK
+
+    assert plugin.host is not None
+    settings = plugin.settings
+    cases, _ = load_corpus(settings.scenes_dir)  # the whole corpus, whatever -k chose: the suite estimated
+    adaptive = sum(1 for case in cases if case.adaptive)
+    session_s = time.monotonic() - plugin.started
+    entries = plugin.host.record.scenes
+    estimate = quick_estimate_s(entries, session_s, len(cases) - adaptive, adaptive, len(settings.devices),
+                                Frames(settings.runs, settings.warmup, settings.frames),
+                                Frames(QUICK["runs"], QUICK["warmup"], QUICK["frames"]))
+    return first_look_line(len({entry["id"] for entry in entries}), len(first_look_cases(cases)), len(cases),
+                           session_s, estimate)
 
 
 def _write_analysis(terminalreporter: Any, document: dict[str, Any]) -> None:

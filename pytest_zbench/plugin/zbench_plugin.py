@@ -7,6 +7,7 @@ of its role: collection, terminal, xdist; the host session (host/host_session.py
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,7 +17,7 @@ import pytest
 from ..errors import UsageError
 from ..inventory import load_inventory
 from ..settings import Settings
-from .collection import collect_scene_file, deselect_perf
+from .collection import collect_scene_file, deselect_perf, select_first_look
 from .stash import MEASUREMENT_KEY, RECORDED_KEY
 from .terminal import write_summary
 
@@ -68,6 +69,10 @@ class ZbenchPlugin:
         self._previous_sigterm: Any = None
         self.keyword_selected_nothing: str | None = None  # the -k expression, when it deselected every test
         self.archive_off: str | None = None  # why the session keeps no run archive (plugin/options.py), or None
+        self.started = time.monotonic()  # the session's start, for --zbench-first-look's closing line
+        from .progress import SceneClock
+
+        self.clock = SceneClock()  # elapsed and remaining time in the progress (this process, or the controller)
 
     def open_host(self) -> HostSession:
         if self.host is None:
@@ -102,7 +107,7 @@ class ZbenchPlugin:
                 if folder:
                     self._sink = progress.WorkerProgressFile(Path(folder) / f"{worker}.json")
             elif reporter is not None:
-                self._sink = progress.in_process_sink(reporter, capture)
+                self._sink = progress.in_process_sink(reporter, capture, self.clock.text)
                 self._note = getattr(self._sink, "note", None)
         return self._sink
 
@@ -246,6 +251,11 @@ class ZbenchPlugin:
         if not items and config.option.keyword:
             self.keyword_selected_nothing = config.option.keyword
         deselect_perf(config, self.settings, items)
+        select_first_look(config, self.settings, items)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.is_worker:
+            self.clock.collected(item.nodeid for item in session.items)
 
     # -- reporting
 
@@ -270,6 +280,8 @@ class ZbenchPlugin:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
         if self.is_worker and report.when == "call" and self._sink is not None:
             self._sink.clear()  # this worker's scene is done: the controller stops showing it
+        if not self.is_worker and (report.when == "call" or (report.when == "setup" and not report.passed)):
+            self.clock.finished(report.nodeid)  # a worker's reports arrive here on the controller too
         with self._terminal():
             return (yield)
 
@@ -334,9 +346,13 @@ class ZbenchPlugin:
                 with self._terminal():
                     reporter.write(("\n" if reporter._tw.width_of_current_line else "") + line + "\n", flush=True)
 
-            self._workers_progress = ControllerProgress(self._note, write_line)
+            self._workers_progress = ControllerProgress(self._note, write_line, self.clock.text)
         if self._workers_progress is not None:
             node.workerinput[PROGRESS_DIR_KEY] = str(self._workers_progress.folder)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.clock.collected(ids)  # every worker collects the same tests: the clock counts each scene once
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -193,6 +193,10 @@ class AdaptiveResult:
         if "above" in censored:
             self.note = (f"a ramp stayed within budget up to its largest complexity ({self._range_text()}): "
                          "the score is a lower bound")
+        elif self.scores is not None and self.scores.score <= 0:  # adaptive_score.not_measured reads this note
+            lowest = min(p.complexity for fit in self.fits.values() for p in fit.points)
+            self.note = (f"every ramp was over budget at every step, down to complexity {lowest:g}, and the cost "
+                         "stays over the budget at any complexity: the device was never within its frame budget")
         elif "below" in censored:
             self.note = "a ramp was over budget at every step: its change point is extrapolated below the ramp"
 

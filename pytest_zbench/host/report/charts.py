@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...adaptive_score import not_measured
 from ...regression.gate import interval_text, ratio_text
 from ...regression.verdict_words import CHART_COLOURS, NEUTRAL_COLOUR
 
@@ -441,8 +442,9 @@ def adaptive_fit(adaptive: Mapping[str, Any]) -> str:
     budget = float(adaptive["budget_ms"])
     unit = str(adaptive.get("unit", ""))
     score = adaptive.get("score")
+    unmeasured = not_measured(adaptive)
     caption = (f"frame cost (uncapped interval, ms) against complexity ({unit}); budget {budget:.2f} ms; "
-               + ("no score" if score is None else f"score {score:.4g}"))
+               + (f"score not measured: {unmeasured}" if unmeasured is not None else f"score {score:.4g}"))
     points = [(float(p[0]), float(p[1])) for fit in fits for p in fit["points"]]
     if not points:
         chart = Chart(0, 1, 0, 1)

@@ -13,6 +13,7 @@ import html
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from ...adaptive_score import not_measured
 from ...json_types import is_number
 from ...regression.gate import interval_text, ratio_text
 
@@ -183,7 +184,8 @@ def category_cells(metrics: Mapping[str, Any]) -> str:
 
 def _score(a: Mapping[str, Any]) -> str:
     ci = f" (95% CI {a['ci'][0]:.4g}..{a['ci'][1]:.4g})" if a.get("ci") else ""
-    return "no score" if a.get("score") is None else (
+    unmeasured = not_measured(a)
+    return f"not measured: {html.escape(unmeasured)}" if unmeasured is not None else (
         f"{'≥' if a.get('censored') == 'above' else ''}{a['score']:.4g} {html.escape(str(a.get('unit', '')))}{ci}")
 
 

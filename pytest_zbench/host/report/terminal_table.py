@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...adaptive_score import not_measured
 from ...regression.gate import launches_to_decide
 from ...regression.verdict_words import TERMINAL_WORDS
 from ...stats import RELIABLE_FROM
@@ -127,6 +128,7 @@ def summary_lines(scenes: Iterable[dict[str, Any]], devices: dict[str, Any] | No
                      "95% CI (run.json scenes[].adaptive); in the gate column, 'x score' is the score's ratio "
                      "(candidate/baseline, higher is better: 0.80x score is 20 % worse), the others cpu_ms.p50's "
                      "(lower is better)")
+    lines += _unmeasured_lines(scenes)
     cold = [e["id"] for e in scenes if e.get("warmup_frames") == 0 and e.get("measured_frames")]
     if cold:
         # Cold frames (first use of caches, shaders, allocations) then enter the statistics (docs/methodology.md).
@@ -184,11 +186,22 @@ def _cells(entry: dict[str, Any]) -> list[Cell]:
     ]
 
 
+def _unmeasured_lines(scenes: Sequence[dict[str, Any]]) -> list[str]:
+    """An adaptive score that could not be measured, with the reason run.json's section gives: its cell says
+    only "not measured", which a reader must not take for a score of 0 that passed."""
+    lines = []
+    for entry in scenes:
+        reason = not_measured(entry["adaptive"]) if entry.get("adaptive") is not None else None
+        if reason is not None:
+            lines.append(f"{entry['id']} on {entry['device']}: adaptive score not measured: {reason}")
+    return lines
+
+
 def _score(adaptive: dict[str, Any]) -> Cell:
     """1234±2.5% (a lower bound: >=1234)."""
     score, ci = adaptive.get("score"), adaptive.get("ci")
-    if not isinstance(score, (int, float)):
-        return Cell("no score", "yellow")
+    if not_measured(adaptive) is not None or not isinstance(score, (int, float)):
+        return Cell("not measured", "yellow")  # why: a line under the table (_unmeasured_lines)
     mark = LOWER_BOUND if adaptive.get("censored") == "above" else ""
     text = mark + f"{score:.4g}"
     if ci and score > 0:
