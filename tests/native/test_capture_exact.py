@@ -1,9 +1,9 @@
 """zbench-gles2's capture path, pixel for pixel: a scene of translucent rects whose colours round differently
 under rounding and truncation, drawn by the runner on this machine's Mesa, read back (glReadPixels, the kit's
 unpremultiply), written by the kit's PNG writer and opened here with Pillow, must hold exactly the values
-computed here from the colours alone. A one-level error anywhere on the path (a premultiply that truncates, a
-blend or a readback that is off by one, a PNG writer that shifts a byte) fails it; the reference goldens'
-tolerance would hide it.
+computed here from the colours alone, on this machine and on the armhf and aarch64 builds under qemu-user. A
+one-level error anywhere on the path (a premultiply that truncates, a blend or a readback that is off by one, a
+PNG writer that shifts a byte) fails it; the reference goldens' tolerance would hide it.
 
 The arithmetic (docs/display-list.md: colours are straight sRGB, composited premultiplied source-over onto the
 frame's opaque white): a straight channel c of alpha a premultiplies to P = round(c * a / 255); over a pixel D of
@@ -17,10 +17,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from parts import require
 from PIL import Image
 from test_native_runner import build
 
 from pytest_zbench.protocol import read_result_json
+
+REPO = Path(__file__).resolve().parents[2]
 
 WIDTH, HEIGHT = 64, 32
 # (x, y, w, h, colour): each colour's channels times its alpha have fractional parts on both sides of .5, so
@@ -70,14 +73,27 @@ def test_the_expected_values_are_ones_that_truncation_would_get_wrong():
 
 
 @pytest.fixture(scope="module")
-def gles2_runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def host_runner(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return build(tmp_path_factory.mktemp("native"))
 
 
-def test_a_capture_of_translucent_rects_holds_exactly_the_computed_pixels(gles2_runner, tmp_path):
-    probe = subprocess.run([str(gles2_runner), "probe"], capture_output=True, text=True, timeout=60)
+@pytest.fixture(params=["host", "armhf", "arm64"])
+def gles2_runner(request: pytest.FixtureRequest) -> list[str]:
+    """This checkout's runner for this machine (on llvmpipe), or ci/native-devices.sh's ARM builds under
+    qemu-user (on the sysroots' Mesa, softpipe): the same pixels are expected of every one."""
+    if request.param == "host":
+        runner = [str(request.getfixturevalue("host_runner"))]
+    else:
+        binary = REPO / "build" / "native" / request.param / "zbench-gles2"
+        require(binary.is_file(), f"the {request.param} native runner (bash ci/native-devices.sh)")
+        runner = [str(REPO / "ci" / "native-devices.sh"), "runner", request.param]
+    probe = subprocess.run([*runner, "probe"], capture_output=True, text=True, timeout=300)
     if '"gles2"' not in probe.stdout:
-        pytest.skip(f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()}")
+        require(False, f"a headless EGL GLES2 context (Mesa): {probe.stderr.strip()}")
+    return runner
+
+
+def test_a_capture_of_translucent_rects_holds_exactly_the_computed_pixels(gles2_runner, tmp_path):
     ops = [{"op": "rect", "x": x, "y": y, "w": w, "h": h, "color": c} for x, y, w, h, c in RECTS]
     job = {"protocol": 1, "backend": "gles2", "mode": "uncapped", "refresh_hz": 60.0, "warmup_frames": 0,
            "frames": 2, "capture": [1], "seed": 1, "complexity": None, "gpu_timer": "none",  # no GPU clock needed
@@ -86,8 +102,8 @@ def test_a_capture_of_translucent_rects_holds_exactly_the_computed_pixels(gles2_
     (tmp_path / "job.json").write_text(json.dumps(job))
     out = tmp_path / "out"
     out.mkdir()
-    done = subprocess.run([str(gles2_runner), "run", str(tmp_path / "job.json"), str(out)], capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run([*gles2_runner, "run", str(tmp_path / "job.json"), str(out)], capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert read_result_json(out / "result.json").issues == []
     with Image.open(out / "capture-1.png") as png:
