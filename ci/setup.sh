@@ -21,8 +21,9 @@ packages=(fonts-dejavu-core fonts-wqy-zenhei libegl1 libegl-mesa0 libgles2 libgl
           libc6-dev-armhf-cross libc6-dev-arm64-cross
           # Engines nobody here wrote, built on the kit as an engine team would (runners/): Cairo and Qt 6.
           libcairo2-dev libfreetype-dev libfontconfig-dev pkg-config qt6-base-dev libqt6opengl6-dev g++
-          # The kit's shaders validated as GLSL ES 1.00; its C tests (cmocka) and fuzz targets (clang's libFuzzer).
-          glslang-tools libcmocka-dev clang
+          # The kit's shaders validated as GLSL ES 1.00; its C tests (cmocka) and fuzz targets (clang's libFuzzer:
+          # its runtime, and ASan's, are libclang-rt-14-dev, only a Recommends of clang, which this leaves out).
+          glslang-tools libcmocka-dev clang libclang-rt-14-dev
           # The device that is its own machine: an arm64 system booted under qemu-system (ci/vm-device.sh),
           # its image made on this host (the initrd's cpio archive, its module dependencies with kmod's depmod).
           qemu-system-arm qemu-utils cpio kmod)

@@ -26,6 +26,14 @@ echo "arm64 device set up in $((SECONDS - started)) s"
 started=$SECONDS
 run bash ci/native-devices.sh
 echo "native devices set up in $((SECONDS - started)) s"
+# The runner kit's own C tests (native/kit/tests): this machine's build under ASan and UBSan, and static armhf and
+# aarch64 builds under qemu-user (about 10 s). Then the readers of the protocol's files fuzzed for a bounded time
+# each: the kit's job reader with libFuzzer, the host's frames.csv and result.json readers with Hypothesis
+# (ci/fuzz.sh, about 20 s each).
+started=$SECONDS
+run make -s -C native check
+run bash ci/fuzz.sh 20
+echo "kit tests and fuzzing ran in $((SECONDS - started)) s"
 # The runner kit for the platforms nothing here runs: macOS (linked) and iOS (compiled) with zig cc, Android's
 # platform layer compiled; warnings are errors (docs/native-runner.md, "Platforms").
 started=$SECONDS

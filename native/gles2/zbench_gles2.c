@@ -1803,12 +1803,7 @@ static int e_read_rgba(void *self, unsigned char *rgba, char *err, size_t errlen
     GLenum e = glGetError();
     if (e != GL_NO_ERROR) { snprintf(err, errlen, "glReadPixels failed: GL error 0x%04x", (unsigned)e); return -1; }
     /* The framebuffer holds premultiplied colour; captures are unpremultiplied. */
-    size_t n = (size_t)g->width * g->height * 4;
-    for (size_t i = 0; i < n; i += 4) {
-        unsigned a = rgba[i + 3];
-        if (a == 255) continue;
-        for (int k = 0; k < 3; k++) rgba[i + k] = a ? (unsigned char)((rgba[i + k] * 255u + a / 2) / a > 255 ? 255 : (rgba[i + k] * 255u + a / 2) / a) : 0;
-    }
+    zk_unpremultiply(rgba, (size_t)g->width * g->height);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #endif
 #define _DARWIN_C_SOURCE /* Darwin hides struct rusage's counters under _POSIX_C_SOURCE alone */
 #include "zbench_kit.h"
+#include "zbench_kit_internal.h"
 #include "zbench_platform.h"
 
 #include <errno.h>
@@ -57,8 +58,8 @@ void zk_buf_add(zk_buf *b, const char *fmt, ...) {
     b->len += (size_t)n;
 }
 
-/* One byte of a JSON string literal as JSON text, into out: the escaping rule of zk_buf_str and fput_json_str. */
-static const char *json_char(unsigned char c, char out[8]) {
+/* The escaping rule of zk_buf_str and fput_json_str (zbench_kit_internal.h). */
+const char *zk_json_char(unsigned char c, char out[8]) {
     if (c == '"' || c == '\\') snprintf(out, 8, "\\%c", c);
     else if (c == '\n') snprintf(out, 8, "\\n");
     else if (c < 0x20) snprintf(out, 8, "\\u%04x", c);
@@ -70,7 +71,7 @@ void zk_buf_str(zk_buf *b, const char *s) {
     if (!s) { zk_buf_add(b, "null"); return; }
     char text[8];
     zk_buf_add(b, "\"");
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) zk_buf_add(b, "%s", json_char(*c, text));
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) zk_buf_add(b, "%s", zk_json_char(*c, text));
     zk_buf_add(b, "\"");
 }
 
@@ -78,7 +79,7 @@ void zk_buf_str(zk_buf *b, const char *s) {
  * run out. fput_json_chars leaves the quotes out. */
 static void fput_json_chars(FILE *f, const char *s) {
     char text[8];
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) fputs(json_char(*c, text), f);
+    for (const unsigned char *c = (const unsigned char *)s; *c; c++) fputs(zk_json_char(*c, text), f);
 }
 
 static void fput_json_str(FILE *f, const char *s) {
@@ -253,6 +254,17 @@ int zk_png_write(const char *path, const unsigned char *rgba, int width, int hei
     return 0;
 }
 
+void zk_unpremultiply(unsigned char *rgba, size_t pixels) {
+    for (size_t i = 0; i < pixels * 4; i += 4) {
+        unsigned a = rgba[i + 3];
+        if (a == 255) continue;
+        for (int k = 0; k < 3; k++) {
+            unsigned v = a ? (rgba[i + k] * 255u + a / 2) / a : 0;
+            rgba[i + k] = (unsigned char)(v > 255 ? 255 : v);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------------------------------ job */
 
 static int job_fail(char *err, size_t n, const char *fmt, ...) {
@@ -274,17 +286,15 @@ static int int_key(const zj_value *o, const char *key, int64_t min, int64_t max,
     return 0;
 }
 
-static void job_free(zk_job *job) {
+void zk_job_free(zk_job *job) {
     zj_free(job->root);
     free(job->capture);
     free(job->complexity);
     memset(job, 0, sizeof *job);
 }
 
-#define JOB_OUT_OF_MEMORY (-2)
-
 /* Validate what job.schema.json says (docs/runner-protocol.md, "job"); err names the key. -1: a bad job;
- * JOB_OUT_OF_MEMORY: the job could not be held (err says which part). */
+ * ZK_JOB_OUT_OF_MEMORY: the job could not be held (err says which part). */
 static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     memset(job, 0, sizeof *job);
     job->path = path;
@@ -299,19 +309,23 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
             fclose(f);
             job_fail(err, n, "out of memory reading %zu bytes of the job", text.len + got);
             zk_buf_free(&text);
-            return JOB_OUT_OF_MEMORY;
+            return ZK_JOB_OUT_OF_MEMORY;
         }
         memcpy(text.data + text.len, chunk_buf, got);
         text.len += got;
     }
     fclose(f);
-    char jerr[300];
-    job->root = zj_parse(text.data ? text.data : "", text.len, jerr, sizeof jerr);
-    size_t text_len = text.len;
+    int code = zk_job_parse(job, text.data ? text.data : "", text.len, err, n);
     zk_buf_free(&text);
+    return code;
+}
+
+int zk_job_parse(zk_job *job, const char *text, size_t len, char *err, size_t n) {
+    char jerr[300];
+    job->root = zj_parse(text, len, jerr, sizeof jerr);
     if (!job->root && strcmp(jerr, ZJ_OUT_OF_MEMORY) == 0) {
-        job_fail(err, n, "out of memory parsing the job's %zu bytes", text_len);
-        return JOB_OUT_OF_MEMORY;
+        job_fail(err, n, "out of memory parsing the job's %zu bytes", len);
+        return ZK_JOB_OUT_OF_MEMORY;
     }
     if (!job->root) return job_fail(err, n, "%s", jerr);
     const zj_value *r = job->root, *v;
@@ -342,7 +356,7 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     v = zj_get(r, "capture");
     if (v->type != ZJ_ARRAY) return job_fail(err, n, "key 'capture' must be an array of frame indices");
     job->capture = calloc(v->len + 1, sizeof *job->capture);
-    if (!job->capture) { job_fail(err, n, "out of memory for %zu capture indices", v->len); return JOB_OUT_OF_MEMORY; }
+    if (!job->capture) { job_fail(err, n, "out of memory for %zu capture indices", v->len); return ZK_JOB_OUT_OF_MEMORY; }
     for (const zj_value *c = v->first; c; c = c->next) {
         if (!is_int(c) || c->integer < 0 || c->integer > 100000000)
             return job_fail(err, n, "key 'capture': every entry must be a non-negative frame index");
@@ -356,7 +370,7 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
         job->complexity = calloc(v->len + 1, sizeof *job->complexity);
         if (!job->complexity) {
             job_fail(err, n, "out of memory for %zu complexity values", v->len);
-            return JOB_OUT_OF_MEMORY;
+            return ZK_JOB_OUT_OF_MEMORY;
         }
         for (const zj_value *c = v->first; c; c = c->next) {
             if (c->type != ZJ_NUMBER || c->number < 0)
@@ -388,9 +402,11 @@ static int job_load(zk_job *job, const char *path, char *err, size_t n) {
     if (v->type != ZJ_STRING || v->len == 0) return job_fail(err, n, "scene key 'id' must be a non-empty string");
     job->scene_id = v->string;
     if (zj_get(s, "params")->type != ZJ_OBJECT) return job_fail(err, n, "scene key 'params' must be an object");
-    if (int_key(s, "width", 1, ZK_MAX_SIDE, &x, err, n)) return job_fail(err, n, "scene %s", err);
+    /* int_key's message, prefixed: formatted from a copy (err cannot be both the output and an argument). */
+    char key_err[256];
+    if (int_key(s, "width", 1, ZK_MAX_SIDE, &x, key_err, sizeof key_err)) return job_fail(err, n, "scene %s", key_err);
     job->width = (int)x;
-    if (int_key(s, "height", 1, ZK_MAX_SIDE, &x, err, n)) return job_fail(err, n, "scene %s", err);
+    if (int_key(s, "height", 1, ZK_MAX_SIDE, &x, key_err, sizeof key_err)) return job_fail(err, n, "scene %s", key_err);
     job->height = (int)x;
     v = zj_get(s, "features");
     if (v->type != ZJ_ARRAY) return job_fail(err, n, "scene key 'features' must be an array of feature names");
@@ -575,39 +591,28 @@ zk_gpu *zk_no_timer(void) {
 
 /* ------------------------------------------------------------------------------------------- pacing */
 
-/* docs/runner-protocol.md, "job": paced frames start on a simulated vsync t0 + k * period and present on the
- * first vsync after they end; uncapped never waits and the interval is the time between frame ends. This is
- * the reference runner's schedule (pytest_zbench/runner/pacing.py) in C. */
-typedef struct {
-    int paced, started;
-    double period_ns, period_ms;
-    int64_t t0;
-    int64_t next, start, last_present; /* vsync indices */
-    int64_t last_end;
-} pacer;
+/* The vsync schedule (zbench_kit_internal.h), its clock read and its sleep done here. */
+int zk_pacer_wait_until(const zk_pacer *p, int64_t *target_ns) {
+    if (!p->paced || !p->started) return 0;
+    *target_ns = p->t0 + (int64_t)ceil((double)p->next * p->period_ns);
+    return 1;
+}
 
-static int64_t pacer_begin(pacer *p) {
-    int64_t now = zk_now_ns();
+void zk_pacer_start(zk_pacer *p, int64_t now) {
     if (!p->paced) {
         if (!p->started) { p->last_end = now; p->started = 1; }
-        return now;
+        return;
     }
     if (!p->started) {
         p->t0 = now;
         p->started = 1;
-    } else {
-        int64_t target = p->t0 + (int64_t)ceil((double)p->next * p->period_ns);
-        if (now < target) {
-            zkp_sleep_until(target);
-            now = zk_now_ns();
-        }
     }
+    /* Woken (or called) after a later vsync already passed: the frame starts on that one. */
     int64_t k = (int64_t)floor((double)(now - p->t0) / p->period_ns);
     p->start = k > p->next ? k : p->next;
-    return now;
 }
 
-static double pacer_end(pacer *p, int64_t now) {
+double zk_pacer_end(zk_pacer *p, int64_t now) {
     if (!p->paced) {
         double interval = (double)(now - p->last_end) / 1e6;
         p->last_end = now;
@@ -619,6 +624,18 @@ static double pacer_end(pacer *p, int64_t now) {
     p->last_present = p->next = present;
     return interval;
 }
+
+static int64_t pacer_begin(zk_pacer *p) {
+    int64_t now = zk_now_ns(), target;
+    if (zk_pacer_wait_until(p, &target) && now < target) {
+        zkp_sleep_until(target);
+        now = zk_now_ns();
+    }
+    zk_pacer_start(p, now);
+    return now;
+}
+
+const char *zk_phase(int frame, int warmup) { return frame < warmup ? "warmup" : "measure"; }
 
 /* ----------------------------------------------------------------------------------------- frame rows */
 
@@ -645,7 +662,7 @@ static void write_row(FILE *f, int frame, const row *r, int warmup, const char *
     if (r->stolen_ms >= 0) snprintf(stolen, sizeof stolen, "%.5f", r->stolen_ms);
     if (r->vertices >= 0) snprintf(vertices, sizeof vertices, "%lld", (long long)r->vertices);
     fprintf(f, "%d,%s,%lld,%.5f,%s,%s,%.5f,%s,%lld,%lld,%s,%d,%s,%ld,%ld,%s\n", frame,
-            frame < warmup ? "warmup" : "measure", (long long)r->t_start, r->cpu_ms, gpu, source, r->interval_ms, cx,
+            zk_phase(frame, warmup), (long long)r->t_start, r->cpu_ms, gpu, source, r->interval_ms, cx,
             (long long)r->draw_calls, (long long)r->upload_bytes, disjoint, r->gl_error, stolen, r->minor_faults,
             r->preemptions, vertices);
     fflush(f); /* a runner stopped mid-run leaves the frames it rendered */
@@ -828,7 +845,7 @@ static int write_result(run_state *s, const char *oom_detail) {
     return oom;
 }
 
-static double complexity_at(const zk_job *job, int frame) {
+double zk_complexity_at(const zk_job *job, int frame) {
     if (!job->complexity || job->n_complexity == 0) return -1.0;
     return (size_t)frame < job->n_complexity ? job->complexity[frame] : job->complexity[job->n_complexity - 1];
 }
@@ -870,7 +887,7 @@ static int frame_loop(run_state *s) {
         add_issue(&s->issues, -1, "error", "out of memory for %d rows", job->total_frames);
         return ZK_EXIT_FAILED;
     }
-    pacer p = {0};
+    zk_pacer p = {0};
     p.paced = job->paced;
     p.period_ns = 1e9 / job->refresh_hz;
     p.period_ms = 1e3 / job->refresh_hz;
@@ -881,7 +898,7 @@ static int frame_loop(run_state *s) {
     const char *source = s->gpu ? s->gpu->source : "none";
     for (int f = 0; f < job->total_frames; f++) {
         if (g_stop) break;
-        double cx = complexity_at(job, f);
+        double cx = zk_complexity_at(job, f);
         /* Outside the frame's clocks: a pacing sleep is a voluntary switch, not a preemption, and touches no page. */
         struct rusage before, after;
         int have_usage = getrusage(RUSAGE_SELF, &before) == 0;
@@ -921,7 +938,7 @@ static int frame_loop(run_state *s) {
         } else if (s->gpu && s->gpu->deferred) {
             r->state = 1;
         }
-        r->interval_ms = pacer_end(&p, zk_now_ns());
+        r->interval_ms = zk_pacer_end(&p, zk_now_ns());
         int have_after = have_usage && getrusage(RUSAGE_SELF, &after) == 0;
         r->minor_faults = have_after ? after.ru_minflt - before.ru_minflt : 0;
         r->preemptions = have_after ? after.ru_nivcsw - before.ru_nivcsw : 0;
@@ -990,7 +1007,7 @@ static int captures(run_state *s) {
         if (g_stop) break;
         if (i && frame == job->capture[i - 1]) continue;
         zk_counts counts = {0, 0, -1};
-        if (e->draw(e->self, frame, complexity_at(job, frame), &counts, err, sizeof err) != 0 ||
+        if (e->draw(e->self, frame, zk_complexity_at(job, frame), &counts, err, sizeof err) != 0 ||
             (e->submit(e->self), e->read_rgba(e->self, rgba, err, sizeof err) != 0)) {
             if (g_stop) break; /* left for SIGTERM: the partial issue says so */
             add_issue(&s->issues, frame, "error", "capture of frame %d: %s", frame, err);
@@ -1022,24 +1039,24 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     s.e = e;
     s.outdir = outdir;
     int loaded = job_load(&s.job, job_path, err, sizeof err);
-    if (loaded == JOB_OUT_OF_MEMORY) {
+    if (loaded == ZK_JOB_OUT_OF_MEMORY) {
         write_result(&s, err);
-        job_free(&s.job);
+        zk_job_free(&s.job);
         return ZK_EXIT_FAILED;
     }
     if (loaded != 0) {
         fprintf(stderr, "run: bad job %s: %s\n", job_path, err);
-        job_free(&s.job);
+        zk_job_free(&s.job);
         return ZK_EXIT_USAGE;
     }
     if (strcmp(s.job.backend, e->backend) != 0) {
         fprintf(stderr, "run: bad job %s: key 'backend': \"%s\" is not one of [\"%s\"]\n", job_path, s.job.backend, e->backend);
-        job_free(&s.job);
+        zk_job_free(&s.job);
         return ZK_EXIT_USAGE;
     }
     if (e->open(e->self, err, sizeof err) != 0) {
         fprintf(stderr, "run: backend '%s' cannot start: %s\n", e->backend, err);
-        job_free(&s.job);
+        zk_job_free(&s.job);
         return ZK_EXIT_FAILED;
     }
     const char *forced = s.job.gpu_timer ? s.job.gpu_timer : forced_timer();
@@ -1047,7 +1064,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     if (!s.gpu) {
         fprintf(stderr, "run: backend '%s': %s\n", e->backend, err);
         if (e->close) e->close(e->self);
-        job_free(&s.job);
+        zk_job_free(&s.job);
         return ZK_EXIT_FAILED;
     }
     s.opened = 1;
@@ -1094,7 +1111,7 @@ int zk_run(zk_engine *e, const char *job_path, const char *outdir) {
     for (size_t i = 0; i < s.issues.n; i++) free(s.issues.items[i].detail);
     free(s.issues.items);
     zk_buf_free(&s.conditions_start);
-    job_free(&s.job);
+    zk_job_free(&s.job);
     return code;
 }
 

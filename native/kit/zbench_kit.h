@@ -194,6 +194,10 @@ int zk_png_write(const char *path, const unsigned char *rgba, int width, int hei
 unsigned char *zk_png_encode(const unsigned char *rgba, int width, int height, size_t *len);
 unsigned char *zk_png_decode_stored(const unsigned char *png, size_t len, int *width, int *height);
 
+/* Premultiplied RGBA (what a GL framebuffer holds) to straight RGBA (a capture), in place, `pixels` pixels: each
+ * colour channel becomes round(c * 255 / a), ties up, at most 255; alpha 0 gives 0, alpha 255 is left as is. */
+void zk_unpremultiply(unsigned char *rgba, size_t pixels);
+
 /* The frame loop as a library call, for bench/ (the kit's own per-frame bookkeeping): run `job` with `engine`
  * into `outdir` and return the exit status. */
 int zk_run(zk_engine *engine, const char *job_path, const char *outdir);
