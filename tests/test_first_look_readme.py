@@ -39,9 +39,9 @@ def test_readme_names_the_first_look_and_its_budget():
     assert args == ["--zbench-first-look"] and budget_s == 120
 
 
-# Exclusive: its verdict is partly a wall time measured here, which another test measuring beside it would load.
+# Not `exclusive`: its wall-time bound (3x README's budget) holds beside another test of the tier, which
+# about doubles a session's time on 2 cores; the first look's time itself is bench/bench_first_look.py's figure.
 @pytest.mark.acceptance
-@pytest.mark.exclusive
 def test_readme_first_look_sees_every_family_within_its_budget(tmp_path):
     args, budget_s = readme_first_look()
     # The checkout's own folders; only what a session writes goes elsewhere, so that the checkout stays as it is.
