@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from parts import require
+from parts import build_lock, require
 
 from pytest_zbench.conformance import ORDER, check_runner
 from pytest_zbench.inventory import load_inventory
@@ -36,8 +36,9 @@ def build(out: Path, *extra_cflags: str) -> Path:
     require(shutil.which("make") is not None and shutil.which("cc") is not None, "make and a C compiler")
     require(Path("/usr/include/cairo/cairo.h").is_file(), "Cairo's headers (libcairo2-dev)")
     args = [f"OUT={out}"] + ([f"EXTRA_CFLAGS={' '.join(extra_cflags)}"] if extra_cflags else [])
-    done = subprocess.run(["make", "-s", "-C", str(REPO / "runners" / "cairo"), *args],
-                          capture_output=True, text=True, timeout=300)
+    with build_lock("cairo"):
+        done = subprocess.run(["make", "-s", "-C", str(REPO / "runners" / "cairo"), *args],
+                              capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "warning" not in done.stderr, done.stderr  # -Wall -Wextra stay clean
     return out / "zbench-cairo"

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from parts import require
+from parts import build_lock, require
 
 from pytest_zbench.conformance import check_runner
 from pytest_zbench.inventory import load_inventory
@@ -36,8 +36,9 @@ def make(*args: str) -> None:
     require(shutil.which("make") is not None and shutil.which("g++") is not None, "make and g++")
     qt = subprocess.run(["pkg-config", "--exists", "Qt6Gui", "Qt6OpenGL"], capture_output=True)
     require(qt.returncode == 0, "Qt 6 (qt6-base-dev, libqt6opengl6-dev)")
-    done = subprocess.run(["make", "-s", "-j2", "-C", str(REPO / "runners" / "qt"), *args],
-                          capture_output=True, text=True, timeout=1200)
+    with build_lock("qt"):
+        done = subprocess.run(["make", "-s", "-j2", "-C", str(REPO / "runners" / "qt"), *args],
+                              capture_output=True, text=True, timeout=1200)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "warning" not in done.stderr, done.stderr  # -Wall -Wextra stay clean, C and C++
 
