@@ -26,6 +26,8 @@ import yaml
 from fault_support import processes_with
 from remote.servers import MissingPart, SshServer
 
+from tests.waiting import SETTLE_S
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
 HOSTILE = HERE / "hostile_runner.py"
@@ -86,9 +88,27 @@ class FaultSession:
         return self.pytester.runpytest_subprocess(*self.args(*extra), timeout=timeout)
 
     def popen(self, *extra: str) -> subprocess.Popen[bytes]:
-        """The session in the background (to be killed by the test)."""
-        return subprocess.Popen([sys.executable, "-m", "pytest", *self.args(*extra)], cwd=self.root,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        """The session in the background (to be killed by the test); its output in `session.out`."""
+        with open(self.root / "session.out", "wb") as out:
+            return subprocess.Popen([sys.executable, "-m", "pytest", *self.args(*extra)], cwd=self.root,
+                                    stdout=out, stderr=subprocess.STDOUT)
+
+    def wait_stopped(self, proc: subprocess.Popen[bytes], timeout: float) -> int:
+        """The exit status of a signalled session. One still running after `timeout` is made to show where it
+        is before it is killed: SIGABRT, on which pytest's faulthandler writes every thread's stack to the
+        session's output, quoted in the failure."""
+        try:
+            return proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            output = (self.root / "session.out").read_text(errors="replace")
+            raise AssertionError(f"the session was still running {timeout:.0f} s after its signal; its output "
+                                 f"and stacks:\n{output[-12000:]}") from None
 
     def run_json(self) -> dict:
         return json.loads((self.results / "run.json").read_text())
@@ -178,7 +198,7 @@ def _session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, factory
     assert not workdirs, f"temporary workdirs left after the test: {workdirs}"
 
 
-def _settle(mark: str, timeout: float = 10.0) -> dict[int, str]:
+def _settle(mark: str, timeout: float = SETTLE_S) -> dict[int, str]:
     """The processes with `mark` still alive once `timeout` has passed (teardown may still be under way)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -188,7 +208,7 @@ def _settle(mark: str, timeout: float = 10.0) -> dict[int, str]:
         time.sleep(0.1)
 
 
-def _settle_workdirs(fault: FaultSession, timeout: float = 10.0) -> list[Path]:
+def _settle_workdirs(fault: FaultSession, timeout: float = SETTLE_S) -> list[Path]:
     deadline = time.monotonic() + timeout
     while True:
         left = fault.leftover_workdirs()

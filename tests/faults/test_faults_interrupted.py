@@ -48,7 +48,7 @@ def test_a_signalled_session_writes_run_json_marked_interrupted_and_the_report(l
         with sqlite3.connect(history) as db:  # the first scene is in the history before the signal
             assert db.execute("select count(*) from sqlite_master").fetchone()[0] > 0
         proc.send_signal(signum)
-        assert proc.wait(timeout=60) == pytest.ExitCode.INTERRUPTED
+        assert session.wait_stopped(proc, 60) == pytest.ExitCode.INTERRUPTED
     finally:
         if proc.poll() is None:
             proc.kill()

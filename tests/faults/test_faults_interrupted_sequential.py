@@ -44,7 +44,7 @@ def test_a_signalled_sequential_session_keeps_its_launches_marked_undecided(loca
             time.sleep(0.1)
         time.sleep(1.0)
         proc.send_signal(signum)
-        assert proc.wait(timeout=90) == pytest.ExitCode.INTERRUPTED
+        assert session.wait_stopped(proc, 90) == pytest.ExitCode.INTERRUPTED
     finally:
         if proc.poll() is None:
             proc.kill()
