@@ -91,7 +91,7 @@ class FaultSession:
         """The session in the background (to be killed by the test); its output in `session.out`."""
         with open(self.root / "session.out", "wb") as out:
             return subprocess.Popen([sys.executable, "-m", "pytest", *self.args(*extra)], cwd=self.root,
-                                    stdout=out, stderr=subprocess.STDOUT)
+                                    stdout=out, stderr=subprocess.STDOUT, preexec_fn=_interruptible)
 
     def wait_stopped(self, proc: subprocess.Popen[bytes], timeout: float) -> int:
         """The exit status of a signalled session. One still running after `timeout` is made to show where it
@@ -196,6 +196,14 @@ def _session(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, factory
     workdirs = _settle_workdirs(fault)
     assert not left, f"processes of the test still running after it: {left}"
     assert not workdirs, f"temporary workdirs left after the test: {workdirs}"
+
+
+def _interruptible() -> None:
+    """In the session's process before its exec: SIGINT back to its default, as a terminal's Ctrl-C finds it. A
+    suite started as a background job of a non-interactive shell (`cmd &`, as a CI runner may start it)
+    inherits SIGINT ignored, and Python keeps an ignored SIGINT ignored: the test's SIGINT would never reach
+    the session, which then ran on until the test's deadline."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _settle(mark: str, timeout: float = SETTLE_S) -> dict[int, str]:
