@@ -115,7 +115,7 @@ def test_uncapped_frame_time_is_the_wall_clock_frame_interval(project):
     """On a GPU backend cpu_ms ends at the submit, and llvmpipe's timer sees one tile: the frame time of an
     uncapped launch is the interval between frame ends, which the frames' own start times must agree with."""
     add_devices(project, gles2_display("gl-wall", 640, 384))
-    project.run("--zbench-device=gl-wall", "-k", "mini.fill.x2", "--zbench-mode=uncapped", "--zbench-frames=40",
+    project.run("--zbench-device=gl-wall", "-k", "mini.fill.x2", "--zbench-mode=uncapped", "--zbench-frames=100",
                 "--zbench-runs=2").assert_outcomes(passed=1)
     document = project.run_json()
     (scene,) = document["scenes"]
@@ -125,12 +125,15 @@ def test_uncapped_frame_time_is_the_wall_clock_frame_interval(project):
         starts = [int(r["t_start_ns"]) for r in mine]
         intervals = [float(r["present_interval_ms"]) for r in mine]
         assert run["frame_ms"]["mean"] == pytest.approx(float(np.mean(intervals)), rel=1e-3)  # rounded to 4 digits
-        # Frame i's interval runs from the previous frame's end to its own, so the first n - 1 intervals span
-        # the n starts (less the few microseconds from an end to the next start). The last interval lies past
-        # the last start: comparing the mean of all n with the starts' span is off by one frame's deviation
-        # from the mean (6 % for one preempted frame in 40 on a busy host).
-        wall_ms = (starts[-1] - starts[0]) / 1e6 / (len(starts) - 1)  # frame to frame, by the clock
-        assert float(np.mean(intervals[:-1])) == pytest.approx(wall_ms, rel=0.02)
+        # Frame i's interval runs from frame i - 1's end to its own, less the runner's counting walk between
+        # them, which the pacer leaves out; frame i + 1 starts after frame i ends. So the intervals of frames
+        # 1 .. n - 2 span at most the starts from 0 to n - 1 (exactly; 1 us for the CSV's rounding), and at least
+        # the starts from 1 to n - 2 less the walks left out. A preempted walk or row write moves that lower
+        # bound by milliseconds on a busy host (2 % of 40 frames once in CI), so it holds with 10 % to spare over
+        # 100 frames; an interval that held only the CPU part (a tenth of it here) fails it.
+        inner_ms = float(np.sum(intervals[1:-1]))
+        assert inner_ms <= (starts[-1] - starts[0]) / 1e6 + 1e-3 * len(starts)
+        assert inner_ms >= 0.9 * (starts[-2] - starts[1]) / 1e6
         assert run["frame_ms"]["p50"] >= run["cpu_ms"]["p50"]  # the interval holds the CPU part and more
         assert run["fps"] == pytest.approx(1000 / run["frame_ms"]["mean"], rel=0.01)
     assert scene["metrics"]["fps"] == pytest.approx(float(np.median([run["fps"] for run in scene["per_run"]])))
