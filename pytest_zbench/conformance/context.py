@@ -13,6 +13,7 @@ from .jobs import FeatureScene
 from .launcher import Launch, Launcher
 from .reference import ReferenceRenderer
 from .report import CheckResult, Status
+from .sizing import FULL, Sizes
 
 
 @dataclass
@@ -29,6 +30,8 @@ class Context:
     launches: dict[str, Launch] = field(default_factory=dict)
     feature_scenes: dict[str, FeatureScene] = field(default_factory=dict)
     results: dict[str, CheckResult] = field(default_factory=dict)
+    sizes: Sizes = FULL
+    spent: dict[str, float] = field(default_factory=dict)  # check -> seconds of the launches made for it
 
     @property
     def backend(self) -> str:

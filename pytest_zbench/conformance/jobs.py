@@ -56,10 +56,12 @@ def png_size(path: Path) -> tuple[int, int] | None:
 
 
 def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCase], goldens_dir: Path | None,
-                  display: tuple[int, int] | None = None) -> FeatureScene:
+                  display: tuple[int, int] | None = None, max_pixels: int | None = None) -> FeatureScene:
     """The fixed-load corpus scene using `feature` with the fewest other features (all supported), else the
     kit's own `conformance.<feature>`. A corpus scene renders at its software golden's size, unless that is
-    larger than the device's display (a runner may draw on screen): then small, against a reference render."""
+    larger than the device's display (a runner may draw on screen): then small, against a reference render.
+    A golden larger than `max_pixels` (a slow device, conformance/sizing.py) gives the kit's own scene, drawn
+    for the kit's small surface: a corpus scene shrunk to it may be all edges (a grid of 1-pixel borders)."""
     # Not an adaptive scene: a feature's job carries no complexity list.
     candidates = sorted((c for c in corpus if feature in c.features and c.features <= supported and not c.adaptive),
                         key=lambda c: (len(c.features), c.id))
@@ -73,6 +75,8 @@ def feature_scene(feature: str, supported: frozenset[str], corpus: list[SceneCas
                 size = size or png_size(path)
                 if png_size(path) == size:
                     goldens[frame] = path
+        if size is not None and max_pixels is not None and size[0] * size[1] > max_pixels:
+            break
         if size is None or (display is not None and (size[0] > display[0] or size[1] > display[1])):
             return FeatureScene(feature, case, *KIT_SURFACE, {})
         return FeatureScene(feature, case, size[0], size[1], goldens)
@@ -94,13 +98,14 @@ def make_job(case: SceneCase, backend: str, *, mode: str, refresh_hz: float, war
                scene=case.job_scene(*size), complexity=complexity)
 
 
-def sampler_job(features: list[str], backend: str, refresh_hz: float) -> Job:
-    """Every given feature's kit scene drawn into one job: the determinism check launches it twice."""
+def sampler_job(features: list[str], backend: str, refresh_hz: float, frames: int = 6) -> Job:
+    """Every given feature's kit scene drawn into one job: the determinism check launches it twice and compares
+    its first and last frames."""
     ops = [op for feature in features for op in kit_scene(feature).job_scene(*KIT_SURFACE)["ops"]]
     scene = {"id": "conformance.sampler", "params": {}, "width": KIT_SURFACE[0], "height": KIT_SURFACE[1],
              "features": sorted({f for feature in features for f in kit_scene(feature).features}), "ops": ops}
-    return Job(backend=backend, mode="uncapped", refresh_hz=refresh_hz, warmup_frames=0, frames=6, capture=(0, 5),
-               seed=1, scene=scene)
+    return Job(backend=backend, mode="uncapped", refresh_hz=refresh_hz, warmup_frames=0, frames=frames,
+               capture=(0, frames - 1), seed=1, scene=scene)
 
 
 def unknown_feature_job(backend: str, refresh_hz: float) -> Job:

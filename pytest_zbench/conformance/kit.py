@@ -16,7 +16,7 @@ from ..transports import make_transport
 from . import behaviour_checks as behaviour
 from . import capture_checks as captures
 from . import frame_checks as frames
-from .context import Context, result
+from .context import Context, column, numbers, result
 from .jobs import (
     FEATURES,
     KIT_SURFACE,
@@ -31,6 +31,7 @@ from .launcher import Launcher, keep_folder
 from .probe_checks import check_backend, run_probe
 from .reference import ReferenceRenderer
 from .report import CheckResult, Report
+from .sizing import FULL, PACED_FRAMES, PACED_WARMUP, frame_seconds, sizes_for
 
 DEFAULT_REFRESH_HZ = 60.0
 PLAIN_TIMEOUT_S = 120.0
@@ -88,8 +89,10 @@ def check_runner(spec: DeviceSpec, *, features: frozenset[str] | None = None, sc
         # What the runner wrote reaches the terminal and --json as a session's would: the device's env values
         # masked, control characters escaped (host/devices/device.py, sanitise).
         secrets = env_secrets(spec)
-        report.results = [replace(r, detail=sanitise(r.detail, secrets), fix=sanitise(r.fix, secrets))
+        report.results = [replace(r, detail=sanitise(r.detail, secrets), fix=sanitise(r.fix, secrets),
+                                  seconds=round(ctx.spent[r.name], 3) if r.name in ctx.spent else None)
                           for r in ordered]
+        report.sizing = ctx.sizes.describe()
         report.runner_name, report.runner_version = (sanitise(str(runner.get(key, "")), secrets)
                                                      for key in ("name", "version"))
     finally:
@@ -121,7 +124,9 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
     spec = ctx.spec
     timeout = spec.timeout_s or PLAIN_TIMEOUT_S
     note("probe")
+    started = time.monotonic()
     _record(ctx, run_probe(ctx))
+    ctx.spent["probe.schema"] = time.monotonic() - started
     ctx.record(check_backend(ctx))
     if ctx.probe_raw is not None and spec.display is None and isinstance(ctx.probe_raw.get("display"), dict):
         hz = ctx.probe_raw["display"].get("refresh_hz")
@@ -134,14 +139,22 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
         return
     backend, hz, launch = ctx.backend, ctx.refresh_hz, ctx.launcher.launch
 
-    def run(name: str, job, deadline: float = timeout, **kw):  # type: ignore[no-untyped-def]
+    def run(name: str, job, deadline: float = timeout, *, check: str, **kw):  # type: ignore[no-untyped-def]
         note(name)
+        started = time.monotonic()
         ctx.launches[name] = launch(name, job, timeout_s=deadline, **kw)
+        ctx.spent[check] = ctx.spent.get(check, 0.0) + time.monotonic() - started
         return ctx.launches[name]
 
     timing = kit_scene("timing")
-    run("paced", make_job(timing, backend, mode="paced", refresh_hz=hz, warmup=3, frames=12, capture=(0,)))
-    run("uncapped", make_job(timing, backend, mode="uncapped", refresh_hz=hz, warmup=3, frames=40, capture=()))
+    paced = run("paced", make_job(timing, backend, mode="paced", refresh_hz=hz, warmup=PACED_WARMUP,
+                                  frames=PACED_FRAMES, capture=(0,)), check="pacing.paced")
+    # The first launch measures the device; the jobs after it are sized to it (conformance/sizing.py).
+    starts = numbers(column(paced, "t_start_ns"))
+    ctx.sizes = sizes_for(frame_seconds(starts), KIT_SURFACE[0] * KIT_SURFACE[1]) if paced.ok else FULL
+    note(f"sizing: {ctx.sizes.describe()}")
+    run("uncapped", make_job(timing, backend, mode="uncapped", refresh_hz=hz, warmup=ctx.sizes.uncapped_warmup,
+                             frames=ctx.sizes.uncapped_frames, capture=()), check="pacing.uncapped")
     for check in (frames.check_runs, frames.check_result, frames.check_header, frames.check_rows,
                   frames.check_phases, frames.check_paced, frames.check_uncapped, frames.check_t_start,
                   frames.check_cpu_units, frames.check_gpu_source, frames.check_stolen):
@@ -151,49 +164,49 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
     display = _display_size(ctx)
     checked = ctx.checked_features() if ctx.results["job.runs"].status == "pass" else []
     for feature in checked:
-        scene = feature_scene(feature, ctx.features, corpus, goldens_dir, display)
+        scene = feature_scene(feature, ctx.features, corpus, goldens_dir, display, ctx.sizes.max_pixels)
         ctx.feature_scenes[feature] = scene
         run(f"feature.{feature}", make_job(scene.case, backend, mode="uncapped", refresh_hz=hz, warmup=0, frames=2,
-                                           size=(scene.width, scene.height)))
+                                           size=(scene.width, scene.height)), check=f"feature.{feature}")
     for feature in FEATURES:
         ctx.record(captures.check_feature(ctx, feature))
     rendered = [f for f in FEATURES if ctx.results[f"feature.{f}"].status == "pass"]
     if rendered:
-        sampler = sampler_job(rendered, backend, hz)
-        run("determinism-1", sampler)
-        run("determinism-2", sampler)
+        sampler = sampler_job(rendered, backend, hz, ctx.sizes.sampler_frames)
+        run("determinism-1", sampler, check="capture.determinism")
+        run("determinism-2", sampler, check="capture.determinism")
     for check in (captures.check_written, captures.check_format, captures.check_determinism,
                   captures.check_reference):
         ctx.record(check(ctx))
 
     if ctx.results["frames.rows"].status == "pass":
         for op in captures.complexity_ops(ctx):
-            total = 2 + 24
-            levels = tuple(COMPLEXITY_LEVELS[op][n % 2] for n in range(total))
+            measured = ctx.sizes.complexity_frames
+            levels = tuple(COMPLEXITY_LEVELS[op][n % 2] for n in range(2 + measured))
             run(captures.complexity_launch(op), make_job(kit_scene(captures.complexity_launch(op)), backend,
-                                                         mode="uncapped", refresh_hz=hz, warmup=2, frames=24,
-                                                         capture=(), complexity=levels))
+                                                         mode="uncapped", refresh_hz=hz, warmup=2, frames=measured,
+                                                         capture=(), complexity=levels), check="complexity")
     ctx.record(captures.check_complexity(ctx))
 
     if ctx.results["job.runs"].status == "pass":
-        run("unknown-feature", unknown_feature_job(backend, hz))
+        run("unknown-feature", unknown_feature_job(backend, hz), check="job.unknown_feature")
     ctx.record(behaviour.check_unknown_feature(ctx))
     good = make_job(kit_scene("rect"), backend, mode="uncapped", refresh_hz=hz, warmup=0, frames=2, capture=())
     texts = {"malformed-json": good.to_json()[:40],
              "malformed-protocol": replace(good, protocol=2).to_json(),
              "malformed-mode": replace(good, mode="turbo").to_json()}
     for name, _ in behaviour.MALFORMED:
-        run(name, None, job_text=texts[name])
+        run(name, None, job_text=texts[name], check="job.malformed")
     ctx.record(behaviour.check_malformed(ctx))
 
     if ctx.results["frames.rows"].status == "pass":
         long_job = make_job(timing, backend, mode="paced", refresh_hz=hz, warmup=0, frames=SIGTERM_FRAMES, capture=())
         deadline = ctx.launches["paced"].result.wall_s + SIGTERM_AFTER_S
-        stopped = run("sigterm", long_job, deadline)
+        stopped = run("sigterm", long_job, deadline, check="signal.sigterm")
         # A slow start (no frame reported before the SIGTERM) is tried once more, and both launches are judged:
         # a launch that reported frames and kept no rows lost them, which a retry must not hide.
         if stopped.result.timed_out and not stopped.frames.rows and behaviour.frames_reported(stopped) == 0:
-            run(behaviour.SIGTERM_RETRY, long_job, 2 * deadline + 2.0)
+            run(behaviour.SIGTERM_RETRY, long_job, 2 * deadline + 2.0, check="signal.sigterm")
     ctx.record(behaviour.check_sigterm(ctx))
     ctx.record(behaviour.check_progress(ctx))
     ctx.record(behaviour.check_outdir(ctx))

@@ -16,6 +16,7 @@ class CheckResult:
     status: Status
     detail: str
     fix: str = ""  # for a failure: what to change in the runner (docs/runner-protocol.md names the rule)
+    seconds: float | None = None  # the launches made for this check (None: it judged others' launches)
 
     def lines(self, width: int) -> list[str]:
         first, *rest = self.detail.splitlines() or [""]
@@ -38,6 +39,7 @@ class Report:
     results: list[CheckResult] = field(default_factory=list)
     wall_s: float = 0.0
     artifacts: str | None = None
+    sizing: str = ""  # how the jobs were sized to the device (conformance/sizing.py)
 
     def add(self, result: CheckResult) -> None:
         self.results.append(result)
@@ -63,6 +65,8 @@ class Report:
         width = max((len(r.name) for r in self.results), default=10)
         runner = f"{self.runner_name} {self.runner_version}".strip() or " ".join(self.runner)
         out = [f"zbench check-runner: device {self.device} ({self.transport}, backend {self.backend}), runner {runner}"]
+        if self.sizing:
+            out.append(f"  jobs sized to the device: {self.sizing}")
         for result in self.results:
             out += result.lines(width)
         out.append(self.summary())
@@ -79,6 +83,7 @@ class Report:
             "runner": {"argv": list(self.runner), "name": self.runner_name, "version": self.runner_version},
             "started_utc": self.started_utc,
             "wall_s": round(self.wall_s, 3),
+            "sizing": self.sizing,
             "passed": self.passed,
             "counts": self.counts(),
             "failed": [r.name for r in self.failed],

@@ -143,6 +143,11 @@ def test_the_reference_runner_passes_on_both_backends(tmp_path, device):
     assert violations("check-runner", report) == []
     assert report["passed"] is True and report["counts"] == {"pass": len(ORDER), "fail": 0, "n/a": 0}
     assert [c["name"] for c in report["checks"]] == list(ORDER)
+    # Each check's own launches are timed; a check judging the plain jobs' rows has none of its own.
+    seconds = {c["name"]: c["seconds"] for c in report["checks"]}
+    assert all(seconds[name] > 0 for name in ("probe.schema", "pacing.paced", "feature.rect", "signal.sigterm"))
+    assert seconds["frames.rows"] is None and sum(filter(None, seconds.values())) <= report["wall_s"]
+    assert "jobs sized to the device: a frame of the timing scene takes" in done.stdout
 
 
 def test_a_failing_runner_exits_1_and_prints_what_to_fix(tmp_path):

@@ -59,3 +59,10 @@ def test_a_golden_larger_than_the_screen_is_not_used():
 def test_without_goldens_the_corpus_scene_renders_small():
     scene = feature_scene("rect", EVERYTHING, CORPUS, None)
     assert scene.case.id == "fill.alpha.x1" and (scene.width, scene.height) == KIT_SURFACE and not scene.goldens
+
+
+def test_a_golden_over_the_slow_devices_pixel_budget_gives_the_kits_own_scene():
+    scene = feature_scene("rect", EVERYTHING, CORPUS, REPO / "goldens", max_pixels=128 * 80)
+    assert scene.origin == "kit" and scene.case.id == "conformance.rect"
+    assert (scene.width, scene.height) == KIT_SURFACE and scene.goldens == {}
+    assert feature_scene("rect", EVERYTHING, CORPUS, REPO / "goldens", max_pixels=800 * 480).case.id == "fill.alpha.x1"
