@@ -151,7 +151,7 @@ def _run(ctx: Context, scenes_dir: Path | None, goldens_dir: Path | None, note: 
                                   frames=PACED_FRAMES, capture=(0,)), check="pacing.paced")
     # The first launch measures the device; the jobs after it are sized to it (conformance/sizing.py).
     starts = numbers(column(paced, "t_start_ns"))
-    ctx.sizes = sizes_for(frame_seconds(starts), KIT_SURFACE[0] * KIT_SURFACE[1]) if paced.ok else FULL
+    ctx.sizes = sizes_for(frame_seconds(starts)) if paced.ok else FULL
     note(f"sizing: {ctx.sizes.describe()}")
     run("uncapped", make_job(timing, backend, mode="uncapped", refresh_hz=hz, warmup=ctx.sizes.uncapped_warmup,
                              frames=ctx.sizes.uncapped_frames, capture=()), check="pacing.uncapped")

@@ -16,6 +16,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from .jobs import KIT_SURFACE
+
 # The first launch: small enough to cost seconds on a slow device, with warmup and measured frames both there
 # for the phase and pacing checks.
 PACED_WARMUP, PACED_FRAMES = 2, 6
@@ -52,8 +54,8 @@ class Sizes:
             return "full-size jobs (the first launch gave no frame times)"
         return (f"a frame of the timing scene takes {self.frame_s:.3g} s: {self.uncapped_frames} uncapped "
                 f"frames, {self.complexity_frames} per complexity job, {self.sampler_frames} of the determinism job, "
-                f"corpus scenes at their golden's size up to "
-                f"{self.max_pixels:,} pixels")
+                f"a feature's corpus scene at its golden's size when that has at most {self.max_pixels:,} pixels, "
+                f"else the kit's own scene at {KIT_SURFACE[0]}x{KIT_SURFACE[1]}")
 
 
 FULL = Sizes(None, UNCAPPED_WARMUP_FAST, UNCAPPED_MAX, COMPLEXITY_MAX, SAMPLER_FRAMES_FAST, None)
@@ -66,11 +68,11 @@ def frame_seconds(starts_ns: Sequence[float]) -> float | None:
     return statistics.median(steps) / 1e9 if steps else None
 
 
-def sizes_for(frame_s: float | None, kit_pixels: int) -> Sizes:
+def sizes_for(frame_s: float | None) -> Sizes:
     if frame_s is None:
         return FULL
     uncapped = max(UNCAPPED_MIN, min(UNCAPPED_MAX, round(UNCAPPED_BUDGET_S / frame_s)))
     complexity = max(COMPLEXITY_MIN, min(COMPLEXITY_MAX, 2 * round(COMPLEXITY_BUDGET_S / frame_s / 2)))
     fast = uncapped == UNCAPPED_MAX  # its full uncapped job fits the budget
     return Sizes(frame_s, UNCAPPED_WARMUP_FAST if fast else UNCAPPED_WARMUP_SLOW, uncapped, complexity,
-                 SAMPLER_FRAMES_FAST if fast else SAMPLER_FRAMES_SLOW, int(GOLDEN_SIZE_BUDGET_S / frame_s * kit_pixels))
+                 SAMPLER_FRAMES_FAST if fast else SAMPLER_FRAMES_SLOW, int(GOLDEN_SIZE_BUDGET_S / frame_s * KIT_SURFACE[0] * KIT_SURFACE[1]))
