@@ -10,12 +10,14 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..side_by_side.document import write_page
 from ..side_by_side.runs import read_run, run_schema_errors
 from ..side_by_side.table import Engine, EnginesError, complete_launches, engines_of, side_by_side
 from .site import slug
-from .verdicts import run_files
+from .run_cache import RunCache
+from .verdicts import engine_keys, run_files
 
 
 @dataclass(frozen=True)
@@ -28,35 +30,50 @@ class EnginesPage:
     scenes: int
 
 
-def newest_engines(results: Sequence[Path]) -> dict[str, list[Engine]]:
+def newest_engines(results: Sequence[Path], cache: RunCache | None = None) -> dict[str, list[Engine]]:
     """Per machine, the newest run of each engine that measured at least one scene. Files are read oldest
     first (run_files), so of two copies of one run (the results folder's and its archive's) the archived one,
-    whose report.html outlives the next session, wins."""
-    newest: dict[tuple[str, str], Engine] = {}
+    whose report.html outlives the next session, wins. `cache`: what an earlier publish read of each file
+    (run_cache.py): a file unchanged since is not parsed again."""
+    cache = cache if cache is not None else RunCache()
+    newest: dict[tuple[str, str], tuple[str, Path]] = {}  # (machine, engine) -> (started_utc, run.json)
     for folder in results:
         for path in run_files(folder):
-            try:
-                document = read_run(path, check=False)
-                found = engines_of(document, path)
-            except EnginesError:
-                # A file that cannot be read is already a note of the verdicts' reader.
-                continue
-            except Exception:  # noqa: BLE001 - not shaped like a run.json: the schema check below says so
-                found = None
-            wins = [engine for engine in found or [] if any(complete_launches(e) for e in engine.scenes.values())
-                    and ((engine.machine, engine.name) not in newest
-                         or engine.started_utc >= newest[(engine.machine, engine.name)].started_utc)]
-            if found is not None and not wins:
+            document: dict[str, Any] | None = None
+            kept = cache.get(path, "engines")
+            if kept is None:
+                try:
+                    document = read_run(path, check=False)
+                except EnginesError:
+                    continue  # a file that cannot be read is already a note of the verdicts' reader
+                kept = {"keys": engine_keys(document, path)}
+                cache.put(path, "engines", kept)
+            keys = kept.get("keys")
+            wins = [(machine, name, started) for machine, name, started, measured in keys or []
+                    if measured and ((machine, name) not in newest or started >= newest[(machine, name)][0])]
+            if keys is not None and not wins:
                 continue  # nothing newer in it: a file left out is not checked against the schema either
             # The schema check (a second for a run.json of 90 scenes) only for a file that gives an engine's
-            # newest run: checking each of an archive's 500 runs took 10 minutes of a publish that needs none of
-            # them (bench/bench_scale.py). One of another version holds no figures this view can trust.
-            if not run_schema_errors(document, path):
-                for engine in wins if found is not None else []:
-                    newest[(engine.machine, engine.name)] = engine
+            # newest run, and once: checking each of an archive's 500 runs took 10 minutes of a publish that
+            # needs none of them (bench/bench_scale.py). One of another version holds no figures this view can
+            # trust to be comparable; one not shaped like a run.json fails it.
+            valid = cache.get(path, "valid")
+            if valid is None:
+                try:
+                    document = document or read_run(path, check=False)
+                except EnginesError:
+                    continue
+                valid = not run_schema_errors(document, path)
+                cache.put(path, "valid", valid)
+            if valid:
+                for machine, name, started in wins:
+                    newest[(machine, name)] = (started, path)
     machines: dict[str, list[Engine]] = {}
-    for (machine, _), engine in sorted(newest.items()):
-        machines.setdefault(machine, []).append(engine)
+    documents: dict[Path, list[Engine]] = {}
+    for (machine, name), (_, path) in sorted(newest.items()):
+        if path not in documents:
+            documents[path] = engines_of(read_run(path, check=False), path)
+        machines.setdefault(machine, []).append(next(e for e in documents[path] if e.name == name))
     return machines
 
 
@@ -66,10 +83,10 @@ def reference_of(engines: Sequence[Engine]) -> Engine:
     return min(engines, key=lambda e: (-sum(1 for s in e.scenes.values() if complete_launches(s)), e.name))
 
 
-def write_engines(site: Path, results: Sequence[Path]) -> list[EnginesPage]:
+def write_engines(site: Path, results: Sequence[Path], cache: RunCache | None = None) -> list[EnginesPage]:
     """engines/<machine>.html for every machine with two or more engines."""
     pages = []
-    for machine, engines in newest_engines(results).items():
+    for machine, engines in newest_engines(results, cache).items():
         if len(engines) < 2:
             continue
         table = side_by_side(engines, reference_of(engines).name)
