@@ -36,38 +36,31 @@ def newest_engines(results: Sequence[Path], cache: RunCache | None = None) -> di
     whose report.html outlives the next session, wins. `cache`: what an earlier publish read of each file
     (run_cache.py): a file unchanged since is not parsed again."""
     cache = cache if cache is not None else RunCache()
-    newest: dict[tuple[str, str], tuple[str, Path]] = {}  # (machine, engine) -> (started_utc, run.json)
+    # Each engine's runs from the files' extracts, then the newest that passes the schema check. The check
+    # (a second for a run.json of 90 scenes) is made for the chosen files alone, newest first, and kept in
+    # the cache: checking each of an archive's 500 runs took 10 minutes of a publish that needs none of them
+    # (bench/bench_scale.py). One of another version holds no figures this view can trust to be comparable.
+    runs: dict[tuple[str, str], list[tuple[str, int, Path]]] = {}
+    order = 0
     for folder in results:
         for path in run_files(folder):
-            document: dict[str, Any] | None = None
+            order += 1
             kept = cache.get(path, "engines")
             if kept is None:
                 try:
-                    document = read_run(path, check=False)
+                    kept = {"keys": engine_keys(read_run(path, check=False), path)}
                 except EnginesError:
                     continue  # a file that cannot be read is already a note of the verdicts' reader
-                kept = {"keys": engine_keys(document, path)}
                 cache.put(path, "engines", kept)
-            keys = kept.get("keys")
-            wins = [(machine, name, started) for machine, name, started, measured in keys or []
-                    if measured and ((machine, name) not in newest or started >= newest[(machine, name)][0])]
-            if keys is not None and not wins:
-                continue  # nothing newer in it: a file left out is not checked against the schema either
-            # The schema check (a second for a run.json of 90 scenes) only for a file that gives an engine's
-            # newest run, and once: checking each of an archive's 500 runs took 10 minutes of a publish that
-            # needs none of them (bench/bench_scale.py). One of another version holds no figures this view can
-            # trust to be comparable; one not shaped like a run.json fails it.
-            valid = cache.get(path, "valid")
-            if valid is None:
-                try:
-                    document = document or read_run(path, check=False)
-                except EnginesError:
-                    continue
-                valid = not run_schema_errors(document, path)
-                cache.put(path, "valid", valid)
-            if valid:
-                for machine, name, started in wins:
-                    newest[(machine, name)] = (started, path)
+            for machine, name, started, measured in kept.get("keys") or []:
+                if measured:
+                    runs.setdefault((machine, name), []).append((started, order, path))
+    newest: dict[tuple[str, str], tuple[str, Path]] = {}
+    for key, found in runs.items():
+        for started, _, path in sorted(found, reverse=True):  # of equal starts, the file read last wins
+            if _valid(path, cache):
+                newest[key] = (started, path)
+                break
     machines: dict[str, list[Engine]] = {}
     documents: dict[Path, list[Engine]] = {}
     for (machine, name), (_, path) in sorted(newest.items()):
@@ -75,6 +68,17 @@ def newest_engines(results: Sequence[Path], cache: RunCache | None = None) -> di
             documents[path] = engines_of(read_run(path, check=False), path)
         machines.setdefault(machine, []).append(next(e for e in documents[path] if e.name == name))
     return machines
+
+
+def _valid(path: Path, cache: RunCache) -> bool:
+    valid = cache.get(path, "valid")
+    if valid is None:
+        try:
+            valid = not run_schema_errors(read_run(path, check=False), path)
+        except EnginesError:
+            return False
+        cache.put(path, "valid", valid)
+    return bool(valid)
 
 
 def reference_of(engines: Sequence[Engine]) -> Engine:
