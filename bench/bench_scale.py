@@ -355,9 +355,6 @@ def archive_runs(results: Path, template: dict[str, Any], first: int, count: int
             entry = dict(entries[s % len(entries)])
             entry["id"] = f"scene.{s:03d}"
             entry["history"] = {**(entry.get("history") or {}), "run_id": f"session{r:05d}-dev00"}
-            regression = dict(entry.get("regression") or {})
-            regression["verdict"] = regression.get("verdict") or "pass"
-            entry["regression"] = regression
             scenes.append(entry)
         document["scenes"] = scenes
         (folder / "run.json").write_text(json.dumps(document), encoding="utf-8")
