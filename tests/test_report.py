@@ -157,6 +157,23 @@ def test_a_report_without_samples_or_verdicts_still_renders(tmp_path):
     assert "data-result='error'" in text and "<svg" not in text
 
 
+def test_a_large_run_charts_its_first_scenes_in_attention_order_and_keeps_the_others_words(tmp_path, monkeypatch):
+    import pytest_zbench.host.report.html as report_html
+
+    monkeypatch.setattr(report_html, "CHARTED_SCENES", 2)
+    metric = {"metric": "cpu_ms.p50", "verdict": "unchanged", "effect": 1.0, "ci": [0.9, 1.1], "bar": 0.15}
+    scenes = [{"id": f"s{i}", "device": "d", "runs": 1, "outcome": "passed",
+               "regression": {"verdict": "regressed" if i == 3 else "unchanged", "source": "history",
+                              "baseline": "2 runs", "metrics": [metric]}} for i in range(4)]
+    document = {"run_id": "r", "started_utc": "t", "app": {}, "gpu": {}, "display": {}, "device": {"id": "d"},
+                "scenes": scenes}
+    text = write_report(document, tmp_path, tmp_path / "report.html").read_text()
+    sections = {m.group(1): m.group(2) for m in re.finditer(r"<section id='d--(s\d)'.*?>(.*?)</section>", text, re.S)}
+    assert "<svg" in sections["s3"] and "<svg" in sections["s0"]  # the regressed scene first, then s0
+    assert "<svg" not in sections["s1"] + sections["s2"] and "charts not drawn" in sections["s2"]
+    assert "cpu_ms.p50" in sections["s2"] and "Charts are drawn for the first 2 scenes" in text
+
+
 def test_strips_overlay_each_baseline_session_and_the_candidate_on_one_axis():
     rows = [charts.Strip("run 1a2b3c4d", [4.0, 4.1, 4.2], charts.BASELINE_COLOUR),
             charts.Strip("run 5e6f7a8b", [4.3, 4.2], charts.BASELINE_COLOUR),

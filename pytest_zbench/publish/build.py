@@ -15,6 +15,7 @@ from ..errors import ZbenchError
 from ..regression.changepoints import ChangePoint
 from ..regression.history import History, SceneKey
 from .engines import index_section, write_engines
+from .run_cache import RunCache
 from .series import RunPoint, SceneSeries, find_steps, run_points, scene_series
 from .site import SITE_MARKER, SiteFacts, write_assets, write_device, write_index, write_scene
 from .verdicts import read_verdicts
@@ -59,7 +60,8 @@ def publish(history: History, out: Path, *, metric: str = "cpu_ms.p50", last: in
     processes while this one reads the history and writes the pages."""
     out = Path(os.path.abspath(out))  # `.` or `sub/..` has no name to stage the new site beside
     check_target(out)
-    verdicts = read_verdicts(results)
+    cache = RunCache.load(out)  # what the site being replaced read of each run.json
+    verdicts = read_verdicts(results, cache)
     keys = history.scene_keys(device=device)
     staging = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
@@ -94,7 +96,8 @@ def publish(history: History, out: Path, *, metric: str = "cpu_ms.p50", last: in
                      for (device_name, backend), rows in sorted(by_device.items())]
         open_rows = sorted((row for rows in by_device.values() for row in rows if row[0].open_regression),
                            key=lambda row: _order(row[0].key))
-        engines = write_engines(staging, results)
+        engines = write_engines(staging, results, cache)
+        cache.save(staging)
         facts = SiteFacts(str(history.location), metric, last, verdicts.files, tuple(verdicts.notes))
         write_index(staging, summaries, open_rows, facts, index_section(engines))
         _replace(staging, out)

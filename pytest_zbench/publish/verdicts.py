@@ -16,6 +16,7 @@ from typing import Any
 
 from ..regression.verdict_words import verdict_rank
 from ..run_archive import run_folders
+from .run_cache import RunCache
 
 
 @dataclass(frozen=True)
@@ -44,23 +45,45 @@ def run_files(results: Path) -> list[Path]:
     return found + [folder / "run.json" for folder in run_folders(results) if (folder / "run.json").is_file()]
 
 
-def read_verdicts(results_folders: Sequence[Path]) -> ArchivedVerdicts:
+def read_verdicts(results_folders: Sequence[Path], cache: RunCache | None = None) -> ArchivedVerdicts:
+    """`cache`: the extracts of an earlier publish (run_cache.py); a file unchanged since is not parsed again."""
+    cache = cache if cache is not None else RunCache()
     out = ArchivedVerdicts({}, 0, [])
     for results in results_folders:
         for path in run_files(results):
-            try:
-                document = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError) as exc:
-                out.notes.append(f"{path}: not read ({exc})")
-                continue
-            if not isinstance(document, dict):
-                out.notes.append(f"{path}: not a run.json (not a JSON object)")
-                continue
-            out.files += 1
             report = path.parent / "report.html"
-            for key, verdict in scene_verdicts(document.get("scenes"), path, report if report.is_file() else None):
-                out.by_run_scene[key] = verdict
+            kept = cache.get(path, "verdicts")
+            if kept is None:
+                try:
+                    document = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError) as exc:
+                    out.notes.append(f"{path}: not read ({exc})")
+                    continue
+                if not isinstance(document, dict):
+                    out.notes.append(f"{path}: not a run.json (not a JSON object)")
+                    continue
+                kept = [[*key, v.verdict, v.metric, v.effect, list(v.ci) if v.ci else None]
+                        for key, v in scene_verdicts(document.get("scenes"), path, None)]
+                cache.put(path, "verdicts", kept)
+                cache.put(path, "engines", {"keys": engine_keys(document, path)})
+            out.files += 1
+            shown = report if report.is_file() else None
+            for run_id, scene_id, verdict, metric, effect, ci in kept:
+                out.by_run_scene[(run_id, scene_id)] = ArchivedVerdict(verdict, metric, effect,
+                                                                       tuple(ci) if ci else None, shown, path)
     return out
+
+
+def engine_keys(document: dict[str, Any], path: Path) -> list[list[Any]] | None:
+    """The engines of a run as engines.py weighs them: [machine, name, started_utc, measured a scene] each;
+    None when the document is not shaped like a run.json."""
+    from ..side_by_side.table import complete_launches, engines_of
+
+    try:
+        return [[e.machine, e.name, e.started_utc, any(complete_launches(s) for s in e.scenes.values())]
+                for e in engines_of(document, path)]
+    except Exception:  # noqa: BLE001 - engines.py checks such a file against the schema, which says what is wrong
+        return None
 
 
 def scene_verdicts(scenes: Any, path: Path, report: Path | None) -> Iterable[tuple[tuple[str, str], ArchivedVerdict]]:

@@ -11,20 +11,29 @@ from ..results_folder import run_json_path
 from .table import Engine, EnginesError, engines_of
 
 
-def read_run(path: Path) -> dict[str, Any]:
-    """A run.json of this version; anything else is one clear error naming the file."""
+def read_run(path: Path, *, check: bool = True) -> dict[str, Any]:
+    """A run.json of this version; anything else is one clear error naming the file. check=False: a JSON
+    object, not yet checked against the schema (run_schema_errors, for the caller to call when it uses it)."""
     import json
-
-    from ..host.run_record import validate_run
 
     try:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise EnginesError(f"cannot read {path}: {exc}") from None
-    errors = validate_run(document) if isinstance(document, dict) else ["not a JSON object"]
+    if not isinstance(document, dict):
+        raise EnginesError(f"{path} is not a run.json of this version: not a JSON object")
+    errors = run_schema_errors(document, path) if check else ""
     if errors:
-        raise EnginesError(f"{path} is not a run.json of this version: {'; '.join(errors[:3])}")
+        raise EnginesError(errors)
     return dict(document)
+
+
+def run_schema_errors(document: dict[str, Any], path: Path) -> str:
+    """Why `document` is not a run.json of this version, in one line naming the file; empty when it is."""
+    from ..host.run_record import validate_run
+
+    errors = validate_run(document)
+    return f"{path} is not a run.json of this version: {'; '.join(errors[:3])}" if errors else ""
 
 
 def load_engines(paths: Sequence[Path]) -> list[Engine]:

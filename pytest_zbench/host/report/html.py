@@ -62,6 +62,13 @@ figure{margin:0}figcaption{font-size:12px;color:#555;max-width:560px}
 code{background:#f4f4f4;padding:0 3px}.note{color:#555;font-size:13px}
 """
 
+# The charts (inline SVG, 20 to 30 kB a scene) are drawn for the first CHARTED_SCENES scenes in the order of
+# attention (failures, regressions and inconclusive verdicts first); the scenes after them keep their verdicts,
+# words and tables. Charting every scene of a run of 1,000 wrote a report of 25 MB that a browser takes long to
+# open (bench/bench_scale.py; 10 MB is the bound).
+CHARTED_SCENES = 200
+
+
 def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Path:
     from ...side_by_side.page import CSS as ENGINES_CSS
     from ...side_by_side.page import report_section as engines_section
@@ -74,7 +81,8 @@ def write_report(document: dict[str, Any], results_dir: Path, path: Path) -> Pat
              _timer_checks(document), _summary(scenes), overview_table(scenes, _words), engines,
              isolation_section(document), differentials_section(document)]
     timed = not document.get("goldens_only")
-    parts += [_scene_section(scene, results_dir, path.parent, timed=timed) for scene in scenes]
+    parts += [_scene_section(scene, results_dir, path.parent, timed=timed, charted=i < CHARTED_SCENES)
+              for i, scene in enumerate(scenes)]
     parts.append("</body></html>")
     path.write_text("\n".join(parts), encoding="utf-8")
     return path
@@ -156,21 +164,27 @@ def _summary(scenes: Sequence[dict[str, Any]]) -> str:
     parts = [f"<b class='{html.escape(w)}'>{n} {html.escape(w.replace('_', ' '))}</b>"
              for w, n in sorted(counts.items(), key=lambda item: _rank(item[0]))]
     goldens = f"; {review} golden(s) to review (new or missing)" if review else ""
+    charted = (f" Charts are drawn for the first {CHARTED_SCENES} scenes; the others have their verdicts and "
+               "tables (their frames are in their CSV files and traces)." if len(scenes) > CHARTED_SCENES else "")
     return (f"<p id=summary>{len(scenes)} scene(s): {', '.join(parts)}{goldens}. Scenes that need attention "
-            "come first.</p>")
+            f"come first.{charted}</p>")
 
 
-def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path, *, timed: bool = True) -> str:
-    """`timed`: the run measured its frames' times (not --zbench-goldens-only), so they are charted."""
+def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path, *, timed: bool = True,
+                   charted: bool = True) -> str:
+    """`timed`: the run measured its frames' times (not --zbench-goldens-only), so they are charted.
+    `charted`: the scene is among the first CHARTED_SCENES, whose charts are drawn."""
     result = overall(scene)
     out = [f"<section id='{_anchor(scene)}' data-result='{html.escape(result)}'><h2>{html.escape(scene['id'])} on "
            f"{html.escape(scene['device'])} <span class='badge {html.escape(result)}'>{html.escape(result)}</span></h2>"]
     if scene.get("skipped"):
         out.append(f"<p class=skipped>skipped: {html.escape(scene['skipped'])}</p>")
-    out.append(_regression(scene))
+    out.append(_regression(scene, charted=charted))
     out.append(sequential_section(scene))  # '' unless the sequential gate (--zbench-budget) judged it
     out.append(why_section(scene, results_dir))  # '' unless regressed or improved
-    out.append(_plots(scene, results_dir) if timed else "")
+    out.append(_plots(scene, results_dir) if timed and charted else "")
+    if not charted:
+        out.append(f"<p class=note>charts not drawn (past the first {CHARTED_SCENES} scenes)</p>")
     out.append(counters_line(scene))
     out.append(sustained_section(scene))  # '' unless the scene ran sustained
     if scene.get("gpu_valid") is False:
@@ -184,9 +198,9 @@ def _scene_section(scene: dict[str, Any], results_dir: Path, report_dir: Path, *
     return "\n".join(part for part in out if part)
 
 
-def _regression(scene: dict[str, Any]) -> str:
+def _regression(scene: dict[str, Any], *, charted: bool = True) -> str:
     """The verdict, the baseline in words, each judged metric's effect with its interval and its per-launch
-    values, and the scene's history."""
+    values, and the scene's history (charted: False leaves out the charts, keeping the words)."""
     section = scene.get("regression")
     if not isinstance(section, dict):
         return ""
@@ -195,7 +209,7 @@ def _regression(scene: dict[str, Any]) -> str:
             f"{html.escape(verdict.replace('_', ' '))}</b> ({html.escape(str(section.get('source') or ''))})")
     if verdict == "no_baseline" or not section.get("metrics"):
         message = str(section.get("message") or section.get("baseline") or "")
-        return head + f": {html.escape(message)}</p>" + _history(section)
+        return head + f": {html.escape(message)}</p>" + (_history(section) if charted else "")
     head += f"; baseline: {html.escape(str(section.get('baseline') or ''))}</p>"
     rows, words = [], []
     for m in section.get("metrics") or []:
@@ -213,10 +227,12 @@ def _regression(scene: dict[str, Any]) -> str:
     for item in section.get("not_judged") or []:
         text = f"{item.get('metric')} not judged: {item.get('reason')}" if isinstance(item, dict) else str(item)
         words.append(f"<li class=not_judged>{html.escape(text)}</li>")
+    words_list = "<ul class=words>" + "".join(words) + "</ul>" if words else ""
+    if not charted:
+        return head + words_list
     chart = charts.effects(rows, caption="effect of each judged metric: point = candidate / baseline, line = its "
                                          "confidence interval, shaded = the bar")
-    return (head + chart + ("<ul class=words>" + "".join(words) + "</ul>" if words else "")
-            + _distributions(section, scene) + _history(section))
+    return head + chart + words_list + _distributions(section, scene) + _history(section)
 
 
 def _unit(metric: str, scene: dict[str, Any]) -> str:
