@@ -41,7 +41,8 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
         if key in seen:
             raise DuplicateKeyError(key, line, seen[key], key_node.start_mark)
         seen[key] = line
-    return loader.construct_mapping(node, deep=deep)
+    mapping: dict[Any, Any] = loader.construct_mapping(node, deep=deep)
+    return mapping
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)

@@ -10,13 +10,12 @@ import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..side_by_side.document import write_page
 from ..side_by_side.runs import read_run, run_schema_errors
 from ..side_by_side.table import Engine, EnginesError, complete_launches, engines_of, side_by_side
-from .site import slug
 from .run_cache import RunCache
+from .site import slug
 from .verdicts import engine_keys, run_files
 
 
