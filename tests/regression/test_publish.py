@@ -24,6 +24,8 @@ from synthetic_history import write_history
 
 from pytest_zbench.cli import main
 from pytest_zbench.publish.build import PublishError, publish
+from pytest_zbench.publish.run_cache import CACHE_FILE as RUN_CACHE
+from pytest_zbench.publish.run_cache import RunCache
 from pytest_zbench.publish.site import COLOURS, SITE_MARKER
 from pytest_zbench.regression.history import History
 
@@ -106,6 +108,18 @@ def test_the_gate_verdicts_come_from_archived_run_json_with_a_link_to_their_repo
     assert scene_data(site, "dev00", "scene.000")["verdicts"] == []
     device_page = (site / "devices" / "dev00-software.html").read_text()
     assert "regressed x1.310 [1.200, 1.400] (cpu_ms.p50) (run #7)" in device_page
+
+    # Published again: the site kept what it read of each run.json (publish/run_cache.py). A file rewritten
+    # since is read anew, never taken from the cache; the unreadable one is still a note, not an entry.
+    cache = json.loads((site / RUN_CACHE).read_text())
+    assert [Path(p).name for p in cache["files"]] == ["run.json"]
+    entry["regression"]["metrics"][0].update(verdict="improved", effect=0.72, ci=[0.6, 0.8])
+    entry["regression"]["verdict"] = "improved"
+    (archived / "run.json").write_text(json.dumps({"scenes": [entry, unrelated], "note": "rewritten"}))
+    republished = publish(stepped_history, site, results=[results])
+    assert len(republished.notes) == 1
+    (verdict,) = scene_data(site, "dev00", "scene.001")["verdicts"]
+    assert verdict["verdict"] == "improved" and verdict["describe"].startswith("improved x0.720")
 
 
 def test_a_verdict_of_regressed_opens_a_regression_the_series_alone_does_not_show(tmp_path):
@@ -298,3 +312,24 @@ def test_publish_from_real_sessions_shows_the_build_that_made_a_scene_slower(pro
     page = next((site / "scenes" / "local-software").glob("mini.fill.x1-*.html"))
     assert (page.parent / verdicts[4]["report"]).resolve() == (project.results / "runs" / "0005" / "report.html").resolve()
     check_page(page, tmp_path, "real", stepped=True)
+
+
+def test_the_run_cache_gives_an_extract_only_while_its_file_is_unchanged(tmp_path):
+    run = tmp_path / "run.json"
+    run.write_text('{"scenes": []}')
+    cache = RunCache()
+    cache.put(run, "verdicts", [["r", "s", "same", None, None, None]])
+    assert cache.get(run, "verdicts") == [["r", "s", "same", None, None, None]] and cache.get(run, "engines") is None
+    site = tmp_path / "site"
+    site.mkdir()
+    cache.put(tmp_path / "gone.json", "verdicts", [])  # a file that is not there is not kept
+    cache.save(site)
+    kept = RunCache.load(site)
+    assert kept.get(run, "verdicts") == [["r", "s", "same", None, None, None]]
+    run.write_text('{"scenes": [], "x": 1}')  # rewritten: another size
+    assert kept.get(run, "verdicts") is None
+    document = json.loads((site / RUN_CACHE).read_text())
+    (site / RUN_CACHE).write_text(json.dumps({**document, "version": "0.0.0-another"}))
+    assert RunCache.load(site).entries == {}  # another version's extracts are not trusted
+    (site / RUN_CACHE).write_text("{torn")
+    assert RunCache.load(site).entries == {}
